@@ -1,0 +1,75 @@
+/**
+ * The DynamoDB-backed stores: leases, idempotency records, forwarder checkpoints and the
+ * cluster registry. One table holds them all (see docs/storage.md). The in-memory
+ * implementation and the DynamoDB one pass the same contract suite.
+ */
+
+export interface Lease {
+  key: string;
+  holder: string;
+  /** Strictly increases on every acquisition of the key; writes carry it to fence out old holders. */
+  fencingToken: number;
+  /** Epoch milliseconds after which another holder may take the lease over. */
+  expiresAt: number;
+}
+
+export interface LeaseStore {
+  /** Takes the lease when it is free or expired; undefined when another holder has it. */
+  acquire(key: string, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Extends a held lease; throws LeaseLostError when it was taken over. */
+  renew(lease: Lease, ttlMs: number): Promise<Lease>;
+  /** Gives the lease up; a lease already taken over is left alone. */
+  release(lease: Lease): Promise<void>;
+}
+
+export type IdempotencyClaim =
+  | { state: 'claimed' }
+  | { state: 'in-progress' }
+  | { state: 'completed'; result: unknown };
+
+/**
+ * At-most-once records for sync tokens and repin requests, keyed by
+ * cluster, object uid and token (see `idempotencyKey`).
+ */
+export interface IdempotencyStore {
+  /**
+   * Claims the key: one conditional write. A key in progress whose claim expired
+   * can be claimed again (the earlier worker died).
+   */
+  claim(key: string, options: { inProgressTtlMs: number; recordTtlSeconds: number }): Promise<IdempotencyClaim>;
+  /** Marks a claimed key done with the outcome to return to later duplicates. */
+  complete(key: string, result: unknown): Promise<void>;
+  /** Drops a claim after a retryable failure so a redelivery can try again. */
+  abandon(key: string): Promise<void>;
+}
+
+export function idempotencyKey(clusterId: string, uid: string, scope: 'runtime-sync' | 'rollout-repin', token: string): string {
+  return `${scope}#${clusterId}#${uid}#${token}`;
+}
+
+export interface CheckpointStore {
+  /** The last resourceVersion forwarded for a cluster and resource, if any. */
+  loadCheckpoint(clusterId: string, resource: string): Promise<string | undefined>;
+  /** Stores it, fenced by the forwarder's lease (LeaseLostError when a newer holder wrote). */
+  saveCheckpoint(clusterId: string, resource: string, resourceVersion: string, lease: Lease): Promise<void>;
+}
+
+export type ClusterCredentials =
+  | { kind: 'kubeconfig'; kubeconfig: string; context?: string }
+  | { kind: 'secret'; secretArn: string }
+  | { kind: 'eks'; clusterName: string; region: string };
+
+export interface ClusterRecord {
+  id: string;
+  server: string;
+  caData?: string;
+  credentials: ClusterCredentials;
+  /** OME's namespace in this cluster, where revisions live. */
+  omeNamespace: string;
+}
+
+export interface ClusterRegistry {
+  getCluster(id: string): Promise<ClusterRecord | undefined>;
+  listClusters(): Promise<ClusterRecord[]>;
+  putCluster(record: ClusterRecord): Promise<void>;
+}

@@ -1,0 +1,107 @@
+/**
+ * Every name a user types or reads: API group, annotations, labels, condition types and
+ * reasons, event reasons and message templates. Spelled exactly as OME's documentation
+ * and upstream controller spell them; change nothing here without changing the docs.
+ */
+
+export const OME_GROUP = 'ome.io';
+export const OME_VERSION = 'v1beta1';
+export const OME_API_VERSION = `${OME_GROUP}/${OME_VERSION}`;
+export const DEFAULT_OME_NAMESPACE = 'ome';
+
+/** The field manager our writes carry, so `managedFields` shows who wrote what. */
+export const FIELD_MANAGER = 'ome-pinning-control-plane';
+
+export const Annotation = {
+  runtimeSync: 'ome.io/runtime-sync',
+  rolloutRepin: 'ome.io/rollout-repin',
+  rolloutPromote: 'ome.io/rollout-promote',
+  rolloutRollback: 'ome.io/rollout-rollback',
+  inheritFrom: 'ome.io/inherit-from',
+  deploymentMode: 'ome.io/deploymentMode',
+  gcEligibleSince: 'ome.io/gc-eligible-since',
+  createdBy: 'ome.io/created-by',
+} as const;
+
+export const CREATED_BY_OME = 'ome-controller';
+
+export const Label = {
+  runtimeOf: 'ome.io/runtime-of',
+  runtimeOfKind: 'ome.io/runtime-of-kind',
+  runtimeOfNamespace: 'ome.io/runtime-of-namespace',
+  revisionHash: 'ome.io/revision-hash',
+} as const;
+
+export const RuntimeKind = {
+  cluster: 'ClusterServingRuntime',
+  namespaced: 'ServingRuntime',
+} as const;
+export type RuntimeKindName = (typeof RuntimeKind)[keyof typeof RuntimeKind];
+
+export const ConditionType = {
+  runtimeDrifted: 'RuntimeDrifted',
+  rolloutPlanReady: 'RolloutPlanReady',
+  rolloutPlanDrift: 'RolloutPlanDrift',
+} as const;
+
+export const DriftReason = {
+  revisionMismatch: 'RevisionMismatch',
+  revisionMissing: 'RevisionMissing',
+  runtimeMismatch: 'RuntimeMismatch',
+  sourceRuntimeMissing: 'SourceRuntimeMissing',
+} as const;
+export type DriftReasonName = (typeof DriftReason)[keyof typeof DriftReason];
+
+export const PlanReadyReason = {
+  pinned: 'Pinned',
+  noActiveRun: 'NoActiveRun',
+  policyNotFound: 'PolicyNotFound',
+  policyNotReady: 'PolicyNotReady',
+  progressionMismatch: 'ProgressionMismatch',
+  planInvalid: 'PlanInvalid',
+  providerUnbound: 'ProviderUnbound',
+} as const;
+
+export const PlanDriftReason = {
+  inSync: 'InSync',
+  specNewerThanRun: 'SpecNewerThanRun',
+  policyNewerThanRun: 'PolicyNewerThanRun',
+} as const;
+
+export const EventReason = {
+  runtimePinError: 'RuntimePinError',
+  rolloutPlanRepinned: 'RolloutPlanRepinned',
+  rolloutRepinRejected: 'RolloutRepinRejected',
+  rolloutRunOpened: 'RolloutRunOpened',
+  rolloutRunClosed: 'RolloutRunClosed',
+  rolloutPlanParked: 'RolloutPlanParked',
+} as const;
+
+export const Message = {
+  revisionMismatch: (revision: string) =>
+    `pinned ${revision}, live spec differs; bump ome.io/runtime-sync annotation to advance`,
+  explicitPinNotFound: (revision: string, omeNamespace: string) =>
+    `explicit pin ${revision} not found in namespace ${omeNamespace}`,
+  pinnedRevisionMissing: (revision: string, omeNamespace: string) =>
+    `pinned revision ${revision} missing from ${omeNamespace}`,
+  runtimeMismatch: (revision: string, labelRuntime: string, runtimeName: string) =>
+    `revision ${revision} belongs to runtime "${labelRuntime}" but ISVC references "${runtimeName}"`,
+  sourceRuntimeMissing: (runtimeName: string, revision: string) =>
+    `runtime ${runtimeName} not found; serving from pinned revision ${revision}`,
+  planPinned: (runID: string) => `run ${runID} pinned`,
+  planDrift: (index: number, live: string, pinned: string) =>
+    `groups[${index}]: live render ${live} differs from pinned ${pinned}; the edit applies at the next run (or via ome.io/rollout-repin)`,
+  repinned: (runID: string, from: string, to: string) => `run ${runID} repinned: ${from} -> ${to}`,
+  repinDoesNotRender: (reason: string, message: string) =>
+    `repin rejected: the current source does not render (${reason}): ${message}`,
+  repinStaleDigest: (want: string, fresh: string) =>
+    `repin rejected: expected render digest ${want} but the current render is ${fresh} (a concurrent edit landed; re-issue with the current digest)`,
+} as const;
+
+export const WebhookName = {
+  inferenceService: 'inferenceservice.ome-webhook-server.validator',
+  controllerRevisionImmutability: 'controllerrevision-immutability.ome-webhook-server.validator',
+} as const;
+
+/** The value of `ome.io/rollout-repin` that skips the digest check. */
+export const REPIN_NOW = 'now';
