@@ -1,0 +1,84 @@
+/**
+ * Configuration, read once at start into a typed object. Functions call `loadConfig` on
+ * their first invocation (never at import time), `npm start` builds the same object from
+ * its flags, and tests construct it directly.
+ */
+import { InvalidInputError } from './errors';
+import { DEFAULT_OME_NAMESPACE } from './vocabulary';
+
+export interface ControlPlaneConfig {
+  /** The single DynamoDB table of leases, idempotency records, checkpoints and clusters. */
+  tableName: string;
+  /** Overrides the DynamoDB endpoint (DynamoDB Local); unset in AWS. */
+  dynamoDbEndpoint?: string;
+  eventBusName: string;
+  /** Overrides the EventBridge endpoint (the local bus); unset in AWS. */
+  eventBridgeEndpoint?: string;
+  region: string;
+  /** OME's namespace in every cluster, where revisions live; a cluster record may override it. */
+  omeNamespace: string;
+  /** Revisions kept per runtime besides the referenced ones. */
+  revisionRetention: number;
+  /** How long a revision stays marked before it is deleted. */
+  revisionGracePeriodMs: number;
+  /** Render each InferenceService's engine Deployment; off where OME itself renders. */
+  renderWorkloads: boolean;
+  /** How long a reconcile may hold an object's lease. */
+  leaseTtlMs: number;
+  /** Conflicting writes retried within one delivery before it is handed back for redelivery. */
+  maxConflictRetries: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+function readInt(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new InvalidInputError(`${name}=${JSON.stringify(raw)} is not an integer >= ${min}`);
+  }
+  return value;
+}
+
+const DURATION = /^(\d+)(ms|s|m|h)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses `500ms`, `30s`, `5m`, `24h`. */
+export function parseDuration(name: string, raw: string): number {
+  const match = DURATION.exec(raw.trim());
+  if (!match) throw new InvalidInputError(`${name}=${JSON.stringify(raw)} is not a duration such as 30s, 5m or 24h`);
+  return Number(match[1]) * (UNIT_MS[match[2] ?? 'ms'] ?? 1);
+}
+
+function readBool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new InvalidInputError(`${name}=${JSON.stringify(raw)} must be true or false`);
+}
+
+function required(env: Env, name: string): string {
+  const value = env[name];
+  if (value === undefined || value === '') throw new InvalidInputError(`${name} is not set`);
+  return value;
+}
+
+/** Builds the configuration from environment variables; throws InvalidInputError naming the bad one. */
+export function loadConfig(env: Env): ControlPlaneConfig {
+  const config: ControlPlaneConfig = {
+    tableName: required(env, 'TABLE_NAME'),
+    eventBusName: env.EVENT_BUS_NAME || 'default',
+    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    omeNamespace: env.OME_NAMESPACE || DEFAULT_OME_NAMESPACE,
+    revisionRetention: readInt(env, 'RUNTIME_REVISION_RETENTION', 10, 0),
+    revisionGracePeriodMs: parseDuration('RUNTIME_REVISION_GRACE_PERIOD', env.RUNTIME_REVISION_GRACE_PERIOD || '24h'),
+    renderWorkloads: readBool(env, 'RENDER_WORKLOADS', true),
+    leaseTtlMs: parseDuration('LEASE_TTL', env.LEASE_TTL || '30s'),
+    maxConflictRetries: readInt(env, 'MAX_CONFLICT_RETRIES', 5, 0),
+  };
+  if (env.DYNAMODB_ENDPOINT) config.dynamoDbEndpoint = env.DYNAMODB_ENDPOINT;
+  if (env.EVENTBRIDGE_ENDPOINT) config.eventBridgeEndpoint = env.EVENTBRIDGE_ENDPOINT;
+  return config;
+}
