@@ -73,3 +73,11 @@ export interface ClusterRegistry {
   listClusters(): Promise<ClusterRecord[]>;
   putCluster(record: ClusterRecord): Promise<void>;
 }
+
+/** The four stores a process needs, over one backing table (or one in-memory state). */
+export interface Stores {
+  leases: LeaseStore;
+  idempotency: IdempotencyStore;
+  checkpoints: CheckpointStore;
+  clusters: ClusterRegistry;
+}

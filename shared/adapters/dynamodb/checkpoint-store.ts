@@ -1,0 +1,65 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { LeaseLostError } from '../../errors';
+import type { Clock } from '../../ports/clock';
+import { systemClock } from '../../ports/clock';
+import type { CheckpointStore, Lease } from '../../ports/store';
+import { isConditionalCheckFailed, mapDynamoError } from './errors';
+import { DEFAULT_TABLE_NAME, checkpointItemKey } from './table';
+import type { CheckpointItem, DynamoStoreOptions } from './table';
+
+/**
+ * Forwarder checkpoints, one item per cluster and resource. Each write stores the writer's
+ * fencing token and requires it to be at least the stored one: once a newer lease holder
+ * has written, a stalled older forwarder can no longer move the checkpoint back.
+ */
+export class DynamoCheckpointStore implements CheckpointStore {
+  private readonly tableName: string;
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly clock: Clock = systemClock,
+    options: DynamoStoreOptions = {},
+  ) {
+    this.tableName = options.tableName ?? DEFAULT_TABLE_NAME;
+  }
+
+  async loadCheckpoint(clusterId: string, resource: string): Promise<string | undefined> {
+    try {
+      const output = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: checkpointItemKey(clusterId, resource), ConsistentRead: true }),
+      );
+      return (output.Item as CheckpointItem | undefined)?.resourceVersion;
+    } catch (error) {
+      throw mapDynamoError(error, `load checkpoint ${clusterId}/${resource}`);
+    }
+  }
+
+  async saveCheckpoint(clusterId: string, resource: string, resourceVersion: string, lease: Lease): Promise<void> {
+    const item: CheckpointItem = {
+      ...checkpointItemKey(clusterId, resource),
+      resourceVersion,
+      fencingToken: lease.fencingToken,
+      leaseKey: lease.key,
+      updatedAt: this.clock.now(),
+    };
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(pk) OR fencingToken <= :token',
+          ExpressionAttributeValues: { ':token': lease.fencingToken },
+        }),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) {
+        throw new LeaseLostError(
+          `checkpoint ${clusterId}/${resource} was written under a newer lease than ${lease.key} token ${lease.fencingToken}`,
+          { cause: error },
+        );
+      }
+      throw mapDynamoError(error, `save checkpoint ${clusterId}/${resource}`);
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ClusterRecord, ClusterRegistry } from '../../ports/store';
+import { mapDynamoError } from './errors';
+import { CLUSTER_SORT_PREFIX, DEFAULT_TABLE_NAME, REGISTRY_PARTITION, clusterItemKey } from './table';
+import type { ClusterItem, DynamoStoreOptions } from './table';
+
+/** The registry of clusters the control plane serves, in one partition (a handful of items). */
+export class DynamoClusterRegistry implements ClusterRegistry {
+  private readonly tableName: string;
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    options: DynamoStoreOptions = {},
+  ) {
+    this.tableName = options.tableName ?? DEFAULT_TABLE_NAME;
+  }
+
+  async getCluster(id: string): Promise<ClusterRecord | undefined> {
+    try {
+      const output = await this.client.send(new GetCommand({ TableName: this.tableName, Key: clusterItemKey(id), ConsistentRead: true }));
+      return (output.Item as ClusterItem | undefined)?.record as ClusterRecord | undefined;
+    } catch (error) {
+      throw mapDynamoError(error, `get cluster ${id}`);
+    }
+  }
+
+  /** Every registered cluster, ordered by id. */
+  async listClusters(): Promise<ClusterRecord[]> {
+    const records: ClusterRecord[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    try {
+      do {
+        const output = await this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            ExpressionAttributeValues: { ':pk': REGISTRY_PARTITION, ':prefix': CLUSTER_SORT_PREFIX },
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of (output.Items ?? []) as ClusterItem[]) records.push(item.record as unknown as ClusterRecord);
+        startKey = output.LastEvaluatedKey;
+      } while (startKey !== undefined);
+    } catch (error) {
+      throw mapDynamoError(error, 'list clusters');
+    }
+    return records;
+  }
+
+  /** Creates or replaces the record. */
+  async putCluster(record: ClusterRecord): Promise<void> {
+    const item: ClusterItem = { ...clusterItemKey(record.id), record: { ...record } };
+    try {
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: item }));
+    } catch (error) {
+      throw mapDynamoError(error, `put cluster ${record.id}`);
+    }
+  }
+}

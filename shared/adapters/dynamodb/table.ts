@@ -1,0 +1,107 @@
+/**
+ * The single-table design shared by every store (see docs/storage.md). serverless.yml and
+ * the local bootstrap create the table from `createTableInput`, so there is one definition.
+ *
+ * | item        | pk                   | sk              | TTL (`expiresAt`)          |
+ * | ----------- | -------------------- | --------------- | -------------------------- |
+ * | lease       | `LEASE#<key>`        | `LEASE`         | none: it holds the fencing counter |
+ * | idempotency | `IDEMPOTENCY#<key>`  | `IDEMPOTENCY`   | claim time + record TTL    |
+ * | checkpoint  | `CHECKPOINT#<cluster>` | `<resource>`  | none                       |
+ * | cluster     | `REGISTRY`           | `CLUSTER#<id>`  | none                       |
+ */
+import type { CreateTableCommandInput, UpdateTimeToLiveCommandInput } from '@aws-sdk/client-dynamodb';
+
+export const DEFAULT_TABLE_NAME = 'ome-control-plane';
+
+/** Partition and sort key attribute names (both strings). */
+export const PARTITION_KEY = 'pk';
+export const SORT_KEY = 'sk';
+/** The table's TTL attribute: epoch seconds, as DynamoDB TTL requires. */
+export const TTL_ATTRIBUTE = 'expiresAt';
+
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+export function leaseItemKey(key: string): ItemKey {
+  return { pk: `LEASE#${key}`, sk: 'LEASE' };
+}
+
+export function idempotencyItemKey(key: string): ItemKey {
+  return { pk: `IDEMPOTENCY#${key}`, sk: 'IDEMPOTENCY' };
+}
+
+export function checkpointItemKey(clusterId: string, resource: string): ItemKey {
+  return { pk: `CHECKPOINT#${clusterId}`, sk: resource };
+}
+
+/** All cluster records share one partition so listing them is one Query, not a table scan. */
+export const REGISTRY_PARTITION = 'REGISTRY';
+export const CLUSTER_SORT_PREFIX = 'CLUSTER#';
+
+export function clusterItemKey(id: string): ItemKey {
+  return { pk: REGISTRY_PARTITION, sk: `${CLUSTER_SORT_PREFIX}${id}` };
+}
+
+/** Lease item: `holder` is absent while free; `leaseExpiry` is epoch ms (not the TTL attribute). */
+export interface LeaseItem extends ItemKey {
+  holder?: string;
+  fencingToken: number;
+  leaseExpiry: number;
+}
+
+export const IDEMPOTENCY_IN_PROGRESS = 'INPROGRESS';
+export const IDEMPOTENCY_COMPLETED = 'COMPLETED';
+
+/** Idempotency item: `result` is the JSON text of the outcome, so any value round-trips. */
+export interface IdempotencyItem extends ItemKey {
+  status: typeof IDEMPOTENCY_IN_PROGRESS | typeof IDEMPOTENCY_COMPLETED;
+  /** Epoch ms after which an in-progress claim counts as abandoned. */
+  inProgressExpiry?: number;
+  /** Epoch seconds; TTL. Reads treat a past value as absent, since TTL deletes lazily. */
+  expiresAt: number;
+  recordTtlSeconds: number;
+  result?: string;
+}
+
+export interface CheckpointItem extends ItemKey {
+  resourceVersion: string;
+  /** Fencing token of the lease the last writer held. */
+  fencingToken: number;
+  leaseKey: string;
+  updatedAt: number;
+}
+
+export interface ClusterItem extends ItemKey {
+  record: Record<string, unknown>;
+}
+
+/** CreateTable input for the store's table: on-demand, string `pk`/`sk`. */
+export function createTableInput(tableName: string = DEFAULT_TABLE_NAME): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    AttributeDefinitions: [
+      { AttributeName: PARTITION_KEY, AttributeType: 'S' },
+      { AttributeName: SORT_KEY, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: PARTITION_KEY, KeyType: 'HASH' },
+      { AttributeName: SORT_KEY, KeyType: 'RANGE' },
+    ],
+    BillingMode: 'PAY_PER_REQUEST',
+  };
+}
+
+/** UpdateTimeToLive input enabling TTL on `expiresAt`. */
+export function timeToLiveInput(tableName: string = DEFAULT_TABLE_NAME): UpdateTimeToLiveCommandInput {
+  return {
+    TableName: tableName,
+    TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true },
+  };
+}
+
+/** Options every DynamoDB store takes. */
+export interface DynamoStoreOptions {
+  tableName?: string;
+}

@@ -1,0 +1,158 @@
+/**
+ * In-memory stores with the DynamoDB stores' semantics, for unit tests and single-process
+ * runs. Every check-and-write happens within one synchronous step, which is what a
+ * conditional write gives in DynamoDB. Values are copied in and out, as a network would.
+ */
+import { ConflictError, LeaseLostError } from '../../errors';
+import type { Clock } from '../../ports/clock';
+import { systemClock } from '../../ports/clock';
+import type {
+  CheckpointStore,
+  ClusterRecord,
+  ClusterRegistry,
+  IdempotencyClaim,
+  IdempotencyStore,
+  Lease,
+  LeaseStore,
+  Stores,
+} from '../../ports/store';
+
+interface LeaseState {
+  holder?: string;
+  fencingToken: number;
+  expiresAt: number;
+}
+
+export class MemoryLeaseStore implements LeaseStore {
+  private readonly leases = new Map<string, LeaseState>();
+
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  async acquire(key: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
+    const now = this.clock.now();
+    const state = this.leases.get(key);
+    const takeable = state === undefined || state.holder === undefined || state.expiresAt < now || state.holder === holder;
+    if (!takeable) return undefined;
+    const next: LeaseState = { holder, fencingToken: (state?.fencingToken ?? 0) + 1, expiresAt: now + ttlMs };
+    this.leases.set(key, next);
+    return { key, holder, fencingToken: next.fencingToken, expiresAt: next.expiresAt };
+  }
+
+  async renew(lease: Lease, ttlMs: number): Promise<Lease> {
+    const state = this.leases.get(lease.key);
+    if (state === undefined || state.holder !== lease.holder || state.fencingToken !== lease.fencingToken) {
+      throw new LeaseLostError(`lease ${lease.key} (token ${lease.fencingToken}) is no longer held by ${lease.holder}`);
+    }
+    state.expiresAt = this.clock.now() + ttlMs;
+    return { ...lease, expiresAt: state.expiresAt };
+  }
+
+  async release(lease: Lease): Promise<void> {
+    const state = this.leases.get(lease.key);
+    if (state === undefined || state.holder !== lease.holder || state.fencingToken !== lease.fencingToken) return;
+    // Keep the entry: it carries the fencing counter.
+    this.leases.set(lease.key, { fencingToken: state.fencingToken, expiresAt: 0 });
+  }
+}
+
+interface IdempotencyState {
+  status: 'INPROGRESS' | 'COMPLETED';
+  inProgressExpiry?: number;
+  /** Epoch seconds, as the table's TTL attribute. */
+  expiresAt: number;
+  recordTtlSeconds: number;
+  result?: string;
+}
+
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  private readonly records = new Map<string, IdempotencyState>();
+
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  async claim(key: string, options: { inProgressTtlMs: number; recordTtlSeconds: number }): Promise<IdempotencyClaim> {
+    const nowMs = this.clock.now();
+    const nowSeconds = Math.floor(nowMs / 1000);
+    const existing = this.records.get(key);
+    const claimable =
+      existing === undefined ||
+      existing.expiresAt < nowSeconds ||
+      (existing.status === 'INPROGRESS' && (existing.inProgressExpiry ?? 0) < nowMs);
+    if (!claimable) {
+      if (existing.status === 'COMPLETED') {
+        return { state: 'completed', result: existing.result === undefined ? undefined : (JSON.parse(existing.result) as unknown) };
+      }
+      return { state: 'in-progress' };
+    }
+    this.records.set(key, {
+      status: 'INPROGRESS',
+      inProgressExpiry: nowMs + options.inProgressTtlMs,
+      expiresAt: nowSeconds + options.recordTtlSeconds,
+      recordTtlSeconds: options.recordTtlSeconds,
+    });
+    return { state: 'claimed' };
+  }
+
+  async complete(key: string, result: unknown): Promise<void> {
+    const existing = this.records.get(key);
+    if (existing?.status === 'COMPLETED') return;
+    if (existing === undefined) throw new ConflictError(`idempotency key ${key} has no claim to complete`);
+    const serialised = JSON.stringify(result);
+    this.records.set(key, {
+      status: 'COMPLETED',
+      expiresAt: Math.floor(this.clock.now() / 1000) + existing.recordTtlSeconds,
+      recordTtlSeconds: existing.recordTtlSeconds,
+      ...(serialised === undefined ? {} : { result: serialised }),
+    });
+  }
+
+  async abandon(key: string): Promise<void> {
+    if (this.records.get(key)?.status === 'INPROGRESS') this.records.delete(key);
+  }
+}
+
+export class MemoryCheckpointStore implements CheckpointStore {
+  private readonly checkpoints = new Map<string, { resourceVersion: string; fencingToken: number }>();
+
+  async loadCheckpoint(clusterId: string, resource: string): Promise<string | undefined> {
+    return this.checkpoints.get(`${clusterId}/${resource}`)?.resourceVersion;
+  }
+
+  async saveCheckpoint(clusterId: string, resource: string, resourceVersion: string, lease: Lease): Promise<void> {
+    const id = `${clusterId}/${resource}`;
+    const stored = this.checkpoints.get(id);
+    if (stored !== undefined && stored.fencingToken > lease.fencingToken) {
+      throw new LeaseLostError(`checkpoint ${id} was written under a newer lease than ${lease.key} token ${lease.fencingToken}`);
+    }
+    this.checkpoints.set(id, { resourceVersion, fencingToken: lease.fencingToken });
+  }
+}
+
+export class MemoryClusterRegistry implements ClusterRegistry {
+  private readonly clusters = new Map<string, ClusterRecord>();
+
+  async getCluster(id: string): Promise<ClusterRecord | undefined> {
+    const record = this.clusters.get(id);
+    return record === undefined ? undefined : structuredClone(record);
+  }
+
+  /** Every registered cluster, ordered by id. */
+  async listClusters(): Promise<ClusterRecord[]> {
+    return [...this.clusters.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, record]) => structuredClone(record));
+  }
+
+  async putCluster(record: ClusterRecord): Promise<void> {
+    this.clusters.set(record.id, structuredClone(record));
+  }
+}
+
+/** All four in-memory stores sharing one clock. */
+export function createMemoryStores(clock: Clock = systemClock): Stores {
+  return {
+    leases: new MemoryLeaseStore(clock),
+    idempotency: new MemoryIdempotencyStore(clock),
+    checkpoints: new MemoryCheckpointStore(),
+    clusters: new MemoryClusterRegistry(),
+  };
+}
