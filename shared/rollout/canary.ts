@@ -1,0 +1,256 @@
+/**
+ * Executing a pinned plan: the canary step machine and the all-at-once progressions.
+ * Pure: the caller supplies observed replicas, the promote/rollback annotations and
+ * the clock, and writes back the returned state and replica counts.
+ */
+import { parseGoDuration } from './go-duration';
+import { parseCapacity } from './plan';
+import type { CanaryState, CanaryStep, RolloutHold, RolloutPhase } from './types';
+import { formatKubeTime } from './run';
+
+export type StepGate = 'Immediate' | 'Timed' | 'Manual' | 'Analysis';
+
+/** How a step ends: analysis wins, then a timed pause, then a manual pause, else at once. */
+export function gateOf(step: CanaryStep): StepGate {
+  if (step.analysis) return 'Analysis';
+  if (step.pause) return step.pause.duration ? 'Timed' : 'Manual';
+  return 'Immediate';
+}
+
+/**
+ * Canary replicas for a step: a percentage of desired rounded up, at least one when
+ * the percentage is above zero; an absolute count capped at desired.
+ */
+export function canaryReplicasFor(capacity: number | string | undefined, desiredReplicas: number): number {
+  const parsed = parseCapacity(capacity ?? 0);
+  if (!parsed) return 0;
+  if ('count' in parsed) return Math.min(parsed.count, desiredReplicas);
+  if (parsed.percent === 0) return 0;
+  return Math.min(desiredReplicas, Math.max(1, Math.ceil((desiredReplicas * parsed.percent) / 100)));
+}
+
+export interface CanaryTickInput {
+  /** The pinned plan's steps for this group. */
+  readonly steps: readonly CanaryStep[];
+  /** The pinned canary's readyTimeout; unset means capacity may take as long as it takes. */
+  readonly readyTimeout?: string;
+  readonly state: CanaryState;
+  readonly desiredReplicas: number;
+  readonly readyCanaryReplicas: number;
+  readonly readyStableReplicas: number;
+  /** Value of `ome.io/rollout-promote`, if set. */
+  readonly promoteAnnotation?: string;
+  /** Value of `ome.io/rollout-rollback`, if set. */
+  readonly rollbackAnnotation?: string;
+  /** Whether any metrics source is configured; without one, analysis is inconclusive. */
+  readonly metricsSourceConfigured: boolean;
+  /** The latest analysis sample, when a metrics source answered. */
+  readonly analysisVerdict?: 'Pass' | 'Fail' | 'Inconclusive';
+  readonly now: Date;
+}
+
+export interface CanaryTick {
+  readonly state: CanaryState;
+  readonly canaryReplicas: number;
+  readonly stableReplicas: number;
+  readonly phase: RolloutPhase;
+  readonly hold?: RolloutHold;
+  readonly gate?: StepGate;
+  readonly analysis?: 'Inconclusive';
+  /** Remove `ome.io/rollout-promote`: it was applied, or it names another revision. */
+  readonly removePromoteAnnotation: boolean;
+  /** When the caller should look again even if nothing changes (timed gates). */
+  readonly requeueAfterSeconds?: number;
+}
+
+const NS_PER_SECOND = 1_000_000_000;
+
+/**
+ * One reconcile of a canary group: decides the next state, the replicas each
+ * revision's workload should run, PHASE and HOLD. Stable capacity is released only as
+ * canary capacity becomes ready, so serving capacity never dips below desired.
+ */
+export function advanceCanary(input: CanaryTickInput): CanaryTick {
+  const state: CanaryState = { ...input.state };
+  const mailbox = readPromoteMailbox(input.promoteAnnotation, state);
+
+  const rolledBack = state.rolledBackRevisionHash !== undefined && state.rolledBackRevisionHash === state.canaryRevisionHash;
+  const rollbackAsked = input.rollbackAnnotation !== undefined && input.rollbackAnnotation !== '';
+  if (rolledBack || rollbackAsked) return rollBack(input, state, mailbox.remove);
+  if (state.finished || input.steps.length === 0) return finish(input, state, mailbox.remove);
+
+  state.stepEnteredTime ??= formatKubeTime(input.now);
+  const index = Math.min(Math.max(state.currentStep, 0), input.steps.length - 1);
+  state.currentStep = index;
+  const step = input.steps[index] as CanaryStep;
+  const target = canaryReplicasFor(step.capacity, input.desiredReplicas);
+  const ready = input.readyCanaryReplicas >= target;
+  const base = {
+    canaryReplicas: target,
+    stableReplicas: Math.max(0, input.desiredReplicas - Math.min(input.readyCanaryReplicas, target)),
+    gate: gateOf(step),
+  };
+
+  if (state.preStepHold) {
+    if (!mailbox.fresh) {
+      // Held before the step after a repin raised its traffic: capacity still moves to
+      // the new step, but the step's weight is not recorded until a promote.
+      const phase = ready ? 'Paused' : 'Pending';
+      return { ...base, state, phase, hold: 'CanaryPreStep', removePromoteAnnotation: mailbox.remove };
+    }
+    mailbox.consume();
+    state.preStepHold = false;
+    state.stepEnteredTime = formatKubeTime(input.now);
+  }
+
+  if (!ready) {
+    const phase = readyTimedOut(input, state) ? 'Failed' : 'Pending';
+    return { ...base, state, phase, removePromoteAnnotation: mailbox.remove };
+  }
+  state.observedTrafficWeight = step.traffic ?? 0;
+
+  const wait = evaluateGate(input, state, step, mailbox);
+  if (wait === 'rollback') return rollBack(input, state, mailbox.remove);
+  if (wait) {
+    return { ...base, state, phase: 'Paused', hold: 'ObservedPaused', removePromoteAnnotation: mailbox.remove, ...wait };
+  }
+  return advanceStep(input, state, mailbox.remove);
+}
+
+/** The promote mailbox as this reconcile sees it. */
+interface PromoteMailbox {
+  /** A promote for the canary revision not yet applied. */
+  fresh: boolean;
+  /** Whether the annotation should be removed after this reconcile. */
+  remove: boolean;
+  consume(): void;
+}
+
+/**
+ * `promotedThrough` records the promote a step advance applied, in the same status
+ * write: annotation and status cannot change atomically, so a lingering annotation
+ * with that value is inert. It clears once the annotation is gone, re-arming promote.
+ */
+function readPromoteMailbox(promote: string | undefined, state: CanaryState): PromoteMailbox {
+  if (promote === undefined && state.promotedThrough) delete state.promotedThrough;
+  const fresh = promote !== undefined && promote === state.canaryRevisionHash && promote !== state.promotedThrough;
+  const mailbox: PromoteMailbox = {
+    fresh,
+    // A promote for another revision, or one already applied, is consumed without effect.
+    remove: promote !== undefined && !fresh,
+    consume() {
+      state.promotedThrough = promote;
+      mailbox.fresh = false;
+      mailbox.remove = true;
+    },
+  };
+  return mailbox;
+}
+
+/** Why the step waits at its gate, `rollback` when analysis failed too often, or nothing to advance. */
+function evaluateGate(
+  input: CanaryTickInput,
+  state: CanaryState,
+  step: CanaryStep,
+  mailbox: PromoteMailbox,
+): Partial<CanaryTick> | 'rollback' | undefined {
+  const elapsedSeconds = secondsSince(state.stepEnteredTime, input.now);
+  const pauseSeconds = step.pause?.duration ? Number(parseGoDuration(step.pause.duration)) / NS_PER_SECOND : 0;
+  const bake = (): Partial<CanaryTick> | undefined =>
+    elapsedSeconds < pauseSeconds ? { requeueAfterSeconds: Math.ceil(pauseSeconds - elapsedSeconds) } : undefined;
+  switch (gateOf(step)) {
+    case 'Analysis': {
+      const verdict = input.metricsSourceConfigured ? input.analysisVerdict : 'Inconclusive';
+      if (verdict === 'Fail') {
+        state.analysisFailedChecks = (state.analysisFailedChecks ?? 0) + 1;
+        return state.analysisFailedChecks >= (step.analysis?.failureLimit ?? 1) ? 'rollback' : {};
+      }
+      if (verdict !== 'Pass') return { analysis: 'Inconclusive' };
+      return bake();
+    }
+    case 'Manual':
+      if (!mailbox.fresh) return {};
+      mailbox.consume();
+      return undefined;
+    case 'Timed':
+      return bake();
+    case 'Immediate':
+      return undefined;
+  }
+}
+
+function advanceStep(input: CanaryTickInput, state: CanaryState, removePromote: boolean): CanaryTick {
+  if (state.currentStep >= input.steps.length - 1) {
+    state.finished = true;
+    return finish(input, state, removePromote);
+  }
+  state.currentStep += 1;
+  state.stepEnteredTime = formatKubeTime(input.now);
+  state.analysisFailedChecks = 0;
+  const next = input.steps[state.currentStep] as CanaryStep;
+  const target = canaryReplicasFor(next.capacity, input.desiredReplicas);
+  return {
+    state,
+    canaryReplicas: target,
+    stableReplicas: Math.max(0, input.desiredReplicas - Math.min(input.readyCanaryReplicas, target)),
+    phase: 'Canarying',
+    gate: gateOf(next),
+    removePromoteAnnotation: removePromote,
+  };
+}
+
+/** After the final gate: the canary takes all replicas; stable drains once it is ready. */
+function finish(input: CanaryTickInput, state: CanaryState, removePromote: boolean): CanaryTick {
+  state.finished = true;
+  const converged = input.readyCanaryReplicas >= input.desiredReplicas;
+  return {
+    state,
+    canaryReplicas: input.desiredReplicas,
+    stableReplicas: converged ? 0 : input.desiredReplicas,
+    phase: converged && input.readyStableReplicas === 0 ? 'Stable' : 'Promoting',
+    removePromoteAnnotation: removePromote,
+  };
+}
+
+/** Back to stable: the canary scales to zero; once stable is ready the revision is rejected. */
+function rollBack(input: CanaryTickInput, state: CanaryState, removePromote: boolean): CanaryTick {
+  const stableReady = input.readyStableReplicas >= input.desiredReplicas;
+  if (stableReady && state.canaryRevisionHash) state.rolledBackRevisionHash = state.canaryRevisionHash;
+  return {
+    state,
+    canaryReplicas: 0,
+    stableReplicas: input.desiredReplicas,
+    phase: stableReady ? 'RolledBack' : 'RollingBack',
+    removePromoteAnnotation: removePromote,
+  };
+}
+
+function readyTimedOut(input: CanaryTickInput, state: CanaryState): boolean {
+  if (!input.readyTimeout || !state.stepEnteredTime) return false;
+  const limitSeconds = Number(parseGoDuration(input.readyTimeout)) / NS_PER_SECOND;
+  return secondsSince(state.stepEnteredTime, input.now) > limitSeconds;
+}
+
+function secondsSince(time: string | undefined, now: Date): number {
+  if (!time) return 0;
+  const at = Date.parse(time);
+  return Number.isNaN(at) ? 0 : (now.getTime() - at) / 1000;
+}
+
+/**
+ * One reconcile of a blueGreen or rollingUpdate group: the new revision comes up in
+ * full beside the old one, and the group completes once the new revision is ready.
+ */
+export function advanceReplacement(input: {
+  desiredReplicas: number;
+  readyNewReplicas: number;
+}): { newReplicas: number; oldReplicas: number; phase: RolloutPhase; complete: boolean } {
+  const complete = input.readyNewReplicas >= input.desiredReplicas;
+  return {
+    newReplicas: input.desiredReplicas,
+    oldReplicas: complete ? 0 : input.desiredReplicas,
+    phase: complete ? 'Stable' : 'Pending',
+    complete,
+  };
+}
+

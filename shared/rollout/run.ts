@@ -1,0 +1,78 @@
+/**
+ * Rollout runs: identity, open and close, and the stale-write guard on the pinned plan.
+ */
+import { hashShort } from './digest';
+import type { RenderedPlan } from './plan';
+import type { RolloutRun, RolloutRunRecord, RunOutcome, RunTarget } from './types';
+
+/** RFC 3339 at second precision, as `metav1.Time` marshals. */
+export function formatKubeTime(at: Date): string {
+  return at.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * `<isvc>-` + 12 hex of sha256 over `<component>=<revision>;` for each target, then
+ * the group digests joined by `,`, then openedAt. Targets are hashed in component
+ * order so that the same run gets the same ID however the caller listed them.
+ */
+export function computeRunID(
+  isvcName: string,
+  targetRevisions: readonly Pick<RunTarget, 'component' | 'revision'>[],
+  groupDigests: readonly string[],
+  openedAt: string,
+): string {
+  const targets = [...targetRevisions]
+    .sort((a, b) => (a.component < b.component ? -1 : a.component > b.component ? 1 : 0))
+    .map((target) => `${target.component}=${target.revision ?? ''};`)
+    .join('');
+  return `${isvcName}-${hashShort(targets + groupDigests.join(',') + openedAt)}`;
+}
+
+/** Opens a run pinned to `plan`: openedAt and pinnedAt are both `now`. */
+export function openRun(input: {
+  isvcName: string;
+  targetRevisions: readonly RunTarget[];
+  plan: RenderedPlan;
+  now: Date;
+}): RolloutRun {
+  const openedAt = formatKubeTime(input.now);
+  return {
+    runID: computeRunID(input.isvcName, input.targetRevisions, input.plan.groupDigests, openedAt),
+    openedAt,
+    pinnedAt: openedAt,
+    targetRevisions: input.targetRevisions.map((target) => ({ ...target })),
+    plan: { groups: input.plan.groups.map((group) => structuredClone(group)) },
+  };
+}
+
+/** Closes a run into the bounded `lastRun` record: outcome, times, targets, provenance. */
+export function closeRun(run: RolloutRun, outcome: RunOutcome, now: Date): RolloutRunRecord {
+  return {
+    outcome,
+    runID: run.runID,
+    openedAt: run.openedAt,
+    closedAt: formatKubeTime(now),
+    ...(run.targetRevisions ? { targetRevisions: run.targetRevisions.map((target) => ({ ...target })) } : {}),
+    groups: (run.plan.groups ?? []).map((group) => ({
+      source: group.source,
+      ...(group.policyRef ? { policyRef: { ...group.policyRef } } : {}),
+      ...(group.portableDigest ? { portableDigest: group.portableDigest } : {}),
+    })),
+  };
+}
+
+/**
+ * Of two copies of the same run (one from a fresh read, one about to be written),
+ * keeps the one pinned later. A repin is one-shot — its annotation is consumed — so a
+ * status write built from a stale read must never put the older plan back.
+ */
+export function keepNewerPin(current: RolloutRun | undefined, incoming: RolloutRun | undefined): RolloutRun | undefined {
+  if (!current || !incoming || current.runID !== incoming.runID) return incoming;
+  return Date.parse(current.pinnedAt) > Date.parse(incoming.pinnedAt) ? current : incoming;
+}
+
+/** pinnedAt for a new pin at `now`, never earlier than the previous pin. */
+export function nextPinnedAt(previous: string, now: Date): string {
+  const candidate = formatKubeTime(now);
+  return Date.parse(candidate) >= Date.parse(previous) ? candidate : previous;
+}
