@@ -1,0 +1,197 @@
+/**
+ * The DynamoDB adapter against a mocked client: the exact requests it sends and how each
+ * service failure becomes a typed error.
+ */
+import 'aws-sdk-client-mock-vitest/extend';
+import { ConditionalCheckFailedException, InternalServerError, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ConflictError,
+  ControlPlaneError,
+  InvalidInputError,
+  LeaseLostError,
+  ThrottledError,
+  UnavailableError,
+} from '../../shared/errors';
+import {
+  DynamoCheckpointStore,
+  DynamoIdempotencyStore,
+  DynamoLeaseStore,
+  createDynamoClient,
+  mapDynamoError,
+} from '../../shared/adapters/dynamodb';
+import { FakeClock } from './fake-clock';
+
+const documentClient = createDynamoClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9' });
+const ddbMock = mockClient(DynamoDBDocumentClient);
+const NOW = 1_700_000_000_000;
+
+function serviceError(name: string, fault: 'client' | 'server', status: number): Error {
+  return Object.assign(new Error(`${name} happened`), { name, $fault: fault, $metadata: { httpStatusCode: status } });
+}
+
+function conditionFailed(item?: Record<string, unknown>): ConditionalCheckFailedException {
+  return new ConditionalCheckFailedException({
+    message: 'The conditional request failed',
+    $metadata: { httpStatusCode: 400 },
+    ...(item === undefined ? {} : { Item: item as never }),
+  });
+}
+
+beforeEach(() => {
+  ddbMock.reset();
+});
+
+afterEach(() => {
+  ddbMock.reset();
+});
+
+describe('Method: acquire', () => {
+  it('takes the lease with one conditional update that adds to the fencing token', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand).resolves({ Attributes: { fencingToken: 7 } });
+    const store = new DynamoLeaseStore(documentClient, new FakeClock(NOW), { tableName: 't' });
+
+    // Act
+    const lease = await store.acquire('forwarder/east', 'pod-1', 5_000);
+
+    // Assess
+    expect(lease).toEqual({ key: 'forwarder/east', holder: 'pod-1', fencingToken: 7, expiresAt: NOW + 5_000 });
+    expect(ddbMock).toHaveReceivedCommandTimes(UpdateCommand, 1);
+    expect(ddbMock).toReceiveCommandWith(UpdateCommand, {
+      TableName: 't',
+      Key: { pk: 'LEASE#forwarder/east', sk: 'LEASE' },
+      UpdateExpression: 'SET holder = :holder, leaseExpiry = :expiry ADD fencingToken :one',
+      ConditionExpression: 'attribute_not_exists(holder) OR leaseExpiry < :now OR holder = :holder',
+      ExpressionAttributeValues: { ':holder': 'pod-1', ':expiry': NOW + 5_000, ':now': NOW, ':one': 1 },
+    });
+  });
+
+  it('returns undefined when the condition fails (someone else holds it)', async () => {
+    ddbMock.on(UpdateCommand).rejects(conditionFailed());
+    const store = new DynamoLeaseStore(documentClient, new FakeClock(NOW));
+    await expect(store.acquire('k', 'pod-2', 5_000)).resolves.toBeUndefined();
+  });
+
+  it.each([
+    ['ProvisionedThroughputExceededException', new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }), ThrottledError],
+    ['ThrottlingException', serviceError('ThrottlingException', 'client', 400), ThrottledError],
+    ['RequestLimitExceeded', serviceError('RequestLimitExceeded', 'client', 400), ThrottledError],
+    ['InternalServerError', new InternalServerError({ message: 'boom', $metadata: {} }), UnavailableError],
+    ['HTTP 503', serviceError('ServiceUnavailable', 'server', 503), UnavailableError],
+    ['connection refused', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), UnavailableError],
+    ['ValidationException', serviceError('ValidationException', 'client', 400), InvalidInputError],
+  ])('maps %s to %O, keeping the cause', async (_label, failure, expected) => {
+    ddbMock.on(UpdateCommand).rejects(failure);
+    const store = new DynamoLeaseStore(documentClient, new FakeClock(NOW));
+    const error = await store.acquire('k', 'pod-1', 5_000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(expected);
+    expect((error as Error).cause).toBe(failure);
+    expect((error as Error).message).toContain('acquire lease k');
+  });
+});
+
+describe('Method: renew', () => {
+  it('throws LeaseLostError when holder or token no longer match', async () => {
+    ddbMock.on(UpdateCommand).rejects(conditionFailed());
+    const store = new DynamoLeaseStore(documentClient, new FakeClock(NOW));
+    const lease = { key: 'k', holder: 'pod-1', fencingToken: 3, expiresAt: NOW };
+    await expect(store.renew(lease, 1_000)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(ddbMock).toReceiveCommandWith(UpdateCommand, {
+      ConditionExpression: 'holder = :holder AND fencingToken = :token',
+      ExpressionAttributeValues: { ':holder': 'pod-1', ':token': 3, ':expiry': NOW + 1_000 },
+    });
+  });
+});
+
+describe('Method: claim', () => {
+  it('claims with one conditional put asking for the old record on failure', async () => {
+    ddbMock.on(PutCommand).resolves({});
+    const store = new DynamoIdempotencyStore(documentClient, new FakeClock(NOW), { tableName: 't' });
+
+    await expect(store.claim('runtime-sync#east#uid-1#t1', { inProgressTtlMs: 60_000, recordTtlSeconds: 86_400 })).resolves.toEqual({
+      state: 'claimed',
+    });
+
+    expect(ddbMock).toReceiveCommandWith(PutCommand, {
+      TableName: 't',
+      Item: {
+        pk: 'IDEMPOTENCY#runtime-sync#east#uid-1#t1',
+        sk: 'IDEMPOTENCY',
+        status: 'INPROGRESS',
+        inProgressExpiry: NOW + 60_000,
+        expiresAt: NOW / 1000 + 86_400,
+        recordTtlSeconds: 86_400,
+      },
+      ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now OR (#status = :inProgress AND inProgressExpiry < :nowMs)',
+      ExpressionAttributeValues: { ':now': NOW / 1000, ':nowMs': NOW, ':inProgress': 'INPROGRESS' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+  });
+
+  it('reports a completed duplicate from the returned record, without a second read', async () => {
+    ddbMock.on(PutCommand).rejects(conditionFailed({ status: { S: 'COMPLETED' }, result: { S: '{"pinned":"cr-a-12345678"}' } }));
+    const store = new DynamoIdempotencyStore(documentClient, new FakeClock(NOW));
+
+    const claim = await store.claim('k', { inProgressTtlMs: 1_000, recordTtlSeconds: 60 });
+
+    expect(claim).toEqual({ state: 'completed', result: { pinned: 'cr-a-12345678' } });
+    expect(ddbMock).not.toHaveReceivedCommand(GetCommand);
+  });
+
+  it('reports an in-progress duplicate from the returned record', async () => {
+    ddbMock.on(PutCommand).rejects(conditionFailed({ status: { S: 'INPROGRESS' }, inProgressExpiry: { N: String(NOW + 1) } }));
+    const store = new DynamoIdempotencyStore(documentClient, new FakeClock(NOW));
+    await expect(store.claim('k', { inProgressTtlMs: 1_000, recordTtlSeconds: 60 })).resolves.toEqual({ state: 'in-progress' });
+  });
+
+  it('maps throttling of the claim to ThrottledError', async () => {
+    ddbMock.on(PutCommand).rejects(new ProvisionedThroughputExceededException({ message: 'slow down', $metadata: {} }));
+    const store = new DynamoIdempotencyStore(documentClient, new FakeClock(NOW));
+    await expect(store.claim('k', { inProgressTtlMs: 1_000, recordTtlSeconds: 60 })).rejects.toBeInstanceOf(ThrottledError);
+  });
+});
+
+describe('Method: complete', () => {
+  it('treats a record another worker completed as done', async () => {
+    ddbMock.on(UpdateCommand).rejects(conditionFailed({ status: { S: 'COMPLETED' } }));
+    const store = new DynamoIdempotencyStore(documentClient, new FakeClock(NOW));
+    await expect(store.complete('k', 1)).resolves.toBeUndefined();
+  });
+
+  it('throws ConflictError when there is no claim at all', async () => {
+    ddbMock.on(UpdateCommand).rejects(conditionFailed());
+    const store = new DynamoIdempotencyStore(documentClient, new FakeClock(NOW));
+    await expect(store.complete('k', 1)).rejects.toBeInstanceOf(ConflictError);
+  });
+});
+
+describe('Method: saveCheckpoint', () => {
+  it('fences the write by token and maps a failed condition to LeaseLostError', async () => {
+    ddbMock.on(PutCommand).rejects(conditionFailed());
+    const store = new DynamoCheckpointStore(documentClient, new FakeClock(NOW));
+    const lease = { key: 'forwarder/east', holder: 'pod-1', fencingToken: 4, expiresAt: NOW };
+
+    await expect(store.saveCheckpoint('east', 'inferenceservices', '42', lease)).rejects.toBeInstanceOf(LeaseLostError);
+
+    expect(ddbMock).toReceiveCommandWith(PutCommand, {
+      Item: expect.objectContaining({ pk: 'CHECKPOINT#east', sk: 'inferenceservices', resourceVersion: '42', fencingToken: 4 }),
+      ConditionExpression: 'attribute_not_exists(pk) OR fencingToken <= :token',
+      ExpressionAttributeValues: { ':token': 4 },
+    });
+  });
+});
+
+describe('Function: mapDynamoError', () => {
+  it('makes refused requests (access denied) terminal', () => {
+    const error = mapDynamoError(serviceError('AccessDeniedException', 'client', 400), 'get cluster east');
+    expect(error).toBeInstanceOf(ControlPlaneError);
+    expect(error.retryable).toBe(false);
+  });
+
+  it('treats a missing table as an outage, to be retried', () => {
+    expect(mapDynamoError(serviceError('ResourceNotFoundException', 'client', 400), 'x')).toBeInstanceOf(UnavailableError);
+  });
+});

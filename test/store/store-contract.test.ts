@@ -1,0 +1,196 @@
+/**
+ * One contract for every store, run against the in-memory stores and against DynamoDB Local.
+ * Both take a fake clock, so expiry is exercised without waiting.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConflictError, LeaseLostError } from '../../shared/errors';
+import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
+import type { ClusterRecord, Stores } from '../../shared/ports/store';
+import { createMemoryStores } from '../../shared/stores/memory';
+import { ensureTable, startDynamoDbLocal } from '../../local/dynamodb-local';
+import type { DynamoDbLocal } from '../../local/dynamodb-local';
+import { FakeClock } from './fake-clock';
+
+let local: DynamoDbLocal | undefined;
+let client: DynamoDBDocumentClient | undefined;
+
+beforeAll(async () => {
+  local = await startDynamoDbLocal();
+  client = createDynamoClient({ endpoint: local.endpoint, region: 'us-east-1' });
+});
+
+afterAll(async () => {
+  client?.destroy();
+  await local?.stop();
+});
+
+interface Backend {
+  name: string;
+  /** Fresh stores; the DynamoDB ones get a table of their own so tests cannot see each other. */
+  create(clock: FakeClock): Promise<Stores>;
+}
+
+const backends: Backend[] = [
+  { name: 'memory', create: async (clock) => createMemoryStores(clock) },
+  {
+    name: 'DynamoDB Local',
+    create: async (clock) => {
+      if (client === undefined) throw new Error('DynamoDB Local did not start');
+      const tableName = `store-${randomUUID()}`;
+      await ensureTable(client, tableName);
+      return createDynamoStores(client, { clock, tableName });
+    },
+  },
+];
+
+const claimOptions = { inProgressTtlMs: 30_000, recordTtlSeconds: 3_600 };
+
+describe.each(backends)('store contract: $name', (backend) => {
+  let clock: FakeClock;
+  let stores: Stores;
+
+  beforeAll(async () => {
+    clock = new FakeClock();
+    stores = await backend.create(clock);
+  });
+
+  const key = (): string => `key-${randomUUID()}`;
+
+  describe('LeaseStore', () => {
+    it('grants a free lease once and refuses a second holder while it is held', async () => {
+      const k = key();
+      const first = await stores.leases.acquire(k, 'a', 10_000);
+      expect(first).toEqual({ key: k, holder: 'a', fencingToken: 1, expiresAt: clock.now() + 10_000 });
+      expect(await stores.leases.acquire(k, 'b', 10_000)).toBeUndefined();
+    });
+
+    it('renews a held lease and rejects renewal after a takeover', async () => {
+      const k = key();
+      const lease = await stores.leases.acquire(k, 'a', 1_000);
+      clock.advance(800);
+      const renewed = await stores.leases.renew(lease!, 1_000);
+      expect(renewed.expiresAt).toBe(clock.now() + 1_000);
+      clock.advance(800);
+      expect(await stores.leases.acquire(k, 'b', 1_000)).toBeUndefined();
+      clock.advance(300);
+      const taken = await stores.leases.acquire(k, 'b', 1_000);
+      expect(taken?.fencingToken).toBe(2);
+      await expect(stores.leases.renew(renewed, 1_000)).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('releases a lease so another holder takes it with a higher token; releasing a lost lease is ignored', async () => {
+      const k = key();
+      const a = await stores.leases.acquire(k, 'a', 60_000);
+      await stores.leases.release(a!);
+      const b = await stores.leases.acquire(k, 'b', 60_000);
+      expect(b?.fencingToken).toBe(2);
+      await stores.leases.release(a!);
+      expect(await stores.leases.acquire(k, 'c', 60_000)).toBeUndefined();
+      await expect(stores.leases.renew(b!, 60_000)).resolves.toMatchObject({ holder: 'b', fencingToken: 2 });
+    });
+
+    it('increases the fencing token on every acquisition, also by the same holder', async () => {
+      const k = key();
+      const tokens: number[] = [];
+      for (const holder of ['a', 'a', 'b']) {
+        clock.advance(2_000);
+        const lease = await stores.leases.acquire(k, holder, 1_000);
+        tokens.push(lease!.fencingToken);
+      }
+      expect(tokens).toEqual([1, 2, 3]);
+    });
+
+    it('lets exactly one of 20 concurrent acquirers win', async () => {
+      const k = key();
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores.leases.acquire(k, `holder-${i}`, 60_000)));
+      const winners = results.filter((lease) => lease !== undefined);
+      expect(winners).toHaveLength(1);
+      expect(winners[0]?.fencingToken).toBe(1);
+    });
+  });
+
+  describe('IdempotencyStore', () => {
+    it('grants exactly one of 20 concurrent claims; the rest see it in progress', async () => {
+      const k = key();
+      const claims = await Promise.all(Array.from({ length: 20 }, () => stores.idempotency.claim(k, claimOptions)));
+      expect(claims.filter((c) => c.state === 'claimed')).toHaveLength(1);
+      expect(claims.filter((c) => c.state === 'in-progress')).toHaveLength(19);
+    });
+
+    it('answers a duplicate after completion with the stored result', async () => {
+      const k = key();
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'claimed' });
+      await stores.idempotency.complete(k, { revision: 'cr-vllm-1a2b3c4d', steps: [1, 2] });
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({
+        state: 'completed',
+        result: { revision: 'cr-vllm-1a2b3c4d', steps: [1, 2] },
+      });
+      await stores.idempotency.abandon(k);
+      expect((await stores.idempotency.claim(k, claimOptions)).state).toBe('completed');
+    });
+
+    it('keeps an unexpired in-progress claim and hands an expired one to the next worker', async () => {
+      const k = key();
+      await stores.idempotency.claim(k, claimOptions);
+      clock.advance(claimOptions.inProgressTtlMs - 1);
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'in-progress' });
+      clock.advance(2);
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'claimed' });
+    });
+
+    it('lets a redelivery claim again after abandon', async () => {
+      const k = key();
+      await stores.idempotency.claim(k, claimOptions);
+      await stores.idempotency.abandon(k);
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'claimed' });
+    });
+
+    it('forgets a completed record after its TTL and refuses to complete an unclaimed key', async () => {
+      const k = key();
+      await stores.idempotency.claim(k, { inProgressTtlMs: 1_000, recordTtlSeconds: 60 });
+      await stores.idempotency.complete(k, 'done');
+      clock.advance(59_000);
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'completed', result: 'done' });
+      clock.advance(2_000);
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'claimed' });
+      await expect(stores.idempotency.complete(key(), 'x')).rejects.toBeInstanceOf(ConflictError);
+    });
+  });
+
+  describe('CheckpointStore', () => {
+    it('stores the latest resourceVersion and rejects a write from an older lease holder', async () => {
+      const cluster = key();
+      expect(await stores.checkpoints.loadCheckpoint(cluster, 'inferenceservices')).toBeUndefined();
+      const old = await stores.leases.acquire(`forwarder/${cluster}`, 'a', 1_000);
+      await stores.checkpoints.saveCheckpoint(cluster, 'inferenceservices', '100', old!);
+      await stores.checkpoints.saveCheckpoint(cluster, 'inferenceservices', '101', old!);
+      clock.advance(1_001);
+      const next = await stores.leases.acquire(`forwarder/${cluster}`, 'b', 1_000);
+      await stores.checkpoints.saveCheckpoint(cluster, 'inferenceservices', '150', next!);
+      await expect(stores.checkpoints.saveCheckpoint(cluster, 'inferenceservices', '120', old!)).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await stores.checkpoints.loadCheckpoint(cluster, 'inferenceservices')).toBe('150');
+      expect(await stores.checkpoints.loadCheckpoint(cluster, 'servingruntimes')).toBeUndefined();
+    });
+  });
+
+  describe('ClusterRegistry', () => {
+    it('puts, replaces, gets and lists clusters in id order', async () => {
+      const east: ClusterRecord = {
+        id: 'east',
+        server: 'https://east.example:6443',
+        caData: 'Q0E=',
+        credentials: { kind: 'eks', clusterName: 'east', region: 'us-east-1' },
+        omeNamespace: 'ome',
+      };
+      const dev: ClusterRecord = { id: 'dev', server: 'https://127.0.0.1:6443', credentials: { kind: 'kubeconfig', kubeconfig: 'apiVersion: v1' }, omeNamespace: 'ome' };
+      await stores.clusters.putCluster(east);
+      await stores.clusters.putCluster(dev);
+      await stores.clusters.putCluster({ ...dev, omeNamespace: 'ome-system' });
+      expect(await stores.clusters.getCluster('east')).toEqual(east);
+      expect(await stores.clusters.getCluster('missing')).toBeUndefined();
+      expect(await stores.clusters.listClusters()).toEqual([{ ...dev, omeNamespace: 'ome-system' }, east]);
+    });
+  });
+});
