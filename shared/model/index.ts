@@ -1,0 +1,10 @@
+export type * from './base-model';
+export type * from './component';
+export type * from './condition';
+export type * from './core';
+export type * from './inference-service';
+export type * from './pod';
+export type * from './rollout';
+export type * from './serving-runtime';
+export { Resources, apiVersionOf, runtimeResourceFor } from './resources';
+export type { ResourceName } from './resources';
