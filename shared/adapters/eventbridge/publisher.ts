@@ -148,7 +148,7 @@ export function createEventPublisher(options: EventPublisherOptions): EventPubli
   }
 
   return {
-    async publish(events) {
+    async publish(events): Promise<PublishResult> {
       const skipped: SkippedEvent[] = [];
       const failed: FailedEvent[] = [];
       let pending: Pending[] = [];
