@@ -1,0 +1,289 @@
+import { InvalidInputError } from '../errors';
+import { GO_ALIASES, GO_STRUCTS } from './go-types';
+import { canonicalizeQuantity } from './quantity';
+
+/**
+ * Serialises a value the way Go's `encoding/json` marshals the Go struct it would be
+ * decoded into. Upstream OME hashes `json.Marshal(ServingRuntimeSpec)`, so to agree on
+ * revision names we reproduce, from the type table in `go-types.ts`:
+ * - struct fields in declaration order, embedded (`inline`) structs promoted in place,
+ *   with Go's rule that a shallower or tagged field hides a clashing one;
+ * - `omitempty` drops false, 0, "", nil pointers and empty slices and maps, but never a
+ *   struct value (so a container always carries `"resources":{}`);
+ * - fields without `omitempty` are always written: a missing slice as `null`, a missing
+ *   string as `""`;
+ * - map keys sorted by code point (Go sorts the UTF-8 bytes: same order);
+ * - strings escaped as Go does, including `<`, `>`, `&`, U+2028 and U+2029;
+ * - quantities canonicalised; keys that the Go struct lacks dropped.
+ */
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** The root type of a runtime revision's data. */
+export const SERVING_RUNTIME_SPEC_TYPE = 'ome.ServingRuntimeSpec';
+
+interface FlatField {
+  json: string;
+  type: string;
+  omitEmpty: boolean;
+  mergeKey: string | undefined;
+  mergeStrategy: boolean;
+}
+
+interface Candidate extends FlatField {
+  depth: number;
+  tagged: boolean;
+}
+
+const flatCache = new Map<string, readonly FlatField[]>();
+
+function collectFields(structName: string, depth: number, out: Candidate[], seen: Set<string>): void {
+  const fields = GO_STRUCTS[structName];
+  if (!fields) throw new InvalidInputError(`unknown Go struct ${structName}`);
+  for (const [json, type, flagText = ''] of fields) {
+    const [flags = '', mergeKey] = flagText.split(':');
+    if (flags.includes('i')) {
+      const embedded = type.replace(/^\*/, '');
+      // Go stops at an embedded type it has already expanded on this path.
+      if (seen.has(embedded)) continue;
+      collectFields(embedded, depth + 1, out, new Set([...seen, embedded]));
+      continue;
+    }
+    out.push({
+      json,
+      type,
+      omitEmpty: flags.includes('o'),
+      mergeStrategy: flags.includes('m'),
+      mergeKey,
+      depth,
+      tagged: !flags.includes('u'),
+    });
+  }
+}
+
+/** The JSON fields of a struct after Go's promotion of embedded fields, in output order. */
+export function flattenGoStruct(structName: string): readonly FlatField[] {
+  const cached = flatCache.get(structName);
+  if (cached) return cached;
+  const candidates: Candidate[] = [];
+  collectFields(structName, 0, candidates, new Set([structName]));
+  const byName = new Map<string, Candidate[]>();
+  for (const candidate of candidates) {
+    byName.set(candidate.json, [...(byName.get(candidate.json) ?? []), candidate]);
+  }
+  const result: FlatField[] = [];
+  for (const candidate of candidates) {
+    const rivals = byName.get(candidate.json) ?? [];
+    const shallowest = Math.min(...rivals.map((r) => r.depth));
+    const dominant = rivals.filter((r) => r.depth === shallowest);
+    const tagged = dominant.filter((r) => r.tagged);
+    const winner = dominant.length === 1 ? dominant[0] : tagged.length === 1 ? tagged[0] : undefined;
+    if (winner === candidate) {
+      result.push({
+        json: candidate.json,
+        type: candidate.type,
+        omitEmpty: candidate.omitEmpty,
+        mergeKey: candidate.mergeKey,
+        mergeStrategy: candidate.mergeStrategy,
+      });
+    }
+  }
+  flatCache.set(structName, result);
+  return result;
+}
+
+/** Resolves a type table alias (`meta.ObjectMeta` → `raw`). */
+export function resolveGoType(type: string): string {
+  return GO_ALIASES[type] ?? type;
+}
+
+/** Splits `map[string]T` into `T`. */
+function mapElement(type: string): string {
+  return type.slice('map[string]'.length);
+}
+
+const HEX = '0123456789abcdef';
+
+/** Quotes a string exactly as Go's encoding/json does with HTML escaping on. */
+export function quoteGoString(text: string): string {
+  let out = '"';
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    switch (char) {
+      case '"':
+        out += '\\"';
+        continue;
+      case '\\':
+        out += '\\\\';
+        continue;
+      case '\n':
+        out += '\\n';
+        continue;
+      case '\r':
+        out += '\\r';
+        continue;
+      case '\t':
+        out += '\\t';
+        continue;
+      case '\b':
+        out += '\\b';
+        continue;
+      case '\f':
+        out += '\\f';
+        continue;
+      default:
+    }
+    if (code < 0x20 || char === '<' || char === '>' || char === '&') {
+      out += `\\u00${HEX[code >> 4]}${HEX[code & 0xf]}`;
+    } else if (code === 0x2028 || code === 0x2029) {
+      out += `\\u${code.toString(16)}`;
+    } else if (code >= 0xd800 && code <= 0xdfff) {
+      // A lone surrogate is invalid UTF-8 to Go, which writes the replacement character.
+      out += '\\ufffd';
+    } else {
+      out += char;
+    }
+  }
+  return `${out}"`;
+}
+
+/** Go's code-point (UTF-8 byte) order, which differs from UTF-16 order above U+FFFF. */
+export function compareGoStrings(a: string, b: string): number {
+  const left = Array.from(a, (c) => c.codePointAt(0) ?? 0);
+  const right = Array.from(b, (c) => c.codePointAt(0) ?? 0);
+  for (let i = 0; i < Math.min(left.length, right.length); i += 1) {
+    const diff = (left[i] ?? 0) - (right[i] ?? 0);
+    if (diff !== 0) return diff;
+  }
+  return left.length - right.length;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function fail(path: string, expected: string, value: unknown): never {
+  throw new InvalidInputError(`json: cannot unmarshal ${JSON.stringify(value)} into ${path || 'value'} of type ${expected}`);
+}
+
+/** True when Go's `omitempty` would drop this field after decoding `value` into `type`. */
+function isEmptyGoValue(value: unknown, type: string): boolean {
+  const resolved = resolveGoType(type);
+  if (value === undefined || value === null) {
+    return resolved.startsWith('*') || resolved.startsWith('[]') || resolved.startsWith('map[') ||
+      ['string', 'bool', 'int', 'float', 'bytes', 'raw'].includes(resolved);
+  }
+  if (resolved.startsWith('[]') || resolved === 'bytes') return Array.isArray(value) ? value.length === 0 : value === '';
+  if (resolved.startsWith('map[')) return isObject(value) && Object.keys(value).length === 0;
+  if (resolved === 'string') return value === '';
+  if (resolved === 'bool') return value === false;
+  if (resolved === 'int' || resolved === 'float') return value === 0;
+  return false;
+}
+
+function findKey(object: Record<string, unknown>, name: string): string | undefined {
+  if (Object.hasOwn(object, name)) return name;
+  const folded = name.toLowerCase();
+  // Go's decoder also accepts a key that differs only in case.
+  return Object.keys(object).find((key) => key.toLowerCase() === folded);
+}
+
+function encodeRaw(value: unknown, path: string): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'string') return quoteGoString(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') return formatGoFloat(value, path);
+  if (Array.isArray(value)) return `[${value.map((item, i) => encodeRaw(item, `${path}[${i}]`)).join(',')}]`;
+  if (isObject(value)) {
+    return `{${Object.entries(value)
+      .map(([key, item]) => `${quoteGoString(key)}:${encodeRaw(item, `${path}.${key}`)}`)
+      .join(',')}}`;
+  }
+  return fail(path, 'json', value);
+}
+
+/** Go writes float64 like ECMAScript's Number#toString, including the 1e21/1e-6 switch to exponents. */
+function formatGoFloat(value: number, path: string): string {
+  if (!Number.isFinite(value)) fail(path, 'float64', value);
+  return Object.is(value, -0) ? '-0' : String(value);
+}
+
+function encodeStruct(value: unknown, structName: string, path: string): string {
+  if (value !== undefined && value !== null && !isObject(value)) fail(path, structName, value);
+  const object = (value ?? {}) as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const field of flattenGoStruct(structName)) {
+    const key = findKey(object, field.json);
+    const fieldValue = key === undefined ? undefined : object[key];
+    if (field.omitEmpty && isEmptyGoValue(fieldValue, field.type)) continue;
+    parts.push(`${quoteGoString(field.json)}:${encodeGoValue(fieldValue, field.type, `${path}.${field.json}`)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+function encodeGoValue(value: unknown, rawType: string, path: string): string {
+  const type = resolveGoType(rawType);
+  const absent = value === undefined || value === null;
+  if (type.startsWith('*')) return absent ? 'null' : encodeGoValue(value, type.slice(1), path);
+  if (type.startsWith('[]')) {
+    if (absent) return 'null';
+    if (!Array.isArray(value)) return fail(path, type, value);
+    return `[${value.map((item, i) => encodeGoValue(item, type.slice(2), `${path}[${i}]`)).join(',')}]`;
+  }
+  if (type.startsWith('map[')) {
+    if (absent) return 'null';
+    if (!isObject(value)) return fail(path, type, value);
+    const keys = Object.keys(value).sort(compareGoStrings);
+    return `{${keys.map((key) => `${quoteGoString(key)}:${encodeGoValue(value[key], mapElement(type), `${path}.${key}`)}`).join(',')}}`;
+  }
+  switch (type) {
+    case 'string':
+      if (absent) return '""';
+      return typeof value === 'string' ? quoteGoString(value) : fail(path, 'string', value);
+    case 'bool':
+      if (absent) return 'false';
+      return typeof value === 'boolean' ? String(value) : fail(path, 'bool', value);
+    case 'int':
+      if (absent) return '0';
+      return typeof value === 'number' && Number.isInteger(value) ? String(value) : fail(path, 'int', value);
+    case 'float':
+      if (absent) return '0';
+      return typeof value === 'number' ? formatGoFloat(value, path) : fail(path, 'float64', value);
+    case 'quantity':
+      if (absent) return '"0"';
+      if (typeof value !== 'string' && typeof value !== 'number') return fail(path, 'resource.Quantity', value);
+      return quoteGoString(canonicalizeQuantity(value));
+    case 'intstr':
+      if (absent) return '0';
+      if (typeof value === 'number' && Number.isInteger(value)) return String(value);
+      return typeof value === 'string' ? quoteGoString(value) : fail(path, 'intstr.IntOrString', value);
+    case 'time':
+      if (absent) return 'null';
+      return typeof value === 'string' ? quoteGoString(value) : fail(path, 'metav1.Time', value);
+    case 'bytes':
+      if (absent) return 'null';
+      return typeof value === 'string' ? quoteGoString(value) : fail(path, '[]byte', value);
+    case 'raw':
+      return encodeRaw(value, path);
+    default:
+      return encodeStruct(value, type, path);
+  }
+}
+
+/**
+ * Returns the exact bytes (as a string) that Go's `json.Marshal` writes for `value`
+ * decoded into the Go type `type` (default: a ServingRuntimeSpec).
+ * @throws InvalidInputError when a value cannot decode into its Go field type
+ */
+export function marshalGoJson(value: unknown, type: string = SERVING_RUNTIME_SPEC_TYPE): string {
+  return encodeGoValue(value, type, '');
+}
+
+/**
+ * Returns `value` as Go would round-trip it: unknown keys dropped, zero values of
+ * non-omitempty fields filled in, quantities canonical. The result is what upstream
+ * stores in a revision's `data`.
+ */
+export function normalizeGoJson(value: unknown, type: string = SERVING_RUNTIME_SPEC_TYPE): JsonValue {
+  return JSON.parse(marshalGoJson(value, type)) as JsonValue;
+}
