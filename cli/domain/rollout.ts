@@ -38,46 +38,52 @@ const MAX_GROUPS = 3;
  * digest must agree with the spec the CLI read.
  */
 export function evaluateRepin(isvc: InferenceServiceObject, now: Date): RepinEvaluation {
-  const refuse = (refusal: string): RepinEvaluation => ({ ok: false, refusal });
-  if (MAILBOXES.some((key) => annotationOf(isvc, key) !== undefined)) return refuse(RepinRefusal.mailbox);
+  const refusal = checkRepinShape(isvc);
+  if (refusal) return { ok: false, refusal };
   const run = isvc.status?.rollout?.activeRun;
-  if (!run) return refuse(RepinRefusal.idle);
-  const live = isvc.spec?.rollout?.groups ?? [];
-  if (live.length === 0) return refuse(RepinRefusal.emptyPlan);
-  const pinned = run.plan?.groups ?? [];
-  if (pinned.length === 0 || !run.runID) return refuse(RepinRefusal.evidence);
-  if (!sameTopology(topologyOf(live), topologyOf(pinned.map((group) => group.group ?? {})))) {
-    return refuse(RepinRefusal.topology);
-  }
-  if (live.length > MAX_GROUPS) return refuse(RepinRefusal.evidence);
-  if (live.filter((group) => declaredKindOf(group) === 'canary').length > 1) return refuse(RepinRefusal.multipleCanaries);
-  const resolutions = isvc.status?.rollout?.groups ?? [];
-  if (resolutions.length !== live.length) return refuse(RepinRefusal.evidence);
+  if (!run) return { ok: false, refusal: RepinRefusal.idle };
   const drift = checkPlanConditions(isvc, run.runID, run.openedAt, run.pinnedAt, now);
-  if (drift === undefined) return refuse(RepinRefusal.evidence);
-  if (drift.status !== 'True') return refuse(RepinRefusal.inSync);
+  if (drift === undefined) return { ok: false, refusal: RepinRefusal.evidence };
+  if (drift.status !== 'True') return { ok: false, refusal: RepinRefusal.inSync };
+  return compareDigests(isvc, run.runID, drift);
+}
 
-  const pinnedDigests: string[] = [];
-  const currentDigests: string[] = [];
-  let firstChange = -1;
-  for (let index = 0; index < live.length; index += 1) {
-    const pinnedDigest = pinned[index]?.portableDigest ?? '';
-    const current = currentGroupDigest(live[index] as RolloutGroup, resolutions[index], index);
-    if (!PORTABLE_DIGEST_PATTERN.test(pinnedDigest) || current === undefined) return refuse(RepinRefusal.evidence);
-    pinnedDigests.push(pinnedDigest);
-    currentDigests.push(current);
-    if (firstChange < 0 && current !== pinnedDigest) firstChange = index;
+/** The checks that need no digest, in upstream's order: mailbox, run, plan, shape, groups. */
+function checkRepinShape(isvc: InferenceServiceObject): string | undefined {
+  if (MAILBOXES.some((key) => annotationOf(isvc, key) !== undefined)) return RepinRefusal.mailbox;
+  const run = isvc.status?.rollout?.activeRun;
+  if (!run) return RepinRefusal.idle;
+  const live = isvc.spec?.rollout?.groups ?? [];
+  if (live.length === 0) return RepinRefusal.emptyPlan;
+  const pinned = run.plan?.groups ?? [];
+  if (pinned.length === 0 || !run.runID) return RepinRefusal.evidence;
+  if (!sameTopology(topologyOf(live), topologyOf(pinned.map((group) => group.group ?? {})))) return RepinRefusal.topology;
+  if (live.length > MAX_GROUPS) return RepinRefusal.evidence;
+  if (live.filter((group) => declaredKindOf(group) === 'canary').length > 1) return RepinRefusal.multipleCanaries;
+  if ((isvc.status?.rollout?.groups ?? []).length !== live.length) return RepinRefusal.evidence;
+  return undefined;
+}
+
+/** The live plan's digest from the spec and the reported resolutions, checked against DRIFT. */
+function compareDigests(isvc: InferenceServiceObject, runID: string, drift: StatusCondition): RepinEvaluation {
+  const live = isvc.spec?.rollout?.groups ?? [];
+  const pinned = isvc.status?.rollout?.activeRun?.plan?.groups ?? [];
+  const resolutions = isvc.status?.rollout?.groups ?? [];
+  const pinnedDigests = pinned.map((group) => group.portableDigest ?? '');
+  const currentDigests = live.map((group, index) => currentGroupDigest(group, resolutions[index], index));
+  if (pinnedDigests.some((digest) => !PORTABLE_DIGEST_PATTERN.test(digest)) || currentDigests.includes(undefined)) {
+    return { ok: false, refusal: RepinRefusal.evidence };
   }
-  if (firstChange < 0) return refuse(RepinRefusal.inSync);
+  const firstChange = currentDigests.findIndex((digest, index) => digest !== pinnedDigests[index]);
+  if (firstChange < 0) return { ok: false, refusal: RepinRefusal.inSync };
   const changed = resolutions[firstChange];
   const wantReason = changed?.source === 'Policy' ? PlanDriftReason.policyNewerThanRun : PlanDriftReason.specNewerThanRun;
   const wantMessage = Message.planDrift(firstChange, changed?.observedDigest || UNRESOLVABLE_DIGEST, pinnedDigests[firstChange] as string);
-  if (drift.reason !== wantReason || drift.message !== wantMessage) return refuse(RepinRefusal.evidence);
-
+  if (drift.reason !== wantReason || drift.message !== wantMessage) return { ok: false, refusal: RepinRefusal.evidence };
   const pinnedPlanDigest = digestPlan(pinnedDigests);
-  const requestedPlanDigest = digestPlan(currentDigests);
-  if (pinnedPlanDigest === requestedPlanDigest) return refuse(RepinRefusal.inSync);
-  return { ok: true, request: { runID: run.runID, pinnedPlanDigest, requestedPlanDigest, groupCount: pinned.length } };
+  const requestedPlanDigest = digestPlan(currentDigests as string[]);
+  if (pinnedPlanDigest === requestedPlanDigest) return { ok: false, refusal: RepinRefusal.inSync };
+  return { ok: true, request: { runID, pinnedPlanDigest, requestedPlanDigest, groupCount: pinned.length } };
 }
 
 /** READY must be True/Pinned for this run and DRIFT a known state, both stamped within the run. */
@@ -165,19 +171,19 @@ export function evaluatePromote(isvc: InferenceServiceObject): PromoteEvaluation
   const paused = annotationOf(isvc, 'ome.io/rollout-paused');
   if (paused === 'true' || paused === 'freeze') return refuse(PromoteRefusal.paused);
   const run = isvc.status?.rollout?.activeRun;
-  const canaryIndex = (run?.plan?.groups ?? []).findIndex((group) => declaredKindOf(group.group ?? {}) === 'canary');
   const canary = isvc.status?.canary;
-  if (!run || canaryIndex < 0 || !canary || canary.rolledBackRevisionHash) return refuse(PromoteRefusal.noCanary);
-  const canaryGroups = (run.plan.groups ?? []).filter((group) => declaredKindOf(group.group ?? {}) === 'canary');
-  if (canaryGroups.length > 1 || !canary.canaryRevisionHash) return refuse(PromoteRefusal.evidence);
+  const canaryGroups = (run?.plan?.groups ?? []).filter((group) => declaredKindOf(group.group ?? {}) === 'canary');
+  if (!run || canaryGroups.length === 0 || !canary || canary.rolledBackRevisionHash || canary.finished) {
+    return refuse(PromoteRefusal.noCanary);
+  }
   const steps = canaryGroups[0]?.group.canary?.steps ?? [];
   const step = canary.currentStep;
-  if (!Number.isInteger(step) || step < 0 || step >= steps.length) return refuse(PromoteRefusal.evidence);
-  if (canary.finished) return refuse(PromoteRefusal.noCanary);
+  if (canaryGroups.length > 1 || !canary.canaryRevisionHash || !Number.isInteger(step) || step < 0 || step >= steps.length) {
+    return refuse(PromoteRefusal.evidence);
+  }
   // A canary holding before a step after a repin is released with the annotation itself,
   // as the repin guide shows; the command only passes a manual gate it can see.
-  if (canary.preStepHold) return refuse(PromoteRefusal.notAtGate);
-  if (!isManualGate(steps[step])) return refuse(PromoteRefusal.notAtGate);
+  if (canary.preStepHold || !isManualGate(steps[step])) return refuse(PromoteRefusal.notAtGate);
   return { ok: true, canaryRevision: canary.canaryRevisionHash, runID: run.runID, step, stepCount: steps.length };
 }
 

@@ -118,11 +118,11 @@ describe('rollout repin', () => {
   it('exits 3 when the object changed after the read (failed test)', async () => {
     const { env, out, cluster } = setup();
     const original = cluster.get.bind(cluster);
-    cluster.get = async (...args) => {
+    cluster.get = (async (...args: Parameters<typeof original>) => {
       const read = await original(...args);
       cluster.put(InferenceServices, { ...read, metadata: { ...read.metadata, resourceVersion: '999' } });
       return read;
-    };
+    }) as typeof cluster.get;
     expect(await runReportingErrors(env.io, () => runRolloutRepin(env, { ...base, yes: true }))).toBe(3);
     expect(out.stderr).toContain('error: guarded annotation patch rejected; refresh rollout explain and retry explicitly');
   });
