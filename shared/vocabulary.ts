@@ -105,3 +105,53 @@ export const WebhookName = {
 
 /** The value of `ome.io/rollout-repin` that skips the digest check. */
 export const REPIN_NOW = 'now';
+
+// ---------------------------------------------------------------------------------------
+// Rollout plan pinning and repin: refusals, rejections, phases and holds.
+// ---------------------------------------------------------------------------------------
+
+/** Value of `ome.io/rollout-paused` that holds rollout work ("freeze" also stops repair). */
+export const ROLLOUT_PAUSED_ANNOTATION = 'ome.io/rollout-paused';
+
+/** Controller-side repin rejections beyond the upstream templates in `Message`. */
+export const RepinMessage = {
+  invalidValue: (value: string) =>
+    `repin rejected: annotation value "${value}" is neither "now" nor a plan digest (rp1: followed by 12 lowercase hex characters)`,
+  noActiveRun: 'repin rejected: no active rollout run to repin',
+  topologyChanged: (detail: string) =>
+    `repin rejected: live and pinned rollout topology differ (${detail}); the edit applies at the next run`,
+} as const;
+
+/** `kubectl ome rollout repin` refusals, exactly as the CLI prints them. */
+export const RepinRefusal = {
+  noActiveRun: 'rollout repin refused: no active pinned run',
+  emptyLivePlan: 'rollout repin refused: empty live plans are not supported by this command',
+  evidence: 'rollout repin refused: controller plan evidence is missing, stale or inconsistent',
+  alreadyPinned: 'rollout repin refused: the current plan is already pinned',
+  topology: 'rollout repin refused: live and pinned rollout topology differ',
+  multipleCanaries: 'rollout repin refused: this command supports at most one canary group',
+  mailboxPresent: 'rollout repin refused: a rollout action mailbox is already present',
+} as const;
+export type RepinRefusalMessage = (typeof RepinRefusal)[keyof typeof RepinRefusal];
+
+/** The repin counter and its `outcome` label values. */
+export const REPIN_METRIC = 'ome_rollout_repin_total';
+export const RepinOutcome = { applied: 'applied', rejected: 'rejected' } as const;
+
+export const RolloutPhaseName = {
+  stable: 'Stable',
+  canarying: 'Canarying',
+  pending: 'Pending',
+  paused: 'Paused',
+  promoting: 'Promoting',
+  rollingBack: 'RollingBack',
+  rolledBack: 'RolledBack',
+  failed: 'Failed',
+} as const;
+
+export const RolloutHoldName = {
+  globalPause: 'GlobalPause',
+  planParked: 'PlanParked',
+  canaryPreStep: 'CanaryPreStep',
+  observedPaused: 'ObservedPaused',
+} as const;

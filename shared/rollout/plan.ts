@@ -199,8 +199,8 @@ function pickProgression(body: RolloutPolicySpec): RolloutPolicySpec {
 
 const COMPONENTS = new Set(['router', 'engine', 'decoder']);
 
-/** Checks a render must pass; returns the first problem, or nothing. */
-function findGroupProblem(group: RolloutGroup): string | undefined {
+/** Checks a group must pass to render; returns the first problem, or nothing. */
+export function findGroupProblem(group: RolloutGroup): string | undefined {
   const components = group.components ?? [];
   if (components.length === 0) return 'a group needs at least one component';
   const unknown = components.find((component) => !COMPONENTS.has(component));
