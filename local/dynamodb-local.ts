@@ -26,6 +26,8 @@ export interface DynamoDbLocal {
   /** `http://127.0.0.1:<port>`, for `createDynamoClient({ endpoint })`. */
   endpoint: string;
   port: number;
+  /** The Java process id. */
+  pid: number | undefined;
   /** Stops the Java process and waits for it to exit. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -161,5 +163,5 @@ function supervise(child: ChildProcess, endpoint: string, port: number, inMemory
     })();
     return stopping;
   };
-  return { endpoint, port, stop };
+  return { endpoint, port, pid: child.pid, stop };
 }

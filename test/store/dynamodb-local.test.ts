@@ -1,0 +1,48 @@
+/** The DynamoDB Local launcher: readable errors, and no Java left behind when its parent dies. */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { startDynamoDbLocal } from '../../local/dynamodb-local';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return check();
+}
+
+describe('Function: startDynamoDbLocal', () => {
+  it('asks for a data directory when not in memory', async () => {
+    await expect(startDynamoDbLocal({ inMemory: false })).rejects.toThrow('dataDir is required when inMemory is false');
+  });
+
+  it('stops Java when the parent process is killed outright', async () => {
+    const fixture = fileURLToPath(new URL('./fixtures/hold-dynamodb-local.ts', import.meta.url));
+    const parent = spawn(process.execPath, ['--import', 'tsx', fixture], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const javaPid = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      parent.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        const line = out.split('\n').find((l) => /^\d+$/.test(l));
+        if (line !== undefined) resolve(Number(line));
+      });
+      parent.once('exit', (code) => reject(new Error(`fixture exited early with ${String(code)}`)));
+    });
+    expect(alive(javaPid)).toBe(true);
+
+    parent.kill('SIGKILL');
+
+    expect(await waitFor(() => !alive(javaPid), 10_000)).toBe(true);
+  });
+});
