@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_GROUP_DIGEST, digestPolicySpec } from '../../shared/rollout/digest';
+import { parseCapacity, resolveLivePlan, sameTopology, topologyOf } from '../../shared/rollout/plan';
+import type { RolloutGroup } from '../../shared/rollout/types';
+import { manualCanary, policies, policy } from './fixtures';
+
+const guardedBody = { canary: { steps: [{ capacity: '50%', traffic: 20, pause: {} }, { capacity: '100%', traffic: 100 }] } };
+const guarded = policy('guarded', guardedBody);
+
+describe('Function: resolveLivePlan', () => {
+  it('renders a group with no progression and no policy as the default blue-green', () => {
+    const result = resolveLivePlan([{ components: ['engine'] }], policies());
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.plan.groups[0]).toEqual({
+      source: 'Inline',
+      portableDigest: DEFAULT_GROUP_DIGEST,
+      group: { components: ['engine'], blueGreen: {} },
+    });
+    expect(result.groups[0]?.declaredSource).toBe('Defaulted');
+  });
+
+  it('renders a policy group from the policy body, without the ref inside the group', () => {
+    const result = resolveLivePlan(
+      [{ components: ['engine'], policyRef: { name: 'guarded', progression: 'canary' } }],
+      policies(guarded),
+    );
+    expect(result.ok && result.plan.groups[0]).toEqual({
+      source: 'Policy',
+      policyRef: { name: 'guarded', progression: 'canary' },
+      policyGeneration: 4,
+      portableDigest: digestPolicySpec(guardedBody),
+      group: { components: ['engine'], ...guardedBody },
+    });
+  });
+
+  it('lets an inline progression win over a policyRef and previews the shadowed policy', () => {
+    const group = { ...manualCanary(), policyRef: { name: 'guarded', progression: 'canary' } };
+    const result = resolveLivePlan([group], policies(guarded));
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.plan.groups[0]?.source).toBe('Inline');
+    expect(result.plan.groups[0]?.group.policyRef).toBeUndefined();
+    expect(result.groups[0]?.shadowed).toEqual({ name: 'guarded', wouldPinDigest: digestPolicySpec(guardedBody) });
+  });
+
+  it('digests the plan as the group digests joined by |', () => {
+    const result = resolveLivePlan([{ components: ['router'] }, manualCanary()], policies());
+    expect(result.ok && result.plan.groupDigests[0]).toBe(DEFAULT_GROUP_DIGEST);
+    expect(result.ok && result.plan.digest).toMatch(/^rp1:[0-9a-f]{12}$/);
+  });
+
+  it.each<[string, RolloutGroup, string, RegExp]>([
+    ['missing policy', { components: ['engine'], policyRef: { name: 'gone', progression: 'canary' } }, 'PolicyNotFound', /groups\[0\]: RolloutPolicy "gone" not found/],
+    ['unready policy', { components: ['engine'], policyRef: { name: 'sick', progression: 'canary' } }, 'PolicyNotReady', /RolloutPolicy "sick" is not Ready: body invalid/],
+    ['kind mismatch', { components: ['engine'], policyRef: { name: 'guarded', progression: 'blueGreen' } }, 'ProgressionMismatch', /declares progression "blueGreen" but the policy body is "canary"/],
+    ['two progressions', { components: ['engine'], blueGreen: {}, rollingUpdate: {} }, 'PlanInvalid', /at most one of canary/],
+    ['no components', { components: [] }, 'PlanInvalid', /at least one component/],
+    ['bad soak', { components: ['engine'], soak: 'soon' }, 'PlanInvalid', /soak: time: /],
+    ['bad traffic', { components: ['engine'], canary: { steps: [{ capacity: 1, traffic: 101 }] } }, 'PlanInvalid', /traffic must be 0-100/],
+    ['bad capacity', { components: ['engine'], canary: { steps: [{ capacity: 'half', traffic: 1 }] } }, 'PlanInvalid', /capacity "half" is invalid/],
+  ])('fails on %s with %s', (_name, group, reason, message) => {
+    const result = resolveLivePlan([group], policies(guarded, policy('sick', guardedBody, { ready: false, readyMessage: 'body invalid' })));
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.reason).toBe(reason);
+    expect(result.message).toMatch(message);
+  });
+
+  it('keeps every group outcome when one fails, for the resolution view', () => {
+    const result = resolveLivePlan(
+      [{ components: ['router'] }, { components: ['engine'], policyRef: { name: 'gone', progression: 'canary' } }],
+      policies(),
+    );
+    expect(result.groups.map((group) => group.ok)).toEqual([true, false]);
+  });
+
+  it('renders an empty plan for no groups', () => {
+    const result = resolveLivePlan(undefined, policies());
+    expect(result.ok && result.plan.groups).toEqual([]);
+  });
+});
+
+describe('Function: parseCapacity', () => {
+  it.each([
+    ['25%', { percent: 25 }],
+    ['100%', { percent: 100 }],
+    ['3', { count: 3 }],
+    [3, { count: 3 }],
+    ['101%', undefined],
+    ['x', undefined],
+    [-1, undefined],
+  ])('%j -> %j', (input, expected) => {
+    expect(parseCapacity(input)).toEqual(expected);
+  });
+});
+
+describe('Function: topologyOf', () => {
+  const base: RolloutGroup = { components: ['engine', 'decoder'], blueGreen: {}, soak: '60s', maintainRatio: { tolerance: 5 } };
+  it.each<[string, RolloutGroup, boolean]>([
+    ['same group', base, true],
+    ['equal soak spelled differently', { ...base, soak: '1m' }, true],
+    ['progression body only', { ...base, blueGreen: undefined, policyRef: { name: 'p', progression: 'blueGreen' } }, true],
+    ['components', { ...base, components: ['engine'] }, false],
+    ['order', { ...base, order: ['decoder', 'engine'] }, false],
+    ['soak', { ...base, soak: '2m' }, false],
+    ['maintainRatio', { ...base, maintainRatio: { tolerance: 6 } }, false],
+    ['progression kind', { ...base, blueGreen: undefined, rollingUpdate: {} }, false],
+  ])('%s -> same shape %s', (_name, group, same) => {
+    expect(sameTopology(topologyOf([base]), topologyOf([group]))).toBe(same);
+  });
+
+  it('counts groups', () => {
+    expect(topologyOf([base, base]).groupCount).toBe(2);
+    expect(sameTopology(topologyOf([base]), topologyOf([base, base]))).toBe(false);
+  });
+
+  it('reports each group progression kind, defaulting to blue-green', () => {
+    expect(topologyOf([{ components: ['engine'] }, manualCanary()]).groups.map((g) => g.progression)).toEqual(['blueGreen', 'canary']);
+  });
+});
