@@ -23,7 +23,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   client?.destroy();
+  const pid = local?.pid;
   await local?.stop();
+  // stop() resolves only once Java has exited.
+  if (pid !== undefined) expect(() => process.kill(pid, 0)).toThrow();
 });
 
 interface Backend {
@@ -129,6 +132,15 @@ describe.each(backends)('store contract: $name', (backend) => {
       });
       await stores.idempotency.abandon(k);
       expect((await stores.idempotency.claim(k, claimOptions)).state).toBe('completed');
+    });
+
+    it.each([null, undefined, '', 0, false])('round-trips the result %j', async (result) => {
+      const k = key();
+      await stores.idempotency.claim(k, claimOptions);
+      await stores.idempotency.complete(k, result);
+      const claim = await stores.idempotency.claim(k, claimOptions);
+      expect(claim.state).toBe('completed');
+      expect(claim.state === 'completed' ? claim.result : 'not completed').toBe(result);
     });
 
     it('keeps an unexpired in-progress claim and hands an expired one to the next worker', async () => {
