@@ -1,0 +1,10 @@
+export { createClusterClient } from './cluster-client';
+export type { ClosableClusterClient, ClusterClientOptions } from './cluster-client';
+export { loadKubeConfig, kubeConfigFromRecord } from './kube-config';
+export type { LoadKubeConfigOptions, ResolvedCredentials } from './kube-config';
+export { createEventRecorder, recordEvent } from './events';
+export type { EventRecorder, EventRecorderOptions, EventSpec } from './events';
+export { apiFailureOf, errorFromStatus, errorFromTransport } from './errors';
+export type { ApiFailure, ApiStatus } from './errors';
+export { collectionPath, objectPath } from './paths';
+export type { KubeConfig } from '@kubernetes/client-node';

@@ -1,0 +1,151 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { InvalidInputError, UnavailableError } from '../../errors';
+import { errorFromStatus, errorFromTransport, parseStatus } from './errors';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface TransportRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Query;
+  body?: unknown;
+  contentType?: string;
+}
+
+export interface TransportOptions {
+  /** Per request, from sending to the last byte of the answer. Watches have none. */
+  requestTimeoutMs: number;
+  userAgent: string;
+}
+
+/**
+ * HTTP to one API server, authenticated by client-node's KubeConfig (certificates, tokens,
+ * exec plugins, proxies). Requests go through node:http(s) rather than client-node's
+ * generated clients so any kind is reachable by its ResourceType without discovery, the
+ * status subresource and dry runs work for every kind, and a watch stream is read with
+ * backpressure and its error Status kept. Connections are kept alive and reused.
+ */
+export class KubeTransport {
+  private readonly server: URL;
+  private agent: http.Agent | undefined;
+
+  constructor(
+    private readonly kubeConfig: KubeConfig,
+    private readonly options: TransportOptions,
+  ) {
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new InvalidInputError('kubeconfig has no current cluster: set current-context or pass a context');
+    this.server = new URL(cluster.server);
+  }
+
+  /** Sends a request and parses the JSON answer; every failure is a typed error. */
+  async request<T>(request: TransportRequest): Promise<T> {
+    const response = await this.send(request, undefined, this.options.requestTimeoutMs);
+    const text = await readText(response, request);
+    const code = response.statusCode ?? 0;
+    if (code < 200 || code >= 300) throw errorFromStatus(code, parseStatus(text), text, request);
+    if (text === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw new UnavailableError(`${request.method} ${request.path}: the server answered ${code} with a body that is not JSON`, { cause: error });
+    }
+  }
+
+  /** Opens a streaming GET (a watch). Resolves with the 200 response; any other answer is a typed error. */
+  async stream(request: TransportRequest, signal: AbortSignal | undefined): Promise<IncomingMessage> {
+    const response = await this.send(request, signal, undefined);
+    const code = response.statusCode ?? 0;
+    if (code !== 200) {
+      const text = await readText(response, request);
+      throw errorFromStatus(code, parseStatus(text), text, request);
+    }
+    response.socket?.setKeepAlive(true, 30_000);
+    return response;
+  }
+
+  private async send(request: TransportRequest, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<IncomingMessage> {
+    const options = await this.requestOptions(request);
+    const url = this.url(request);
+    const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+    if (body) {
+      options.headers = { ...options.headers, 'Content-Type': request.contentType ?? 'application/json', 'Content-Length': body.length };
+    }
+    const module = url.protocol === 'https:' ? https : http;
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const req = module.request(url, { ...options, method: request.method, signal });
+      req.on('response', resolve);
+      req.on('error', (error) => reject(errorFromTransport(error, request)));
+      if (timeoutMs !== undefined) {
+        req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+      }
+      req.end(body);
+    });
+  }
+
+  private url(request: TransportRequest): URL {
+    const base = this.server.pathname.replace(/\/$/, '');
+    const url = new URL(this.server.origin + base + request.path);
+    for (const [key, value] of Object.entries(request.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
+  }
+
+  private async requestOptions(request: TransportRequest): Promise<https.RequestOptions> {
+    const options: https.RequestOptions = { headers: {} };
+    try {
+      // Credentials are applied per request: exec plugins and token files rotate.
+      await this.kubeConfig.applyToHTTPSOptions(options);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (/not allowed/.test(message)) throw new InvalidInputError(`kubeconfig: ${message}`, { cause: error });
+      throw new UnavailableError(`${request.method} ${request.path}: credentials: ${message}`, { cause: error });
+    }
+    options.headers = { ...options.headers, Accept: 'application/json', 'User-Agent': this.options.userAgent };
+    options.agent = this.reusableAgent(options);
+    return options;
+  }
+
+  /**
+   * client-node builds a fresh agent on every call, which would open a connection (and a
+   * TLS handshake) per request. Without a proxy, keep one keep-alive agent with the same
+   * TLS material; a proxy agent is used as client-node made it.
+   */
+  private reusableAgent(options: https.RequestOptions): http.Agent | undefined {
+    if (this.kubeConfig.getCurrentCluster()?.proxyUrl) return options.agent as http.Agent | undefined;
+    if (!this.agent) {
+      const tls = {
+        ca: options.ca,
+        cert: options.cert,
+        key: options.key,
+        servername: options.servername,
+        ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
+      };
+      this.agent =
+        this.server.protocol === 'https:'
+          ? new https.Agent({ keepAlive: true, maxSockets: 64, ...tls })
+          : new http.Agent({ keepAlive: true, maxSockets: 64 });
+    }
+    return this.agent;
+  }
+
+  /** Closes idle keep-alive connections. */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
+  }
+}
+
+async function readText(response: IncomingMessage, request: TransportRequest): Promise<string> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of response) chunks.push(chunk as Buffer);
+  } catch (error) {
+    throw errorFromTransport(error, request);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
