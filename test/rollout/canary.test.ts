@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { advanceCanary, advanceReplacement, canaryReplicasFor, gateOf, type CanaryTickInput } from '../../shared/rollout/canary';
+import type { CanaryState, CanaryStep } from '../../shared/rollout/types';
+import { NOW } from './fixtures';
+
+const ENTERED = '2026-08-31T18:00:00Z'; // 30 minutes before NOW
+const manual: CanaryStep[] = [{ capacity: '25%', traffic: 10, pause: {} }, { capacity: '100%', traffic: 100 }];
+const timed: CanaryStep[] = [{ capacity: '25%', traffic: 10, pause: { duration: '1h' } }, { capacity: '100%', traffic: 100 }];
+const analysis: CanaryStep[] = [{ capacity: '25%', traffic: 10, analysis: { interval: '1m', failureLimit: 2 } }, { capacity: '100%', traffic: 100 }];
+const state = (extra: Partial<CanaryState> = {}): CanaryState => ({
+  canaryRevisionHash: 'bbbbbbbb',
+  stableRevisionHash: 'aaaaaaaa',
+  currentStep: 0,
+  stepEnteredTime: ENTERED,
+  observedTrafficWeight: 0,
+  ...extra,
+});
+const tick = (extra: Partial<CanaryTickInput>) =>
+  advanceCanary({
+    steps: manual,
+    state: state(),
+    desiredReplicas: 4,
+    readyCanaryReplicas: 0,
+    readyStableReplicas: 4,
+    metricsSourceConfigured: false,
+    now: NOW,
+    ...extra,
+  });
+
+describe('Function: canaryReplicasFor', () => {
+  it.each([
+    ['25%', 4, 1],
+    ['25%', 3, 1],
+    ['30%', 4, 2],
+    ['1%', 10, 1],
+    ['0%', 10, 0],
+    ['100%', 4, 4],
+    [2, 4, 2],
+    ['9', 4, 4],
+    [undefined, 4, 0],
+  ])('capacity %j of %i desired -> %i', (capacity, desired, expected) => {
+    expect(canaryReplicasFor(capacity, desired)).toBe(expected);
+  });
+});
+
+describe('Function: gateOf', () => {
+  it.each<[CanaryStep, string]>([
+    [{ capacity: 1, traffic: 1 }, 'Immediate'],
+    [{ capacity: 1, traffic: 1, pause: {} }, 'Manual'],
+    [{ capacity: 1, traffic: 1, pause: { duration: '5m' } }, 'Timed'],
+    [{ capacity: 1, traffic: 1, pause: {}, analysis: { interval: '1m' } }, 'Analysis'],
+  ])('%j -> %s', (step, gate) => {
+    expect(gateOf(step)).toBe(gate);
+  });
+});
+
+describe('Function: advanceCanary', () => {
+  it.each<[string, Partial<CanaryTickInput>, Partial<ReturnType<typeof advanceCanary>>, Partial<CanaryState>]>([
+    ['capacity coming up', {}, { phase: 'Pending', canaryReplicas: 1, stableReplicas: 4 }, { currentStep: 0, observedTrafficWeight: 0 }],
+    ['manual gate waits', { readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', stableReplicas: 3 }, { observedTrafficWeight: 10 }],
+    ['promote passes the manual gate', { readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Canarying', canaryReplicas: 4, removePromoteAnnotation: true }, { currentStep: 1, promotedThrough: 'bbbbbbbb' }],
+    ['promote for another revision is dropped', { readyCanaryReplicas: 1, promoteAnnotation: 'cccccccc' }, { phase: 'Paused', removePromoteAnnotation: true }, { currentStep: 0 }],
+    ['timed gate waits', { steps: timed, readyCanaryReplicas: 1 }, { phase: 'Paused', requeueAfterSeconds: 1800 }, { currentStep: 0 }],
+    ['timed gate elapses', { steps: timed, readyCanaryReplicas: 1, now: new Date('2026-08-31T19:00:00Z') }, { phase: 'Canarying' }, { currentStep: 1 }],
+    ['analysis without metrics source holds inconclusive', { steps: analysis, readyCanaryReplicas: 1 }, { phase: 'Paused', analysis: 'Inconclusive' }, { currentStep: 0 }],
+    ['analysis pass advances', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Pass' }, { phase: 'Canarying' }, { currentStep: 1 }],
+    ['analysis failing under its limit waits', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Fail' }, { phase: 'Paused' }, { analysisFailedChecks: 1 }],
+    ['analysis failing at its limit rolls back', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Fail' }, { phase: 'RolledBack', canaryReplicas: 0 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
+    ['immediate last step finishes', { state: state({ currentStep: 1 }), readyCanaryReplicas: 4, readyStableReplicas: 0 }, { phase: 'Stable', canaryReplicas: 4, stableReplicas: 0 }, { finished: true, observedTrafficWeight: 100 }],
+    ['finished stays finished while stable drains', { state: state({ finished: true }), readyCanaryReplicas: 4, readyStableReplicas: 2 }, { phase: 'Promoting', stableReplicas: 0 }, { finished: true }],
+    ['ready timeout fails the canary', { readyTimeout: '10m' }, { phase: 'Failed' }, {}],
+    ['rollback annotation rolls back', { rollbackAnnotation: 'bbbbbbbb', readyStableReplicas: 3 }, { phase: 'RollingBack', canaryReplicas: 0, stableReplicas: 4 }, {}],
+    ['pre-step hold while capacity comes up', { state: state({ preStepHold: true }) }, { phase: 'Pending', hold: 'CanaryPreStep', canaryReplicas: 1 }, { observedTrafficWeight: 0 }],
+    ['pre-step hold at capacity', { state: state({ preStepHold: true }), readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'CanaryPreStep' }, { observedTrafficWeight: 0 }],
+    ['promote releases the hold, then the manual gate applies', { state: state({ preStepHold: true }), readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Paused', hold: 'ObservedPaused', removePromoteAnnotation: true }, { preStepHold: false, observedTrafficWeight: 10, currentStep: 0 }],
+    ['an applied promote is inert until removed', { state: state({ promotedThrough: 'bbbbbbbb' }), readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Paused', removePromoteAnnotation: true }, { currentStep: 0 }],
+    ['a removed promote re-arms the gate', { state: state({ promotedThrough: 'bbbbbbbb' }), readyCanaryReplicas: 1 }, { phase: 'Paused' }, { promotedThrough: undefined }],
+    ['a step index past the end is clamped', { state: state({ currentStep: 7 }), readyCanaryReplicas: 1 }, { phase: 'Pending', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1, finished: undefined }],
+  ])('%s', (_name, input, expected, expectedState) => {
+    const result = tick(input);
+    expect(result).toMatchObject(expected);
+    for (const [key, value] of Object.entries(expectedState)) {
+      expect(result.state[key as keyof CanaryState], key).toEqual(value);
+    }
+  });
+
+  it('does not mutate the state it was given', () => {
+    const given = state();
+    advanceCanary({ steps: manual, state: given, desiredReplicas: 4, readyCanaryReplicas: 1, readyStableReplicas: 4, metricsSourceConfigured: false, now: NOW, promoteAnnotation: 'bbbbbbbb' });
+    expect(given).toEqual(state());
+  });
+});
+
+describe('Function: advanceReplacement', () => {
+  it.each([
+    [0, { newReplicas: 3, oldReplicas: 3, phase: 'Pending', complete: false }],
+    [2, { newReplicas: 3, oldReplicas: 3, phase: 'Pending', complete: false }],
+    [3, { newReplicas: 3, oldReplicas: 0, phase: 'Stable', complete: true }],
+  ])('%i of 3 new replicas ready', (ready, expected) => {
+    expect(advanceReplacement({ desiredReplicas: 3, readyNewReplicas: ready })).toEqual(expected);
+  });
+});
