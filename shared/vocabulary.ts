@@ -155,3 +155,23 @@ export const RolloutHoldName = {
   canaryPreStep: 'CanaryPreStep',
   observedPaused: 'ObservedPaused',
 } as const;
+
+// --- Runtime revisions and the rendered engine workload ---
+
+/** Labels and annotations on the engine Deployment rendered from a runtime or a revision. */
+export const WorkloadLabel = {
+  inferenceService: 'ome.io/inferenceservice',
+  component: 'ome.io/component',
+  servingRuntime: 'serving-runtime',
+} as const;
+
+export const WorkloadAnnotation = {
+  /** The revision the pods were rendered from, or `live`. */
+  renderedFrom: 'ome.io/rendered-from',
+} as const;
+
+export const RENDERED_FROM_LIVE = 'live';
+
+/** The webhook's reason for a revision pin without `autoSync: false`. */
+export const REVISION_REQUIRES_PINNING_MESSAGE =
+  'spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin';

@@ -236,39 +236,33 @@ function encodeGoValue(value: unknown, rawType: string, path: string): string {
     const keys = Object.keys(value).sort(compareGoStrings);
     return `{${keys.map((key) => `${quoteGoString(key)}:${encodeGoValue(value[key], mapElement(type), `${path}.${key}`)}`).join(',')}}`;
   }
-  switch (type) {
-    case 'string':
-      if (absent) return '""';
-      return typeof value === 'string' ? quoteGoString(value) : fail(path, 'string', value);
-    case 'bool':
-      if (absent) return 'false';
-      return typeof value === 'boolean' ? String(value) : fail(path, 'bool', value);
-    case 'int':
-      if (absent) return '0';
-      return typeof value === 'number' && Number.isInteger(value) ? String(value) : fail(path, 'int', value);
-    case 'float':
-      if (absent) return '0';
-      return typeof value === 'number' ? formatGoFloat(value, path) : fail(path, 'float64', value);
-    case 'quantity':
-      if (absent) return '"0"';
-      if (typeof value !== 'string' && typeof value !== 'number') return fail(path, 'resource.Quantity', value);
-      return quoteGoString(canonicalizeQuantity(value));
-    case 'intstr':
-      if (absent) return '0';
-      if (typeof value === 'number' && Number.isInteger(value)) return String(value);
-      return typeof value === 'string' ? quoteGoString(value) : fail(path, 'intstr.IntOrString', value);
-    case 'time':
-      if (absent) return 'null';
-      return typeof value === 'string' ? quoteGoString(value) : fail(path, 'metav1.Time', value);
-    case 'bytes':
-      if (absent) return 'null';
-      return typeof value === 'string' ? quoteGoString(value) : fail(path, '[]byte', value);
-    case 'raw':
-      return encodeRaw(value, path);
-    default:
-      return encodeStruct(value, type, path);
-  }
+  const scalar = SCALAR_ENCODERS[type];
+  if (scalar) return absent ? scalar.zero : scalar.encode(value, path);
+  return type === 'raw' ? encodeRaw(value, path) : encodeStruct(value, type, path);
 }
+
+interface ScalarEncoder {
+  /** What Go writes for the type's zero value (a field absent from the input). */
+  zero: string;
+  encode: (value: unknown, path: string) => string;
+}
+
+const SCALAR_ENCODERS: Readonly<Record<string, ScalarEncoder>> = {
+  string: { zero: '""', encode: (v, p) => (typeof v === 'string' ? quoteGoString(v) : fail(p, 'string', v)) },
+  bool: { zero: 'false', encode: (v, p) => (typeof v === 'boolean' ? String(v) : fail(p, 'bool', v)) },
+  int: { zero: '0', encode: (v, p) => (typeof v === 'number' && Number.isInteger(v) ? String(v) : fail(p, 'int', v)) },
+  float: { zero: '0', encode: (v, p) => (typeof v === 'number' ? formatGoFloat(v, p) : fail(p, 'float64', v)) },
+  quantity: {
+    zero: '"0"',
+    encode: (v, p) => (typeof v === 'string' || typeof v === 'number' ? quoteGoString(canonicalizeQuantity(v)) : fail(p, 'resource.Quantity', v)),
+  },
+  intstr: {
+    zero: '0',
+    encode: (v, p) => (typeof v === 'number' && Number.isInteger(v) ? String(v) : typeof v === 'string' ? quoteGoString(v) : fail(p, 'intstr.IntOrString', v)),
+  },
+  time: { zero: 'null', encode: (v, p) => (typeof v === 'string' ? quoteGoString(v) : fail(p, 'metav1.Time', v)) },
+  bytes: { zero: 'null', encode: (v, p) => (typeof v === 'string' ? quoteGoString(v) : fail(p, '[]byte', v)) },
+};
 
 /**
  * Returns the exact bytes (as a string) that Go's `json.Marshal` writes for `value`

@@ -1,0 +1,107 @@
+import type { KubeObject } from '../ports/cluster';
+import { RENDERED_FROM_LIVE, WorkloadAnnotation, WorkloadLabel } from '../vocabulary';
+import type { JsonValue } from './go-json';
+
+/**
+ * Renders the engine's Deployment for an InferenceService from its effective runtime spec
+ * (the live spec, or a pinned revision's data). Deliberately small: one Deployment, the
+ * runner container with the runtime's command and args, the engine's volumes, tolerations
+ * and node selector, and `minReplicas` replicas. The output is built in a fixed key order
+ * from its inputs only, so an unchanged input renders a byte-identical object and the
+ * caller can compare before it writes.
+ */
+
+/** The ISVC fields rendering reads. */
+export interface WorkloadSubject {
+  namespace: string;
+  name: string;
+  uid?: string | undefined;
+  engine?: { minReplicas?: number | undefined } | undefined;
+}
+
+export interface RenderEngineInput {
+  isvc: WorkloadSubject;
+  runtimeName: string;
+  /** The effective ServingRuntimeSpec (Go-shaped JSON). */
+  spec: JsonValue;
+  /** The revision the spec came from, or undefined for the live runtime. */
+  revisionName?: string | undefined;
+}
+
+type JsonObject = { [key: string]: JsonValue };
+
+/** The container name OME gives a runner that names none. */
+export const DEFAULT_RUNNER_NAME = 'ome-container';
+
+function asObject(value: JsonValue | undefined): JsonObject | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+}
+
+function asList(value: JsonValue | undefined): JsonValue[] | undefined {
+  return Array.isArray(value) && value.length > 0 ? value : undefined;
+}
+
+/** Fills `{{.Name}}` and `{{.Namespace}}`, the placeholders the catalog runtimes use. */
+function fillPlaceholders(value: JsonValue, isvc: WorkloadSubject): JsonValue {
+  if (typeof value === 'string') return value.replaceAll('{{.Name}}', isvc.name).replaceAll('{{.Namespace}}', isvc.namespace);
+  if (Array.isArray(value)) return value.map((item) => fillPlaceholders(item, isvc));
+  const object = asObject(value);
+  if (!object) return value;
+  return Object.fromEntries(Object.entries(object).map(([key, item]) => [key, fillPlaceholders(item, isvc)]));
+}
+
+function renderContainers(spec: JsonObject, engine: JsonObject, isvc: WorkloadSubject): JsonValue[] {
+  const runner = asObject(engine.runner);
+  if (runner) {
+    const name = typeof runner.name === 'string' && runner.name !== '' ? runner.name : DEFAULT_RUNNER_NAME;
+    return [fillPlaceholders({ ...runner, name }, isvc)];
+  }
+  return (asList(engine.containers) ?? asList(spec.containers) ?? []).map((c) => fillPlaceholders(c, isvc));
+}
+
+/** The Deployment's name for an InferenceService's engine. */
+export function computeEngineDeploymentName(isvcName: string): string {
+  return `${isvcName}-engine`;
+}
+
+/**
+ * Renders the engine Deployment. Labels on the pods and the selector hold only the ISVC
+ * and component, never the runtime or revision, because a Deployment's selector is
+ * immutable; the revision is recorded in the `ome.io/rendered-from` annotation.
+ */
+export function renderEngineDeployment(input: RenderEngineInput): KubeObject {
+  const { isvc } = input;
+  const spec = asObject(input.spec) ?? {};
+  const engine = asObject(spec.engineConfig) ?? {};
+  const selector = { [WorkloadLabel.inferenceService]: isvc.name, [WorkloadLabel.component]: 'engine' };
+  const labels = { ...selector, [WorkloadLabel.servingRuntime]: input.runtimeName };
+  const renderedFrom = input.revisionName ?? RENDERED_FROM_LIVE;
+  const nodeSelector = { ...(asObject(engine.nodeSelector) ?? {}), ...(asObject(spec.nodeSelector) ?? {}) };
+  const podSpec: JsonObject = { containers: renderContainers(spec, engine, isvc) };
+  const volumes = asList(engine.volumes) ?? asList(spec.volumes);
+  if (volumes) podSpec.volumes = volumes;
+  const tolerations = asList(engine.tolerations);
+  if (tolerations) podSpec.tolerations = tolerations;
+  if (Object.keys(nodeSelector).length > 0) podSpec.nodeSelector = Object.fromEntries(Object.entries(nodeSelector).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: computeEngineDeploymentName(isvc.name),
+      namespace: isvc.namespace,
+      labels,
+      annotations: { [WorkloadAnnotation.renderedFrom]: renderedFrom },
+      ...(isvc.uid
+        ? { ownerReferences: [{ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: isvc.name, uid: isvc.uid, controller: true }] }
+        : {}),
+    },
+    spec: {
+      replicas: isvc.engine?.minReplicas ?? 1,
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels, annotations: { [WorkloadAnnotation.renderedFrom]: renderedFrom } },
+        spec: podSpec,
+      },
+    },
+  };
+}
