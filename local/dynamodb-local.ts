@@ -81,6 +81,15 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   });
 }
 
+/** Java's output without stack frames: the banner and the exception lines say what went wrong. */
+function summarise(output: string): string {
+  return output
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !/^\s+at /.test(line) && !/^\s*\.\.\. \d+ more/.test(line))
+    .slice(-20)
+    .join('\n');
+}
+
 interface Attempt {
   child: ChildProcess;
   output: () => string;
@@ -99,7 +108,7 @@ function launch(port: number, path: string | null): Attempt {
     child.once('error', (error) => resolveExited(`could not run java: ${error.message}`));
     child.once('exit', (code, signal) => resolveExited(`exited with ${signal ?? `code ${String(code)}`}`));
   });
-  return { child, output: () => tail.trim(), exited };
+  return { child, output: () => summarise(tail), exited };
 }
 
 async function waitUntilReady(attempt: Attempt, endpoint: string, timeoutMs: number): Promise<string | undefined> {
