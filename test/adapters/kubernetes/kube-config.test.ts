@@ -1,0 +1,83 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { kubeConfigFromRecord, loadKubeConfig } from '../../../shared/adapters/kubernetes';
+import { InvalidInputError } from '../../../shared/errors';
+import type { ClusterRecord } from '../../../shared/ports/store';
+
+const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function kubeconfig(contexts: Array<[name: string, server: string]>, current?: string): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: contexts.map(([name, server]) => ({ name, cluster: { server } })),
+    users: contexts.map(([name]) => ({ name, user: { token: `token-${name}` } })),
+    contexts: contexts.map(([name]) => ({ name, context: { cluster: name, user: name } })),
+    ...(current ? { 'current-context': current } : {}),
+  });
+}
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+const first = file('first', kubeconfig([['shared', 'https://first.example:6443'], ['a', 'https://a.example']], 'a'));
+const second = file('second', kubeconfig([['shared', 'https://second.example:6443'], ['b', 'https://b.example']], 'b'));
+
+describe('loadKubeConfig', () => {
+  it('merges the KUBECONFIG files like kubectl: the first definition and current context win, missing files are skipped', () => {
+    const config = loadKubeConfig({ env: { KUBECONFIG: [join(dir, 'missing'), first, second].join(delimiter) } });
+    expect(config.getCurrentContext()).toBe('a');
+    expect(config.getContexts().map((context) => context.name).sort()).toEqual(['a', 'b', 'shared']);
+    expect(config.getCluster('shared')?.server).toBe('https://first.example:6443');
+  });
+
+  it('picks --context, and --kubeconfig overrides KUBECONFIG', () => {
+    expect(loadKubeConfig({ env: { KUBECONFIG: [first, second].join(delimiter) }, context: 'b' }).getCurrentCluster()?.server).toBe('https://b.example');
+    expect(loadKubeConfig({ env: { KUBECONFIG: first }, kubeconfigPath: second }).getCurrentContext()).toBe('b');
+  });
+
+  it('reads ~/.kube/config when KUBECONFIG is unset', () => {
+    const home = join(dir, 'home');
+    mkdirSync(join(home, '.kube'), { recursive: true });
+    writeFileSync(join(home, '.kube', 'config'), kubeconfig([['home', 'https://home.example']], 'home'));
+    expect(loadKubeConfig({ env: { HOME: home } }).getCurrentCluster()?.server).toBe('https://home.example');
+  });
+
+  it.each([
+    [{ env: { KUBECONFIG: first }, context: 'nope' }, 'context "nope" does not exist'],
+    [{ env: {}, kubeconfigPath: join(dir, 'missing') }, 'no such file'],
+    [{ env: { KUBECONFIG: file('no-current', kubeconfig([['x', 'https://x.example']])) } }, 'no usable kubeconfig'],
+    [{ env: {} }, 'no usable kubeconfig'],
+  ])('refuses %j', (options, message) => {
+    expect(() => loadKubeConfig(options)).toThrow(InvalidInputError);
+    expect(() => loadKubeConfig(options)).toThrow(message);
+  });
+});
+
+describe('kubeConfigFromRecord', () => {
+  const base = { id: 'prod-eu', server: 'https://prod.example:443', caData: 'Q0E=', omeNamespace: 'ome' };
+
+  it('uses a stored kubeconfig with its context', () => {
+    const record: ClusterRecord = { ...base, credentials: { kind: 'kubeconfig', kubeconfig: kubeconfig([['a', 'https://a.example'], ['b', 'https://b.example']], 'a'), context: 'b' } };
+    expect(kubeConfigFromRecord(record).getCurrentCluster()?.server).toBe('https://b.example');
+  });
+
+  it('builds a token kubeconfig from the record for resolved EKS credentials', () => {
+    const record: ClusterRecord = { ...base, credentials: { kind: 'eks', clusterName: 'prod', region: 'eu-west-1' } };
+    const config = kubeConfigFromRecord(record, { token: 'k8s-aws-v1.abc' });
+    expect(config.getCurrentCluster()).toMatchObject({ server: 'https://prod.example:443', caData: 'Q0E=', skipTLSVerify: false });
+    expect(config.getCurrentUser()?.token).toBe('k8s-aws-v1.abc');
+  });
+
+  it('refuses unresolved secret credentials', () => {
+    const record: ClusterRecord = { ...base, credentials: { kind: 'secret', secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x' } };
+    expect(() => kubeConfigFromRecord(record)).toThrow('must be resolved');
+  });
+});
