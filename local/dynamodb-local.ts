@@ -18,7 +18,7 @@ export interface DynamoDbLocalOptions {
   /** Keep data in memory only (default). When false, `dataDir` holds the database file. */
   inMemory?: boolean;
   dataDir?: string;
-  /** How long to wait for the first answer. Default 30 s. */
+  /** How long to wait for the first answer. Default 60 s: a busy two-core machine needs 15 s or more. */
   startTimeoutMs?: number;
 }
 
@@ -141,7 +141,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     const port = options.port ?? (await findFreePort());
     const endpoint = `http://127.0.0.1:${port}`;
     const attempt = launch(port, path);
-    const problem = await waitUntilReady(attempt, endpoint, options.startTimeoutMs ?? 30_000);
+    const problem = await waitUntilReady(attempt, endpoint, options.startTimeoutMs ?? 60_000);
     if (problem === undefined) return supervise(attempt.child, endpoint, port, inMemory);
     attempt.child.kill('SIGKILL');
     failure = `DynamoDB Local ${problem}${attempt.output() ? `; its output:\n${attempt.output()}` : ''}`;
