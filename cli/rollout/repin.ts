@@ -35,7 +35,7 @@ export async function runRolloutRepin(env: CommandEnv, options: RolloutRepinOpti
   const isvc = await readTarget<InferenceServiceObject>(env, deadline, options.namespace, options.name);
   checkTargetIdentity(isvc, options.namespace, options.name);
   const evaluation = evaluateRepin(isvc, env.now());
-  if (!evaluation.ok) throw new CliError(CliMessage.repinRefused(evaluation.refusal));
+  if (!evaluation.ok) throw new CliError(evaluation.message);
   const { request } = evaluation;
   const target = targetOf(isvc);
 

@@ -22,6 +22,7 @@ export function driftedChat(): InferenceServiceObject {
       },
     },
     status: {
+      observedGeneration: 7,
       conditions: [
         {
           type: 'RolloutPlanReady',
