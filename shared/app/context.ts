@@ -1,0 +1,103 @@
+/**
+ * What every function needs, built once per process (a Lambda container, or `npm start`)
+ * and reused across invocations: configuration, the DynamoDB stores and a Kubernetes
+ * client per registered cluster. Nothing here runs at import time: the first call to
+ * `getAppContext` reads the environment.
+ */
+import { createDynamoClient, createDynamoStores } from '../adapters/dynamodb';
+import { createClusterClient, kubeConfigFromRecord } from '../adapters/kubernetes';
+import type { ResolvedCredentials } from '../adapters/kubernetes';
+import type { ControlPlaneConfig } from '../config';
+import { loadConfig } from '../config';
+import { NotFoundError } from '../errors';
+import type { Clock } from '../ports/clock';
+import { systemClock } from '../ports/clock';
+import type { ClusterClient } from '../ports/cluster';
+import type { ClusterRecord, Stores } from '../ports/store';
+
+export interface ClusterHandle {
+  id: string;
+  client: ClusterClient;
+  /** OME's namespace in this cluster, where revisions live. */
+  omeNamespace: string;
+}
+
+/** Turns a secret or EKS cluster record into a usable credential; kubeconfig records need none. */
+export type CredentialResolver = (record: ClusterRecord) => Promise<ResolvedCredentials>;
+
+export interface AppContext {
+  config: ControlPlaneConfig;
+  clock: Clock;
+  stores: Stores;
+  /** The client for a registered cluster; NotFoundError for an unknown id. */
+  cluster(clusterId: string): Promise<ClusterHandle>;
+}
+
+export interface AppContextOptions {
+  config: ControlPlaneConfig;
+  stores: Stores;
+  clock?: Clock;
+  resolveCredentials?: CredentialResolver;
+  /** How long a cluster's client (and so its short-lived credential) is reused. */
+  clientTtlMs?: number;
+}
+
+// EKS tokens live 15 minutes; reuse a client well inside that.
+const DEFAULT_CLIENT_TTL_MS = 10 * 60_000;
+
+const noCredentials: CredentialResolver = async (record) => {
+  if (record.credentials.kind === 'kubeconfig') return {};
+  throw new NotFoundError(
+    `cluster ${record.id}: no resolver for ${record.credentials.kind} credentials in this process; register a kubeconfig or deploy with the AWS resolver`,
+  );
+};
+
+/** Builds a context over the given stores (tests pass memory stores; functions the DynamoDB ones). */
+export function createAppContext(options: AppContextOptions): AppContext {
+  const clock = options.clock ?? systemClock;
+  const ttl = options.clientTtlMs ?? DEFAULT_CLIENT_TTL_MS;
+  const resolve = options.resolveCredentials ?? noCredentials;
+  const handles = new Map<string, { handle: Promise<ClusterHandle>; expiresAt: number }>();
+
+  async function connect(clusterId: string): Promise<ClusterHandle> {
+    const record = await options.stores.clusters.getCluster(clusterId);
+    if (!record) throw new NotFoundError(`cluster ${clusterId} is not registered`);
+    const kubeConfig = kubeConfigFromRecord(record, await resolve(record));
+    return { id: record.id, client: createClusterClient(kubeConfig), omeNamespace: record.omeNamespace || options.config.omeNamespace };
+  }
+
+  return {
+    config: options.config,
+    clock,
+    stores: options.stores,
+    cluster(clusterId) {
+      const cached = handles.get(clusterId);
+      if (cached && cached.expiresAt > clock.now()) return cached.handle;
+      const handle = connect(clusterId);
+      // A failed connect is not cached: the next delivery tries again.
+      handle.catch(() => handles.delete(clusterId));
+      handles.set(clusterId, { handle, expiresAt: clock.now() + ttl });
+      return handle;
+    },
+  };
+}
+
+let processContext: AppContext | undefined;
+
+/** The process-wide context, built from the environment on first use. */
+export function getAppContext(env: Record<string, string | undefined> = process.env): AppContext {
+  if (!processContext) {
+    const config = loadConfig(env);
+    const client = createDynamoClient({
+      region: config.region,
+      ...(config.dynamoDbEndpoint === undefined ? {} : { endpoint: config.dynamoDbEndpoint }),
+    });
+    processContext = createAppContext({ config, stores: createDynamoStores(client, { tableName: config.tableName }) });
+  }
+  return processContext;
+}
+
+/** Replaces the process-wide context (the local control plane and tests). */
+export function setAppContext(context: AppContext | undefined): void {
+  processContext = context;
+}
