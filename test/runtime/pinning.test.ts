@@ -1,0 +1,213 @@
+import { describe, expect, it } from 'vitest';
+import { applyRuntimeSpecDefaults } from '../../shared/runtime/defaults';
+import { normalizeGoJson, type JsonValue } from '../../shared/runtime/go-json';
+import { decidePin, validateSyncToken, type PinInput, type PinningSubject, type StoredRevision } from '../../shared/runtime/pinning';
+import { buildSeedRuntimeSpec } from './fixtures/seed-runtime';
+
+const V1 = normalizeGoJson(applyRuntimeSpecDefaults(buildSeedRuntimeSpec('0.9')));
+const V2 = normalizeGoJson(applyRuntimeSpecDefaults(buildSeedRuntimeSpec('0.85')));
+const REV1 = 'r-llama-demo-sglang-llama-3-2-3b-590753e8';
+const REV2 = 'r-llama-demo-sglang-llama-3-2-3b-af9539ac';
+const RUNTIME = 'sglang-llama-3-2-3b';
+
+function revision(data: JsonValue, runtimeOf = RUNTIME): StoredRevision {
+  return { labels: { 'ome.io/runtime-of': runtimeOf }, data };
+}
+
+function input(isvc: Partial<PinningSubject>, options: { live?: JsonValue | 'missing' | 'broken'; revisions?: Record<string, StoredRevision> } = {}): PinInput {
+  const live = options.live ?? V1;
+  return {
+    isvc: { namespace: 'llama-demo', name: 'llama-3-2-3b-instruct', runtime: { name: RUNTIME, kind: 'ServingRuntime', autoSync: false }, ...isvc },
+    live:
+      live === 'missing'
+        ? { status: 'not-found', message: `ServingRuntime ${RUNTIME} not found in namespace llama-demo` }
+        : live === 'broken'
+          ? { status: 'error', message: 'inherit-from parent "gone" not found (chain so far: [sglang-llama-3-2-3b])' }
+          : { status: 'found', spec: live },
+    lookupRevision: (name) => options.revisions?.[name],
+    omeNamespace: 'ome',
+  };
+}
+
+const autoSyncOff = { name: RUNTIME, kind: 'ServingRuntime', autoSync: false };
+
+describe('decidePin', () => {
+  it.each([
+    [
+      'autoSync true follows live and keeps status',
+      input({ runtime: { name: RUNTIME, kind: 'ServingRuntime', autoSync: true }, pinnedRevisionName: REV1 }),
+      { outcome: 'follow-live', serve: { source: 'live' }, drift: { action: 'keep' }, status: undefined, pausesUpdates: false },
+    ],
+    ['autoSync unset follows live', input({ runtime: { name: RUNTIME } }), { outcome: 'follow-live' }],
+    ['an unnamed runtime cannot pin', input({ runtime: { autoSync: false } }), { outcome: 'follow-live' }],
+    [
+      'an unresolvable chain is a RuntimePinError that changes nothing',
+      input({ pinnedRevisionName: REV1 }, { live: 'broken' }),
+      {
+        outcome: 'error',
+        serve: { source: 'unchanged' },
+        drift: { action: 'keep' },
+        status: undefined,
+        event: { type: 'Warning', reason: 'RuntimePinError', message: 'resolve live runtime sglang-llama-3-2-3b: inherit-from parent "gone" not found (chain so far: [sglang-llama-3-2-3b])' },
+      },
+    ],
+    [
+      'a missing runtime at the first pin is a RuntimePinError',
+      input({}, { live: 'missing' }),
+      { outcome: 'error', event: { reason: 'RuntimePinError', message: 'resolve live runtime sglang-llama-3-2-3b: ServingRuntime sglang-llama-3-2-3b not found in namespace llama-demo' } },
+    ],
+    [
+      'the first pin creates the revision and records a present token without acting on it',
+      input({ syncToken: 'early' }),
+      {
+        outcome: 'pinned',
+        serve: { source: 'revision', revisionName: REV1 },
+        createRevision: { metadata: { name: REV1, namespace: 'ome' } },
+        status: { pinnedRevisionName: REV1, lastRuntimeSyncToken: 'early' },
+        drift: { action: 'remove' },
+        tokenConsumed: false,
+      },
+    ],
+    [
+      'the first pin records an empty token and reuses an existing revision',
+      input({}, { revisions: { [REV1]: revision(V1) } }),
+      { outcome: 'pinned', createRevision: undefined, status: { pinnedRevisionName: REV1, lastRuntimeSyncToken: '' } },
+    ],
+    [
+      'an explicit pin that does not exist is RevisionMissing and pauses',
+      input({ runtime: { ...autoSyncOff, revision: REV1 }, pinnedRevisionName: REV2 }),
+      {
+        outcome: 'drifted',
+        serve: { source: 'unchanged' },
+        drift: { action: 'set', reason: 'RevisionMissing', message: `explicit pin ${REV1} not found in namespace ome` },
+        pausesUpdates: true,
+        status: undefined,
+      },
+    ],
+    [
+      "an explicit pin of another runtime's revision is RuntimeMismatch and pauses",
+      input({ runtime: { ...autoSyncOff, revision: 'r-llama-demo-other-0123abcd' } }, { revisions: { 'r-llama-demo-other-0123abcd': revision(V1, 'other') } }),
+      {
+        outcome: 'drifted',
+        drift: { action: 'set', reason: 'RuntimeMismatch', message: 'revision r-llama-demo-other-0123abcd belongs to runtime "other" but ISVC references "sglang-llama-3-2-3b"' },
+        pausesUpdates: true,
+      },
+    ],
+    [
+      'an explicit pin serves that revision, ignores the token and never drifts on a live change',
+      input({ runtime: { ...autoSyncOff, revision: REV1 }, pinnedRevisionName: REV2, syncToken: 'new', lastRuntimeSyncToken: 'old' }, { live: V2, revisions: { [REV1]: revision(V1) } }),
+      {
+        outcome: 'pinned',
+        serve: { source: 'revision', revisionName: REV1, spec: V1 },
+        status: { pinnedRevisionName: REV1, lastRuntimeSyncToken: 'old' },
+        drift: { action: 'remove' },
+        tokenConsumed: false,
+      },
+    ],
+    [
+      'an explicit pin with the source gone keeps serving with SourceRuntimeMissing',
+      input({ runtime: { ...autoSyncOff, revision: REV1 } }, { live: 'missing', revisions: { [REV1]: revision(V1) } }),
+      {
+        outcome: 'pinned',
+        serve: { source: 'revision', revisionName: REV1 },
+        drift: { action: 'set', reason: 'SourceRuntimeMissing', message: `runtime sglang-llama-3-2-3b not found; serving from pinned revision ${REV1}` },
+        pausesUpdates: false,
+      },
+    ],
+    [
+      'a deleted pinned revision is RevisionMissing, and a token does not clear it',
+      input({ pinnedRevisionName: REV1, syncToken: 'new' }, { live: V2 }),
+      { outcome: 'drifted', drift: { action: 'set', reason: 'RevisionMissing', message: `pinned revision ${REV1} missing from ome` }, pausesUpdates: true },
+    ],
+    [
+      'a missing source keeps serving the pin with SourceRuntimeMissing',
+      input({ pinnedRevisionName: REV1 }, { live: 'missing', revisions: { [REV1]: revision(V1) } }),
+      {
+        outcome: 'pinned',
+        serve: { source: 'revision', revisionName: REV1 },
+        drift: { action: 'set', reason: 'SourceRuntimeMissing', message: `runtime sglang-llama-3-2-3b not found; serving from pinned revision ${REV1}` },
+        pausesUpdates: false,
+      },
+    ],
+    [
+      'equal hashes clear drift and do not record a new token',
+      input({ pinnedRevisionName: REV1, syncToken: 'waiting', lastRuntimeSyncToken: '' }, { revisions: { [REV1]: revision(V1) } }),
+      { outcome: 'pinned', serve: { source: 'revision', revisionName: REV1 }, drift: { action: 'remove' }, status: undefined, tokenConsumed: false },
+    ],
+    [
+      'a live change is RevisionMismatch with the seed message, and pauses',
+      input({ pinnedRevisionName: REV1 }, { live: V2, revisions: { [REV1]: revision(V1) } }),
+      {
+        outcome: 'drifted',
+        serve: { source: 'unchanged' },
+        drift: {
+          action: 'set',
+          reason: 'RevisionMismatch',
+          message: 'pinned r-llama-demo-sglang-llama-3-2-3b-590753e8, live spec differs; bump ome.io/runtime-sync annotation to advance',
+        },
+        pausesUpdates: true,
+      },
+    ],
+    [
+      'the token already consumed does not roll forward again',
+      input({ pinnedRevisionName: REV1, syncToken: 'mem-frac-0-85', lastRuntimeSyncToken: 'mem-frac-0-85' }, { live: V2, revisions: { [REV1]: revision(V1) } }),
+      { outcome: 'drifted', drift: { reason: 'RevisionMismatch' } },
+    ],
+    [
+      'a new token rolls forward once to a revision of the live spec',
+      input({ pinnedRevisionName: REV1, syncToken: 'mem-frac-0-85', lastRuntimeSyncToken: '' }, { live: V2, revisions: { [REV1]: revision(V1) } }),
+      {
+        outcome: 'pinned',
+        serve: { source: 'revision', revisionName: REV2, spec: V2 },
+        createRevision: { metadata: { name: REV2 } },
+        status: { pinnedRevisionName: REV2, lastRuntimeSyncToken: 'mem-frac-0-85' },
+        drift: { action: 'remove' },
+        tokenConsumed: true,
+      },
+    ],
+    [
+      'resuming pinning after autoSync true resumes from the last pinned revision',
+      input({ pinnedRevisionName: REV1, lastRuntimeSyncToken: 'x' }, { live: V2, revisions: { [REV1]: revision(V1) } }),
+      { outcome: 'drifted', drift: { reason: 'RevisionMismatch', message: expect.stringContaining(REV1) } },
+    ],
+    [
+      'a malformed token is a RuntimePinError that changes nothing',
+      input({ pinnedRevisionName: REV1, syncToken: 'has space' }, { live: V2, revisions: { [REV1]: revision(V1) } }),
+      { outcome: 'error', serve: { source: 'unchanged' }, status: undefined, event: { reason: 'RuntimePinError', message: expect.stringContaining('ome.io/runtime-sync') } },
+    ],
+    [
+      'a runtime whose revision name would be too long fails the pin clearly',
+      input({ runtime: { ...autoSyncOff, name: 'r'.repeat(250) } }),
+      { outcome: 'error', event: { message: expect.stringContaining('at most 253') } },
+    ],
+  ])('%s', (_name, pinInput, expected) => {
+    const decision = decidePin(pinInput);
+    const present = Object.fromEntries(Object.entries(expected).filter(([, value]) => value !== undefined));
+    expect(decision).toMatchObject(present);
+    // An undefined expectation means the decision must not carry that field at all.
+    for (const [key, value] of Object.entries(expected)) if (value === undefined) expect(decision).not.toHaveProperty(key);
+  });
+
+  it('is deterministic: the same input gives the same decision', () => {
+    const pinInput = input({ pinnedRevisionName: REV1, syncToken: 't1' }, { live: V2, revisions: { [REV1]: revision(V1) } });
+    expect(decidePin(pinInput)).toEqual(decidePin(pinInput));
+  });
+});
+
+describe('validateSyncToken', () => {
+  it.each([
+    ['mem-frac-0-85', true],
+    ['cli-runtime-sync-3f0c9a52-8d1e-4b7a-9c65-2e4f1d7b8a90', true],
+    ['2026-09-28', true],
+    ['JIRA_123.v2', true],
+    ['a'.repeat(63), true],
+    ['a'.repeat(64), false],
+    ['-leading', false],
+    ['trailing.', false],
+    ['has space', false],
+    ['2026-09-28T14:15:57Z', false],
+    ['multi\nline', false],
+  ])('%j acceptable: %s', (token, ok) => {
+    expect(validateSyncToken(token) === undefined).toBe(ok);
+  });
+});
