@@ -102,8 +102,12 @@ export class KubeTransport {
       await this.kubeConfig.applyToHTTPSOptions(options);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (/not allowed/.test(message)) throw new InvalidInputError(`kubeconfig: ${message}`, { cause: error });
-      throw new UnavailableError(`${request.method} ${request.path}: credentials: ${message}`, { cause: error });
+      // client-node refuses to build an agent for a plain-HTTP server unless TLS checks are
+      // skipped; kubectl accepts one (a loopback server). The refusal comes after the
+      // credentials were applied, and this transport brings its own agent.
+      if (!(this.server.protocol === 'http:' && /HTTP protocol is not allowed/.test(message))) {
+        throw new UnavailableError(`${request.method} ${request.path}: credentials: ${message}`, { cause: error });
+      }
     }
     options.headers = { ...options.headers, Accept: 'application/json', 'User-Agent': this.options.userAgent };
     options.agent = this.reusableAgent(options);
