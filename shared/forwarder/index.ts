@@ -1,0 +1,12 @@
+export { runForwarder, runForwarderFor } from './run-forwarder';
+export type {
+  BoundedForwarderInput,
+  ForwarderDependencies,
+  ForwarderOptions,
+  ForwarderStats,
+  LongRunningForwarderInput,
+} from './run-forwarder';
+export { forwarderLeaseKey } from './forwarder-lease';
+export { listWatchedResources, RENDERED_WORKLOAD_SELECTOR } from './watched-resources';
+export type { WatchedResource } from './watched-resources';
+export type { ForwarderLogger } from './logger';

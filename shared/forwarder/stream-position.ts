@@ -1,0 +1,61 @@
+/**
+ * Where a watched stream may be checkpointed. Observations enter in stream order; one
+ * that became a hint holds the position until its publish settles (published or
+ * deliberately skipped), one that needs no hint (a bookmark, a dropped change, the end
+ * of a relist) passes at once. The checkpoint is the resourceVersion of the last
+ * observation with nothing unsettled before it, so a restart from it replays every hint
+ * that might not have reached the bus, and nothing older.
+ */
+export interface PositionTicket {
+  readonly resourceVersion: string | undefined;
+  done: boolean;
+}
+
+export class StreamPosition {
+  private readonly queue: PositionTicket[] = [];
+  private committable: string | undefined;
+  private saved: string | undefined;
+
+  constructor(checkpoint?: string) {
+    this.committable = checkpoint;
+    this.saved = checkpoint;
+  }
+
+  /** An observation that needs no publish; undefined keeps the position where it is. */
+  pass(resourceVersion: string | undefined): void {
+    if (this.queue.length === 0) {
+      if (resourceVersion !== undefined) this.committable = resourceVersion;
+      return;
+    }
+    this.queue.push({ resourceVersion, done: true });
+  }
+
+  /** An observation waiting for its publish. */
+  hold(resourceVersion: string | undefined): PositionTicket {
+    const ticket: PositionTicket = { resourceVersion, done: false };
+    this.queue.push(ticket);
+    return ticket;
+  }
+
+  settle(ticket: PositionTicket): void {
+    ticket.done = true;
+    while (this.queue[0]?.done) {
+      const head = this.queue.shift();
+      if (head?.resourceVersion !== undefined) this.committable = head.resourceVersion;
+    }
+  }
+
+  /** Observations still waiting for their publish. */
+  get unsettled(): number {
+    return this.queue.filter((ticket) => !ticket.done).length;
+  }
+
+  /** The resourceVersion to save, when it moved since the last save. */
+  get unsaved(): string | undefined {
+    return this.committable !== this.saved ? this.committable : undefined;
+  }
+
+  markSaved(resourceVersion: string): void {
+    this.saved = resourceVersion;
+  }
+}
