@@ -1,0 +1,58 @@
+/**
+ * Entry point of `kubectl ome`: wires the real streams, clock and cluster client into the
+ * command table. The Kubernetes client is loaded only for commands that reach the cluster.
+ */
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+
+import { runApp, type Connection, type ConnectOptions } from './app';
+import type { PromptInput } from './env';
+
+const closers: Array<() => void> = [];
+
+function terminalInput(): PromptInput {
+  return {
+    isTTY: process.stdin.isTTY === true,
+    readLine: () =>
+      new Promise((resolve) => {
+        const reader = createInterface({ input: process.stdin, terminal: false });
+        let answered = false;
+        reader.once('line', (line) => {
+          answered = true;
+          reader.close();
+          resolve(line);
+        });
+        reader.once('close', () => {
+          if (!answered) resolve(null);
+        });
+      }),
+  };
+}
+
+async function connect(options: ConnectOptions): Promise<Connection> {
+  const { loadKubeConfig, createClusterClient } = await import('../shared/adapters/kubernetes/index');
+  const kubeConfig = loadKubeConfig({
+    ...(options.kubeconfig ? { kubeconfigPath: options.kubeconfig } : {}),
+    ...(options.context ? { context: options.context } : {}),
+  });
+  const client = createClusterClient(kubeConfig, {
+    userAgent: 'kubectl-ome',
+    ...(options.requestTimeoutMs > 0 ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+  });
+  closers.push(() => client.close());
+  const contextName = kubeConfig.getCurrentContext();
+  const contextNamespace = kubeConfig.getContextObject(contextName)?.namespace;
+  return { client, contextName, ...(contextNamespace ? { contextNamespace } : {}) };
+}
+
+const code = await runApp(process.argv.slice(2), {
+  io: { stdout: process.stdout, stderr: process.stderr, stdin: terminalInput() },
+  connect,
+  now: () => new Date(),
+  newRequestId: () => randomUUID(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+});
+for (const close of closers) close();
+process.exitCode = code;
+// A pending request abandoned at a deadline must not hold the process open.
+setTimeout(() => process.exit(code), 50).unref();
