@@ -1,0 +1,16 @@
+/** The kubeconfig that points kubectl and client-node at the embedded server. */
+import { stringify } from 'yaml';
+
+export const CONTEXT_NAME = 'embedded';
+
+export function renderKubeconfig(server: string, namespace = 'default'): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: CONTEXT_NAME, cluster: { server } }],
+    users: [{ name: CONTEXT_NAME, user: {} }],
+    contexts: [{ name: CONTEXT_NAME, context: { cluster: CONTEXT_NAME, user: CONTEXT_NAME, namespace } }],
+    'current-context': CONTEXT_NAME,
+    preferences: {},
+  });
+}

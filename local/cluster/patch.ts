@@ -1,0 +1,301 @@
+/**
+ * The three patch formats of the API server: JSON merge patch (RFC 7386), JSON patch
+ * (RFC 6902, with `test`), and strategic merge patch for built-in kinds, which merges
+ * the lists our code touches by their merge keys (containers and env by `name`, ports
+ * by `containerPort`, conditions by `type`, …) and honours the `$patch`, `$retainKeys`,
+ * `$setElementOrder` and `$deleteFromPrimitiveList` directives that kubectl sends.
+ */
+import { badRequest, unprocessable } from './api-errors';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/**
+ * Merge keys by field path, list indexes elided: `spec.template.spec.containers` →
+ * `{ mergeKey: 'name' }`; `metadata.finalizers` → `{ primitiveMerge: true }`.
+ */
+export type StrategicMergeKeys = Record<string, { mergeKey?: string; primitiveMerge?: boolean }>;
+
+function isObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** RFC 7386: objects merge key by key, `null` deletes, anything else replaces. */
+export function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return structuredClone(patch);
+  const result: JsonObject = isObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = applyMergePatch(result[key], value) as Json;
+  }
+  return result;
+}
+
+interface JsonPatchOperation {
+  op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
+  path: string;
+  from?: string;
+  value?: unknown;
+}
+
+const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
+
+/** Checks the shape of a JSON patch document; 400 BadRequest when it is not one. */
+export function decodeJsonPatch(patch: unknown): JsonPatchOperation[] {
+  if (!Array.isArray(patch)) {
+    throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
+  }
+  return patch.map((raw: unknown) => {
+    if (!isObject(raw) || typeof raw.op !== 'string' || !OPS.has(raw.op)) {
+      throw badRequest(`Unexpected kind: ${isObject(raw) && typeof raw.op === 'string' ? raw.op : 'unknown'}`);
+    }
+    if (typeof raw.path !== 'string') throw badRequest(`${raw.op} operation does not apply: doc is missing path: "${String(raw.path)}"`);
+    const op: JsonPatchOperation = { op: raw.op as JsonPatchOperation['op'], path: raw.path };
+    if ('value' in raw) op.value = raw.value;
+    if (typeof raw.from === 'string') op.from = raw.from;
+    if ((op.op === 'add' || op.op === 'replace' || op.op === 'test') && !('value' in raw)) {
+      throw badRequest(`${op.op} operation does not apply: doc is missing value`);
+    }
+    if ((op.op === 'move' || op.op === 'copy') && op.from === undefined) {
+      throw badRequest(`${op.op} operation does not apply: doc is missing from path`);
+    }
+    return op;
+  });
+}
+
+function parsePointer(pointer: string): string[] {
+  if (pointer === '') return [];
+  if (!pointer.startsWith('/')) throw new Error(`invalid pointer ${pointer}`);
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function resolveParent(doc: Json, tokens: string[]): [Json, string] {
+  let current: Json = doc;
+  for (const token of tokens.slice(0, -1)) {
+    if (Array.isArray(current)) {
+      const index = Number(token);
+      if (!Number.isInteger(index) || index < 0 || index >= current.length) throw new Error(`index ${token} out of range`);
+      current = current[index] as Json;
+    } else if (isObject(current) && token in current) {
+      current = current[token] as Json;
+    } else {
+      throw new Error(`missing path segment ${token}`);
+    }
+  }
+  return [current, tokens[tokens.length - 1] ?? ''];
+}
+
+function getAt(doc: Json, pointer: string): Json {
+  const tokens = parsePointer(pointer);
+  if (tokens.length === 0) return doc;
+  const [parent, last] = resolveParent(doc, tokens);
+  if (Array.isArray(parent)) {
+    const index = Number(last);
+    if (!Number.isInteger(index) || index < 0 || index >= parent.length) throw new Error(`index ${last} out of range`);
+    return parent[index] as Json;
+  }
+  if (isObject(parent) && last in parent) return parent[last] as Json;
+  throw new Error(`missing value at ${pointer}`);
+}
+
+function removeAt(doc: Json, pointer: string): Json {
+  const tokens = parsePointer(pointer);
+  const [parent, last] = resolveParent(doc, tokens);
+  if (Array.isArray(parent)) {
+    const index = Number(last);
+    if (!Number.isInteger(index) || index < 0 || index >= parent.length) throw new Error(`index ${last} out of range`);
+    return parent.splice(index, 1)[0] as Json;
+  }
+  if (isObject(parent) && last in parent) {
+    const value = parent[last] as Json;
+    delete parent[last];
+    return value;
+  }
+  throw new Error(`missing value at ${pointer}`);
+}
+
+function addAt(doc: Json, pointer: string, value: Json, replace: boolean): Json {
+  const tokens = parsePointer(pointer);
+  if (tokens.length === 0) return value;
+  const [parent, last] = resolveParent(doc, tokens);
+  if (Array.isArray(parent)) {
+    const index = last === '-' ? parent.length : Number(last);
+    const limit = replace ? parent.length - 1 : parent.length;
+    if (!Number.isInteger(index) || index < 0 || index > limit) throw new Error(`index ${last} out of range`);
+    if (replace) parent[index] = value;
+    else parent.splice(index, 0, value);
+  } else if (isObject(parent)) {
+    if (replace && !(last in parent)) throw new Error(`missing value at ${pointer}`);
+    parent[last] = value;
+  } else {
+    throw new Error(`cannot add to a scalar at ${pointer}`);
+  }
+  return doc;
+}
+
+/** RFC 6902. An operation that does not apply (missing path, failed `test`) is 422 as on a real server. */
+export function applyJsonPatch(target: unknown, patch: unknown): unknown {
+  const ops = decodeJsonPatch(patch);
+  let doc = structuredClone(target) as Json;
+  try {
+    for (const op of ops) {
+      switch (op.op) {
+        case 'add':
+          doc = addAt(doc, op.path, structuredClone(op.value) as Json, false);
+          break;
+        case 'replace':
+          doc = addAt(doc, op.path, structuredClone(op.value) as Json, true);
+          break;
+        case 'remove':
+          removeAt(doc, op.path);
+          break;
+        case 'move': {
+          const value = removeAt(doc, op.from ?? '');
+          doc = addAt(doc, op.path, value, false);
+          break;
+        }
+        case 'copy':
+          doc = addAt(doc, op.path, structuredClone(getAt(doc, op.from ?? '')), false);
+          break;
+        case 'test':
+          if (JSON.stringify(canonical(getAt(doc, op.path))) !== JSON.stringify(canonical(op.value as Json))) {
+            throw new Error(`testing value ${op.path} failed`);
+          }
+          break;
+      }
+    }
+  } catch {
+    throw unprocessable();
+  }
+  return doc;
+}
+
+/** Key-sorted copy, so `test` compares objects regardless of key order. */
+function canonical(value: Json): Json {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (isObject(value)) {
+    const out: JsonObject = {};
+    for (const key of Object.keys(value).sort()) out[key] = canonical(value[key] as Json);
+    return out;
+  }
+  return value;
+}
+
+const SET_ORDER = '$setElementOrder/';
+const DELETE_FROM_PRIMITIVE = '$deleteFromPrimitiveList/';
+
+class StrategicMerger {
+  constructor(private readonly keys: StrategicMergeKeys) {}
+
+  mergeMap(original: JsonObject | undefined, patch: JsonObject, path: string): JsonObject | undefined {
+    if (patch.$patch === 'replace') {
+      const replaced = { ...patch };
+      delete replaced.$patch;
+      return replaced;
+    }
+    if (patch.$patch === 'delete') return undefined;
+    const result: JsonObject = { ...(original ?? {}) };
+    const retain = patch.$retainKeys;
+    if (Array.isArray(retain)) {
+      for (const key of Object.keys(result)) if (!retain.includes(key) && !(key in patch)) delete result[key];
+    }
+    const orders: Array<[string, Json[]]> = [];
+    for (const [key, value] of Object.entries(patch)) {
+      if (key === '$patch' || key === '$retainKeys') continue;
+      if (key.startsWith(SET_ORDER)) {
+        if (Array.isArray(value)) orders.push([key.slice(SET_ORDER.length), value]);
+        continue;
+      }
+      if (key.startsWith(DELETE_FROM_PRIMITIVE)) {
+        const field = key.slice(DELETE_FROM_PRIMITIVE.length);
+        const current = result[field];
+        if (Array.isArray(current) && Array.isArray(value)) result[field] = current.filter((item) => !value.includes(item));
+        continue;
+      }
+      this.mergeField(result, key, value, path === '' ? key : `${path}.${key}`);
+    }
+    for (const [field, order] of orders) this.applyOrder(result, field, order, path === '' ? field : `${path}.${field}`);
+    return result;
+  }
+
+  private mergeField(result: JsonObject, key: string, value: Json, childPath: string): void {
+    if (value === null) {
+      delete result[key];
+      return;
+    }
+    const current = result[key];
+    if (isObject(value)) {
+      const merged = this.mergeMap(isObject(current) ? current : undefined, value, childPath);
+      if (merged === undefined) delete result[key];
+      else result[key] = merged;
+      return;
+    }
+    if (Array.isArray(value)) {
+      result[key] = this.mergeList(Array.isArray(current) ? current : [], value, childPath);
+      return;
+    }
+    result[key] = value;
+  }
+
+  private mergeList(original: Json[], patch: Json[], path: string): Json[] {
+    const rule = this.keys[path];
+    if (patch.some((item) => isObject(item) && item.$patch === 'replace')) {
+      return patch.filter((item) => !(isObject(item) && item.$patch === 'replace'));
+    }
+    if (rule?.primitiveMerge) {
+      const result = [...original];
+      for (const item of patch) if (!result.some((existing) => JSON.stringify(existing) === JSON.stringify(item))) result.push(item);
+      return result;
+    }
+    const mergeKey = rule?.mergeKey;
+    if (!mergeKey) return patch.map((item) => (isObject(item) ? this.stripDirectives(item, path) : item));
+    const result = [...original];
+    for (const item of patch) {
+      if (!isObject(item)) continue;
+      const index = result.findIndex((existing) => isObject(existing) && existing[mergeKey] === item[mergeKey]);
+      if (item.$patch === 'delete') {
+        if (index >= 0) result.splice(index, 1);
+        continue;
+      }
+      if (index >= 0) {
+        const merged = this.mergeMap(result[index] as JsonObject, item, path);
+        if (merged === undefined) result.splice(index, 1);
+        else result[index] = merged;
+      } else {
+        result.push(this.stripDirectives(item, path));
+      }
+    }
+    return result;
+  }
+
+  private stripDirectives(item: JsonObject, path: string): JsonObject {
+    return this.mergeMap(undefined, item, path) ?? {};
+  }
+
+  private applyOrder(result: JsonObject, field: string, order: Json[], path: string): void {
+    const list = result[field];
+    if (!Array.isArray(list)) return;
+    const mergeKey = this.keys[path]?.mergeKey;
+    const keyOf = (item: Json): string =>
+      JSON.stringify(mergeKey && isObject(item) ? item[mergeKey] : item);
+    const wanted = order.map((item) => keyOf(item));
+    const position = (item: Json): number => {
+      const at = wanted.indexOf(keyOf(item));
+      return at === -1 ? Number.MAX_SAFE_INTEGER : at;
+    };
+    result[field] = list
+      .map((item, index) => ({ item, index }))
+      .sort((a, b) => position(a.item) - position(b.item) || a.index - b.index)
+      .map(({ item }) => item);
+  }
+}
+
+/** Strategic merge patch for a built-in kind; lists without a merge key are replaced. */
+export function applyStrategicMergePatch(target: unknown, patch: unknown, keys: StrategicMergeKeys): unknown {
+  if (!isObject(patch)) throw badRequest('the request body for a strategic merge patch must be a JSON object');
+  const merged = new StrategicMerger(keys).mergeMap(isObject(target) ? structuredClone(target) : {}, patch, '');
+  return merged ?? {};
+}

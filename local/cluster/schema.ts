@@ -1,0 +1,184 @@
+/**
+ * Structural schemas of custom resources, applied the way the apiextensions server does
+ * on every write: unknown fields are pruned (reported so `fieldValidation=Strict` can
+ * refuse them and `Warn` can return a warning), defaults are filled in, then types,
+ * `required`, `enum`, bounds and lengths are validated. CEL rules
+ * (`x-kubernetes-validations`) are not evaluated.
+ */
+import { fieldError, type FieldError } from './api-errors';
+
+export interface JsonSchema {
+  type?: string;
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  additionalProperties?: JsonSchema | boolean;
+  required?: string[];
+  enum?: unknown[];
+  default?: unknown;
+  nullable?: boolean;
+  format?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  pattern?: string;
+  description?: string;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
+  'x-kubernetes-embedded-resource'?: boolean;
+  [extension: string]: unknown;
+}
+
+export interface SchemaOutcome {
+  errors: FieldError[];
+  /** Paths of fields dropped because the schema does not declare them, e.g. `spec.foo`. */
+  unknownFields: string[];
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function typeMatches(schema: JsonSchema, value: unknown): boolean {
+  if (schema['x-kubernetes-int-or-string']) return typeof value === 'string' || Number.isInteger(value);
+  switch (schema.type) {
+    case undefined:
+      return true;
+    case 'object':
+      return isPlainObject(value);
+    case 'array':
+      return Array.isArray(value);
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number';
+    case 'boolean':
+      return typeof value === 'boolean';
+    default:
+      return true;
+  }
+}
+
+function join(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+class SchemaWalker {
+  readonly errors: FieldError[] = [];
+  readonly unknownFields: string[] = [];
+
+  walk(value: unknown, schema: JsonSchema, path: string): void {
+    if (value === null) {
+      if (!schema.nullable) this.typeError(value, schema, path);
+      return;
+    }
+    if (!typeMatches(schema, value)) {
+      this.typeError(value, schema, path);
+      return;
+    }
+    this.checkScalar(value, schema, path);
+    if (isPlainObject(value)) this.walkObject(value, schema, path);
+    else if (Array.isArray(value)) this.walkArray(value, schema, path);
+  }
+
+  private typeError(value: unknown, schema: JsonSchema, path: string): void {
+    const expected = schema['x-kubernetes-int-or-string'] ? 'integer or string' : (schema.type ?? 'object');
+    const actual = jsonType(value);
+    this.errors.push(fieldError('FieldValueTypeInvalid', path, actual, `${path} in body must be of type ${expected}: "${actual}"`));
+  }
+
+  private checkScalar(value: unknown, schema: JsonSchema, path: string): void {
+    if (schema.enum && !schema.enum.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value))) {
+      const supported = schema.enum.map((v) => JSON.stringify(v)).join(', ');
+      this.errors.push(fieldError('FieldValueNotSupported', path, value, `supported values: ${supported}`));
+    }
+    if (typeof value === 'number') this.checkNumber(value, schema, path);
+    if (typeof value === 'string') this.checkString(value, schema, path);
+    if (Array.isArray(value)) {
+      if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+        this.errors.push({ type: 'FieldValueInvalid', field: path, message: `${path}: Too many: ${value.length}: must have at most ${schema.maxItems} items` });
+      }
+      if (schema.minItems !== undefined && value.length < schema.minItems) {
+        this.errors.push(fieldError('FieldValueInvalid', path, value.length, `${path} in body should have at least ${schema.minItems} items`));
+      }
+    }
+  }
+
+  private checkNumber(value: number, schema: JsonSchema, path: string): void {
+    if (schema.minimum !== undefined && (value < schema.minimum || (schema.exclusiveMinimum && value === schema.minimum))) {
+      const rel = schema.exclusiveMinimum ? 'greater than' : 'greater than or equal to';
+      this.errors.push(fieldError('FieldValueInvalid', path, value, `${path} in body should be ${rel} ${schema.minimum}`));
+    }
+    if (schema.maximum !== undefined && (value > schema.maximum || (schema.exclusiveMaximum && value === schema.maximum))) {
+      const rel = schema.exclusiveMaximum ? 'less than' : 'less than or equal to';
+      this.errors.push(fieldError('FieldValueInvalid', path, value, `${path} in body should be ${rel} ${schema.maximum}`));
+    }
+  }
+
+  private checkString(value: string, schema: JsonSchema, path: string): void {
+    if (schema.minLength !== undefined && value.length < schema.minLength) {
+      this.errors.push(fieldError('FieldValueInvalid', path, value, `${path} in body should be at least ${schema.minLength} chars long`));
+    }
+    if (schema.maxLength !== undefined && value.length > schema.maxLength) {
+      this.errors.push({ type: 'FieldValueTooLong', field: path, message: `${path}: Too long: may not be more than ${schema.maxLength} bytes` });
+    }
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) {
+      this.errors.push(fieldError('FieldValueInvalid', path, value, `${path} in body should match '${schema.pattern}'`));
+    }
+  }
+
+  private walkObject(value: Record<string, unknown>, schema: JsonSchema, path: string): void {
+    const properties = schema.properties ?? {};
+    const additional = schema.additionalProperties;
+    const preserve = schema['x-kubernetes-preserve-unknown-fields'] === true || additional === true;
+    for (const key of Object.keys(value)) {
+      if (path === '' && (key === 'metadata' || key === 'apiVersion' || key === 'kind')) continue;
+      const child = properties[key] ?? (typeof additional === 'object' ? additional : undefined);
+      if (child) {
+        const nullToDefault = value[key] === null && child.default !== undefined && !child.nullable;
+        if (!nullToDefault) this.walk(value[key], child, join(path, key));
+      } else if (!preserve && !schema['x-kubernetes-embedded-resource']) {
+        this.unknownFields.push(join(path, key));
+        delete value[key];
+      }
+    }
+    for (const [key, child] of Object.entries(properties)) {
+      if (child.default !== undefined && (!(key in value) || (value[key] === null && !child.nullable))) {
+        value[key] = structuredClone(child.default);
+        this.walk(value[key], child, join(path, key));
+      }
+    }
+    for (const key of schema.required ?? []) {
+      if (!(key in value)) this.errors.push(fieldError('FieldValueRequired', join(path, key), undefined));
+    }
+  }
+
+  private walkArray(value: unknown[], schema: JsonSchema, path: string): void {
+    if (!schema.items) return;
+    value.forEach((item, index) => this.walk(item, schema.items as JsonSchema, `${path}[${index}]`));
+  }
+}
+
+/**
+ * Prunes, defaults and validates `object` in place against a CRD version's
+ * `openAPIV3Schema`. `metadata`, `apiVersion` and `kind` at the root are left to the
+ * generic object-meta validation.
+ */
+export function applyStructuralSchema(object: Record<string, unknown>, schema: JsonSchema | undefined): SchemaOutcome {
+  const walker = new SchemaWalker();
+  if (schema) walker.walk(object, schema, '');
+  return { errors: walker.errors, unknownFields: walker.unknownFields };
+}

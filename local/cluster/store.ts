@@ -1,0 +1,148 @@
+/**
+ * Storage and versions: every write takes the next value of one cluster-wide
+ * resourceVersion counter (as etcd's revision), and is recorded in a bounded history so
+ * watches can resume from a version; a version older than the history is `410 Gone`.
+ * Stored objects are never mutated in place; writers store fresh copies.
+ */
+import type { KubeObject } from './registry';
+
+export type StoredEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface StoredEvent {
+  resourceVersion: number;
+  /** Storage key of the resource (`group/plural`). */
+  resource: string;
+  type: StoredEventType;
+  object: KubeObject;
+  /** The object before this event, for MODIFIED and DELETED. */
+  previous?: KubeObject;
+}
+
+export type StoreListener = (event: StoredEvent) => void;
+
+class Bucket {
+  readonly objects = new Map<string, KubeObject>();
+  private sortedKeys: string[] | undefined;
+
+  keys(): string[] {
+    if (!this.sortedKeys) this.sortedKeys = [...this.objects.keys()].sort();
+    return this.sortedKeys;
+  }
+
+  set(key: string, object: KubeObject): void {
+    if (!this.objects.has(key)) this.sortedKeys = undefined;
+    this.objects.set(key, object);
+  }
+
+  delete(key: string): void {
+    if (this.objects.delete(key)) this.sortedKeys = undefined;
+  }
+}
+
+/** `namespace/name`, or `/name` for cluster-scoped objects; sorts like etcd keys. */
+export function objectKey(namespace: string | undefined, name: string): string {
+  return `${namespace ?? ''}/${name}`;
+}
+
+export class ObjectStore {
+  private version = 1;
+  private readonly buckets = new Map<string, Bucket>();
+  private history: StoredEvent[] = [];
+  /** Highest version dropped from history: watches from older versions get 410. */
+  private compactedThrough = 0;
+  private readonly listeners = new Set<StoreListener>();
+
+  constructor(private readonly window: number) {}
+
+  get resourceVersion(): number {
+    return this.version;
+  }
+
+  /** The oldest version a watch may start from; older ones are expired. */
+  get oldestWatchableVersion(): number {
+    return this.compactedThrough;
+  }
+
+  private bucket(resource: string): Bucket {
+    let bucket = this.buckets.get(resource);
+    if (!bucket) {
+      bucket = new Bucket();
+      this.buckets.set(resource, bucket);
+    }
+    return bucket;
+  }
+
+  get(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    return this.buckets.get(resource)?.objects.get(objectKey(namespace, name));
+  }
+
+  /** Objects in key order (namespace, then name), optionally in one namespace, starting after `after`. */
+  list(resource: string, namespace?: string, after?: string): Array<[string, KubeObject]> {
+    const bucket = this.buckets.get(resource);
+    if (!bucket) return [];
+    const out: Array<[string, KubeObject]> = [];
+    const prefix = namespace === undefined ? undefined : `${namespace}/`;
+    for (const key of bucket.keys()) {
+      if (prefix !== undefined && !key.startsWith(prefix)) continue;
+      if (after !== undefined && key <= after) continue;
+      const object = bucket.objects.get(key);
+      if (object) out.push([key, object]);
+    }
+    return out;
+  }
+
+  count(resource: string): number {
+    return this.buckets.get(resource)?.objects.size ?? 0;
+  }
+
+  private commit(event: Omit<StoredEvent, 'resourceVersion'>, rv: number): StoredEvent {
+    const full: StoredEvent = { ...event, resourceVersion: rv };
+    this.history.push(full);
+    if (this.history.length > this.window + Math.max(16, Math.floor(this.window / 10))) {
+      const drop = this.history.length - this.window;
+      this.compactedThrough = this.history[drop - 1]?.resourceVersion ?? this.compactedThrough;
+      this.history = this.history.slice(drop);
+    }
+    for (const listener of this.listeners) listener(full);
+    return full;
+  }
+
+  /** Stores a new or changed object under the next resourceVersion and returns the stored copy. */
+  put(resource: string, object: KubeObject): KubeObject {
+    this.version += 1;
+    const stored: KubeObject = { ...object, metadata: { ...object.metadata, resourceVersion: String(this.version) } };
+    const key = objectKey(stored.metadata.namespace, stored.metadata.name ?? '');
+    const bucket = this.bucket(resource);
+    const previous = bucket.objects.get(key);
+    bucket.set(key, stored);
+    const event: Omit<StoredEvent, 'resourceVersion'> = previous
+      ? { resource, type: 'MODIFIED', object: stored, previous }
+      : { resource, type: 'ADDED', object: stored };
+    this.commit(event, this.version);
+    return stored;
+  }
+
+  /** Removes an object; its DELETED event carries the deletion's resourceVersion. */
+  remove(resource: string, namespace: string | undefined, name: string): KubeObject | undefined {
+    const bucket = this.buckets.get(resource);
+    const key = objectKey(namespace, name);
+    const previous = bucket?.objects.get(key);
+    if (!bucket || !previous) return undefined;
+    bucket.delete(key);
+    this.version += 1;
+    const tombstone: KubeObject = { ...previous, metadata: { ...previous.metadata, resourceVersion: String(this.version) } };
+    this.commit({ resource, type: 'DELETED', object: tombstone, previous }, this.version);
+    return previous;
+  }
+
+  /** Events for `resource` after `since`, or 'expired' when history no longer reaches back that far. */
+  eventsSince(resource: string, since: number): StoredEvent[] | 'expired' {
+    if (since < this.compactedThrough) return 'expired';
+    return this.history.filter((e) => e.resourceVersion > since && e.resource === resource);
+  }
+
+  subscribe(listener: StoreListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
