@@ -27,6 +27,8 @@ export interface ControlPlaneConfig {
   leaseTtlMs: number;
   /** Conflicting writes retried within one delivery before it is handed back for redelivery. */
   maxConflictRetries: number;
+  /** How long one scheduled forwarder run works before it checkpoints (FORWARDER_MAX_RUNTIME); unset: the invocation's time. */
+  forwarderMaxRuntimeMs?: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -80,5 +82,6 @@ export function loadConfig(env: Env): ControlPlaneConfig {
   };
   if (env.DYNAMODB_ENDPOINT) config.dynamoDbEndpoint = env.DYNAMODB_ENDPOINT;
   if (env.EVENTBRIDGE_ENDPOINT) config.eventBridgeEndpoint = env.EVENTBRIDGE_ENDPOINT;
+  if (env.FORWARDER_MAX_RUNTIME) config.forwarderMaxRuntimeMs = parseDuration('FORWARDER_MAX_RUNTIME', env.FORWARDER_MAX_RUNTIME);
   return config;
 }
