@@ -5,6 +5,7 @@
  */
 import { NotFoundError } from '../../shared/errors';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
+import { MAX_INHERITANCE_DEPTH, resolveLiveRuntime, type RuntimeKey, type RuntimeRecord } from '../../shared/runtime/inheritance';
 import {
   computeRevisionHash,
   computeRevisionName,
@@ -27,6 +28,8 @@ export interface RuntimeView {
   hash?: { full: string; short: string };
   /** The object read, for identities in previews. */
   source?: KubeObject;
+  /** The inheritance chain did not resolve. */
+  inheritanceFailed?: boolean;
 }
 
 export type PinMode = 'AutoSync' | 'ManagedPin' | 'ExplicitPin' | 'InvalidPin';
@@ -108,29 +111,83 @@ function driftOf(isvc: InferenceServiceObject): string {
   return `${state}/${known.includes(condition.reason ?? '') ? condition.reason : 'Other'}`;
 }
 
+/** `CSR/<name>` or `SR/<namespace>/<name>` for a runtime record. */
+function recordLabel(record: RuntimeRecord): string {
+  return record.kind === RuntimeKind.namespaced ? `SR/${record.namespace ?? ''}/${record.name}` : `CSR/${record.name}`;
+}
+
+function keyOf(key: RuntimeKey): string {
+  return `${key.kind}/${key.kind === RuntimeKind.namespaced ? (key.namespace ?? '') : ''}/${key.name}`;
+}
+
 /**
- * The live runtime merged with the runtimes it inherits from. A runtime that inherits
- * shows Unavailable until the inheritance resolver is wired in here; a hash of the child
- * alone would claim a spec OME does not run.
+ * Reads every runtime the inheritance rules may look at, so the shared resolver can walk
+ * the chain synchronously: the named runtime (cluster scope, then the namespace, for a
+ * ClusterServingRuntime) and each parent in turn, at most the chain limit deep.
  */
-async function readLiveView(reader: RuntimeReader, source: RevisionSource): Promise<RuntimeView> {
-  const runtime = runtimeLabel(source);
-  let object: KubeObject & { spec?: Record<string, unknown> };
-  try {
-    object =
-      source.kind === RuntimeKind.namespaced
-        ? await reader.get(ServingRuntimes, source.namespace, source.runtimeName)
-        : await reader.get(ClusterServingRuntimes, undefined, source.runtimeName);
-  } catch (error) {
-    return { state: 'Unavailable', reason: error instanceof NotFoundError ? 'NotFound' : 'Unreadable', runtime };
+interface PrefetchedChain {
+  records: Map<string, RuntimeRecord | null>;
+  objects: Map<string, KubeObject>;
+}
+
+async function prefetchChain(reader: RuntimeReader, source: RevisionSource): Promise<PrefetchedChain> {
+  const cache = new Map<string, RuntimeRecord | null>();
+  const objects = new Map<string, KubeObject>();
+  const fetch = async (key: RuntimeKey): Promise<RuntimeRecord | null> => {
+    const id = keyOf(key);
+    if (cache.has(id)) return cache.get(id) ?? null;
+    let record: RuntimeRecord | null = null;
+    try {
+      const object =
+        key.kind === RuntimeKind.namespaced
+          ? await reader.get<KubeObject & { spec?: unknown }>(ServingRuntimes, key.namespace, key.name)
+          : await reader.get<KubeObject & { spec?: unknown }>(ClusterServingRuntimes, undefined, key.name);
+      objects.set(id, object);
+      record = { kind: key.kind, name: key.name, ...(key.namespace ? { namespace: key.namespace } : {}), annotations: object.metadata.annotations, spec: object.spec ?? {} };
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+    cache.set(id, record);
+    return record;
+  };
+  const namespaced = { kind: RuntimeKind.namespaced, name: source.runtimeName, namespace: source.namespace } as const;
+  let current =
+    source.kind === RuntimeKind.namespaced
+      ? await fetch(namespaced)
+      : ((await fetch({ kind: RuntimeKind.cluster, name: source.runtimeName })) ?? (await fetch(namespaced)));
+  for (let depth = 0; current && depth <= MAX_INHERITANCE_DEPTH; depth += 1) {
+    const parent = current.annotations?.[Annotation.inheritFrom];
+    if (!parent) break;
+    let next: RuntimeRecord | null = null;
+    if (current.kind === RuntimeKind.namespaced) next = await fetch({ kind: RuntimeKind.namespaced, name: parent, namespace: current.namespace ?? '' });
+    next ??= await fetch({ kind: RuntimeKind.cluster, name: parent });
+    current = next;
   }
-  if (annotationOf(object, Annotation.inheritFrom)) return { state: 'Unavailable', reason: 'Unreadable', runtime, source: object };
-  const spec = object.spec ?? {};
-  if (spec.disabled === true) return { state: 'Unavailable', reason: 'Disabled', runtime, source: object };
+  return { records: cache, objects };
+}
+
+/** The live runtime merged with the runtimes it inherits from, hashed as OME hashes it. */
+async function readLiveView(reader: RuntimeReader, source: RevisionSource): Promise<RuntimeView> {
+  let chain: PrefetchedChain;
   try {
-    return { state: 'Available', runtime, hash: computeRevisionHash(spec), source: object };
+    chain = await prefetchChain(reader, source);
   } catch {
-    return { state: 'Unavailable', reason: 'MalformedPayload', runtime, source: object };
+    return { state: 'Unavailable', reason: 'Unreadable', runtime: runtimeLabel(source) };
+  }
+  const resolution = resolveLiveRuntime(
+    { kind: source.kind, name: source.runtimeName, namespace: source.namespace },
+    (key) => chain.records.get(keyOf(key)) ?? undefined,
+  );
+  if (resolution.status === 'not-found') return { state: 'Unavailable', reason: 'NotFound', runtime: runtimeLabel(source) };
+  if (resolution.status === 'error') return { state: 'Unavailable', reason: 'Unreadable', runtime: runtimeLabel(source), inheritanceFailed: true };
+  const runtime = recordLabel(resolution.runtime);
+  const object = chain.objects.get(keyOf(resolution.runtime));
+  const base = { runtime, ...(object ? { source: object } : {}) };
+  if ((resolution.spec as { disabled?: unknown }).disabled === true) return { state: 'Unavailable', reason: 'Disabled', ...base };
+  try {
+    return { state: 'Available', hash: computeRevisionHash(resolution.spec), ...base };
+  } catch {
+    return { state: 'Unavailable', reason: 'MalformedPayload', ...base };
   }
 }
 
@@ -218,7 +275,7 @@ export async function collectRuntimeEvidence(
   const issues: string[] = [];
   const live: RuntimeView = source ? await readLiveView(reader, source) : { state: 'Unavailable', reason: 'NotConfigured' };
   if (live.state === 'Unavailable' && live.reason !== 'NotConfigured') issues.push('LiveRuntimeUnavailable');
-  if (source && live.source && annotationOf(live.source, Annotation.inheritFrom)) issues.push('InheritanceUnavailable');
+  if (live.inheritanceFailed) issues.push('InheritanceUnavailable');
 
   let active: RuntimeView = live;
   let pinState: PinState = 'NotApplicable';
