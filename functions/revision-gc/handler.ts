@@ -1,0 +1,68 @@
+/**
+ * revision-gc: every five minutes (EventBridge schedule) sweeps every registered
+ * cluster; a hint that a ControllerRevision was added sweeps that cluster early. An event
+ * whose detail has `"dryRun": true` (a manual invoke) plans and writes nothing.
+ */
+import middy from '@middy/core';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import type { Context } from 'aws-lambda';
+import type { AppContext } from '../../shared/app/context';
+import { getAppContext } from '../../shared/app/context';
+import { sweepClusters, type ClusterSweepOutcome } from '../../shared/revision-gc/sweep-clusters';
+
+const SERVICE = 'revision-gc';
+const logger = new Logger({ serviceName: SERVICE });
+const metrics = new Metrics({ serviceName: SERVICE, namespace: 'OmePinning' });
+
+/** A scheduled event has an empty detail; a ControllerRevision hint names its cluster. */
+interface GcEvent {
+  'detail-type'?: string;
+  detail?: { clusterId?: unknown; dryRun?: unknown };
+}
+
+function report(outcome: ClusterSweepOutcome): void {
+  const clusterLogger = logger.createChild({ persistentKeys: { cluster: outcome.clusterId } });
+  if (outcome.outcome === 'busy') {
+    clusterLogger.info('another sweep holds this cluster; skipped');
+    return;
+  }
+  if (outcome.outcome === 'failed') {
+    clusterLogger.error('revision sweep failed', { error: outcome.error });
+    metrics.addMetric('RevisionGcSweepsFailed', MetricUnit.Count, 1);
+    return;
+  }
+  const { stats, dryRun, planned, firstError } = outcome.result;
+  clusterLogger.info(dryRun ? 'revision sweep planned (dry run)' : 'revision sweep done', {
+    ...stats,
+    ...(planned ? { wouldDelete: planned.delete, wouldMark: planned.mark } : {}),
+    ...(firstError ? { firstError } : {}),
+  });
+  if (dryRun) return;
+  const metric = metrics.singleMetric();
+  metric.addDimension('cluster', outcome.clusterId);
+  metric.addMetric('RevisionsDeleted', MetricUnit.Count, stats.deleted);
+  metric.addMetric('RevisionsMarked', MetricUnit.Count, stats.marked);
+  metric.addMetric('RevisionGcConflicts', MetricUnit.Count, stats.skippedConflicts);
+}
+
+/** Wiring, exported for the local control plane, which passes its own context. */
+export async function runRevisionGc(event: GcEvent | undefined, holder: string, app: AppContext = getAppContext()): Promise<ClusterSweepOutcome[]> {
+  const clusterId = typeof event?.detail?.clusterId === 'string' && event.detail.clusterId !== '' ? event.detail.clusterId : undefined;
+  return sweepClusters({
+    app,
+    holder,
+    dryRun: event?.detail?.dryRun === true,
+    onOutcome: report,
+    ...(clusterId ? { clusterId } : {}),
+  });
+}
+
+async function handle(event: GcEvent | undefined, context: Context): Promise<{ clusters: number; failed: number }> {
+  const outcomes = await runRevisionGc(event, `${context.functionName}/${context.awsRequestId}`);
+  return { clusters: outcomes.length, failed: outcomes.filter((o) => o.outcome === 'failed').length };
+}
+
+export const handler = middy(handle).use(injectLambdaContext(logger)).use(logMetrics(metrics));
