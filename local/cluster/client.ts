@@ -30,6 +30,7 @@ import type {
 import { ApiError, type Status } from './api-errors';
 import type { ClusterApi, WriteOptions as ApiWriteOptions } from './api';
 import type { KubeObject as StoredObject, ResourceDef } from './registry';
+import { asServed } from './watch';
 
 /** Maps a Status to the typed error the HTTP adapter would raise for it. */
 export function toTypedError(status: Status, cause?: unknown): ControlPlaneError {
@@ -87,8 +88,9 @@ export class InProcessClusterClient implements ClusterClient {
     try {
       const def = this.def(type);
       const result = await this.api.list(def, options);
-      const body = this.api.listObject(def, result) as { items: T[] };
-      const page: ListPage<T> = { items: copy<T[]>(body.items), resourceVersion: result.resourceVersion };
+      // The wire leaves apiVersion/kind off built-in list items; the port's HTTP adapter
+      // restores them, so items look like gets on both sides.
+      const page: ListPage<T> = { items: copy<T[]>(result.items.map((o) => asServed(def, o))), resourceVersion: result.resourceVersion };
       if (result.continue) page.continue = result.continue;
       return page;
     } catch (error) {
