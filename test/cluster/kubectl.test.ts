@@ -209,7 +209,7 @@ describe('kubectl against the embedded API server', () => {
   });
 
   it('lists revisions by label, sorted by creation time, with custom columns', async () => {
-    const revision = (name: string, runtime: string) => ({
+    const revision = (name: string, runtime: string): KubeObject => ({
       apiVersion: 'apps/v1',
       kind: 'ControllerRevision',
       metadata: { name, namespace: 'ome', labels: { 'ome.io/runtime-of': runtime } },
