@@ -1,0 +1,278 @@
+/**
+ * The pin use-case for one InferenceService: under the object's lease, re-read it,
+ * resolve its live runtime, look its revisions up, decide in upstream's order
+ * (`decidePin`), create the revision it needs, write status only when it changes, and
+ * render its engine workload unless drift pauses updates.
+ *
+ * `ome.io/runtime-sync` is at most once per value, stronger than upstream: before a new
+ * value rolls the InferenceService forward it is claimed in the idempotency store under
+ * (cluster, uid, token). The claim is completed after the status write and abandoned when
+ * anything fails before it, so a token that took effect never takes effect again, even
+ * when a user sets it again after another one.
+ */
+import type { EventRecorder } from '../adapters/kubernetes/events';
+import { objectLeaseKey, reconcileUnderLease, type ReconcileDeps } from '../app/reconcile';
+import type { ControlPlaneConfig } from '../config';
+import { ControlPlaneError, InvalidInputError, NotFoundError } from '../errors';
+import type { InferenceService } from '../model/inference-service';
+import { Resources } from '../model/resources';
+import type { Clock } from '../ports/clock';
+import type { ClusterClient, KubeObject } from '../ports/cluster';
+import { idempotencyKey, type IdempotencyStore, type LeaseStore } from '../ports/store';
+import type { EngineWorkloadOutcome, EngineWorkloadWriter } from '../ports/workloads';
+import {
+  buildControllerRevision,
+  decidePin,
+  normalizeRuntimeKind,
+  renderEngineDeployment,
+  validateSyncToken,
+  type JsonValue,
+  type LiveRuntimeResolution,
+  type PinDecision,
+  type PinningSubject,
+} from '../runtime';
+import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, type DriftReasonName } from '../vocabulary';
+import { computeNextStatus, toPinningSubject } from './pin-status';
+import { createRevision, RevisionCache, takeRevisionFromCollector } from './revisions';
+import { fetchLiveRuntime, toLiveRuntime, type RuntimeRef } from './runtime-source';
+
+/** The component named as the source of our Events. */
+export const PIN_REPORTING_CONTROLLER = 'ome-pinning-control-plane';
+
+/**
+ * Token records outlive any realistic InferenceService: a value that rolled one forward
+ * must not roll it forward again years later. The uid in the key scopes them to one object.
+ */
+export const SYNC_TOKEN_RECORD_TTL_SECONDS = 10 * 366 * 24 * 3600;
+
+export interface PinningDeps {
+  clusterId: string;
+  client: ClusterClient;
+  /** OME's namespace in this cluster, where revisions live. */
+  omeNamespace: string;
+  leases: LeaseStore;
+  idempotency: IdempotencyStore;
+  clock: Clock;
+  config: Pick<ControlPlaneConfig, 'renderWorkloads' | 'leaseTtlMs' | 'maxConflictRetries'>;
+  /** Identifies this worker in lease records (the request id). */
+  holder: string;
+  events: EventRecorder;
+  workloads: EngineWorkloadWriter;
+  /** How long to wait for a lease another worker holds (default: the reconcile helper's). */
+  leaseWaitMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface PinTarget {
+  namespace: string;
+  name: string;
+  /** The uid the hint saw; an object of another uid is a new one, and the hint is stale. */
+  uid?: string;
+}
+
+export type PinWorkloadOutcome = EngineWorkloadOutcome | 'paused' | 'disabled' | 'runtime-unavailable' | 'none';
+
+export interface PinResult {
+  outcome: 'gone' | 'no-runtime' | PinDecision['outcome'];
+  pinnedRevisionName?: string;
+  drift?: DriftReasonName;
+  revisionCreated: boolean;
+  statusWritten: boolean;
+  /** The `ome.io/runtime-sync` value this call rolled forward on. */
+  tokenApplied?: string;
+  /** A value that had already rolled this InferenceService forward once, so did nothing. */
+  tokenAlreadyUsed?: string;
+  workload: PinWorkloadOutcome;
+}
+
+/** Pinning is impossible for now (missing runtime at the first pin, broken chain): retry later. */
+export class RuntimePinError extends ControlPlaneError {
+  constructor(message: string) {
+    super(message, { retryable: true });
+    this.name = 'RuntimePinError';
+  }
+}
+
+/** Another worker claimed this token and has not finished (or died; its claim expires). */
+export class RuntimeSyncInProgressError extends ControlPlaneError {
+  constructor(token: string) {
+    super(`${Annotation.runtimeSync} ${JSON.stringify(token)} is being applied by another worker`, { retryable: true });
+    this.name = 'RuntimeSyncInProgressError';
+  }
+}
+
+/** The message of the event for a value that already rolled the InferenceService forward. */
+export function formatTokenReusedMessage(token: string): string {
+  return `${Annotation.runtimeSync} ${JSON.stringify(token)} already rolled this InferenceService forward once and takes effect only once: set a new value, such as a date or a ticket number, to roll forward`;
+}
+
+const NOTHING_DONE = { revisionCreated: false, statusWritten: false, workload: 'none' } as const;
+
+/** Pins one InferenceService; see the module comment. Safe to call again with the same target. */
+export async function pinInferenceService(deps: PinningDeps, target: PinTarget): Promise<PinResult> {
+  const reconcileDeps: ReconcileDeps = {
+    leases: deps.leases,
+    clock: deps.clock,
+    holder: deps.holder,
+    leaseTtlMs: deps.config.leaseTtlMs,
+    maxConflictRetries: deps.config.maxConflictRetries,
+    ...(deps.leaseWaitMs === undefined ? {} : { leaseWaitMs: deps.leaseWaitMs }),
+    ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
+  };
+  const key = objectLeaseKey(deps.clusterId, Resources.inferenceServices.kind, target.namespace, target.name);
+  return reconcileUnderLease(reconcileDeps, key, () => attemptPin(deps, target));
+}
+
+async function readInferenceService(client: ClusterClient, target: PinTarget): Promise<InferenceService | undefined> {
+  try {
+    const isvc = await client.get<InferenceService>(Resources.inferenceServices, target.namespace, target.name);
+    return target.uid !== undefined && target.uid !== '' && isvc.metadata.uid !== target.uid ? undefined : isvc;
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+}
+
+interface Evaluation {
+  isvc: InferenceService;
+  ref: RuntimeRef;
+  subject: PinningSubject;
+  live: LiveRuntimeResolution;
+  revisions: RevisionCache;
+  decision: PinDecision;
+}
+
+/** The name a revision of the live spec would have, when it can have one. */
+function liveRevisionName(ref: RuntimeRef, live: LiveRuntimeResolution, omeNamespace: string): string | undefined {
+  if (live.status !== 'found') return undefined;
+  try {
+    return buildControllerRevision({ kind: ref.kind, namespace: ref.namespace, runtimeName: ref.name, mergedSpec: live.spec, omeNamespace }).metadata.name;
+  } catch {
+    return undefined; // decidePin reports the same problem as a RuntimePinError.
+  }
+}
+
+async function evaluate(deps: PinningDeps, isvc: InferenceService, ref: RuntimeRef): Promise<Evaluation> {
+  const subject = toPinningSubject(isvc);
+  const live = await fetchLiveRuntime(deps.client, ref);
+  const revisions = new RevisionCache(deps.client, deps.omeNamespace);
+  if (subject.runtime?.autoSync === false) {
+    await revisions.load([subject.runtime.revision ?? '', subject.pinnedRevisionName ?? '', liveRevisionName(ref, live, deps.omeNamespace) ?? '']);
+  }
+  const decision = decidePin({ isvc: subject, live: toLiveRuntime(live), lookupRevision: revisions.lookup, omeNamespace: deps.omeNamespace });
+  return { isvc, ref, subject, live, revisions, decision };
+}
+
+async function attemptPin(deps: PinningDeps, target: PinTarget): Promise<PinResult> {
+  const isvc = await readInferenceService(deps.client, target);
+  if (!isvc) return { outcome: 'gone', ...NOTHING_DONE };
+  const runtimeName = isvc.spec?.runtime?.name ?? '';
+  if (runtimeName === '') return { outcome: 'no-runtime', ...NOTHING_DONE };
+  const ref: RuntimeRef = { kind: normalizeRuntimeKind(isvc.spec.runtime?.kind), name: runtimeName, namespace: target.namespace };
+
+  let evaluation = await evaluate(deps, isvc, ref);
+  if (evaluation.decision.event) await failPin(deps, evaluation);
+
+  let claimKey: string | undefined;
+  let tokenAlreadyUsed: string | undefined;
+  const token = evaluation.subject.syncToken ?? '';
+  if (evaluation.decision.tokenConsumed) {
+    const key = idempotencyKey(deps.clusterId, isvc.metadata.uid ?? '', 'runtime-sync', token);
+    const claim = await deps.idempotency.claim(key, { inProgressTtlMs: deps.config.leaseTtlMs, recordTtlSeconds: SYNC_TOKEN_RECORD_TTL_SECONDS });
+    if (claim.state === 'in-progress') throw new RuntimeSyncInProgressError(token);
+    if (claim.state === 'claimed') {
+      claimKey = key;
+    } else {
+      // The value rolled this object forward before: decide as if it had not changed.
+      tokenAlreadyUsed = token;
+      const subject = { ...evaluation.subject, syncToken: evaluation.subject.lastRuntimeSyncToken ?? '' };
+      evaluation = { ...evaluation, subject, decision: decidePin({ isvc: subject, live: toLiveRuntime(evaluation.live), lookupRevision: evaluation.revisions.lookup, omeNamespace: deps.omeNamespace }) };
+      await recordWarning(deps, isvc, formatTokenReusedMessage(token));
+    }
+  }
+
+  let written: { isvc: InferenceService; revisionCreated: boolean; statusWritten: boolean };
+  try {
+    written = await writePin(deps, evaluation);
+    if (claimKey !== undefined) {
+      await deps.idempotency.complete(claimKey, { pinnedRevisionName: evaluation.decision.status?.pinnedRevisionName ?? '', at: deps.clock.now() });
+    }
+  } catch (error) {
+    if (claimKey !== undefined) await deps.idempotency.abandon(claimKey).catch(() => undefined);
+    throw error;
+  }
+
+  const { decision } = evaluation;
+  const pinned = written.isvc.status?.pinnedRevisionName;
+  return {
+    outcome: decision.outcome,
+    ...(pinned ? { pinnedRevisionName: pinned } : {}),
+    ...(decision.drift.action === 'set' ? { drift: decision.drift.reason } : {}),
+    revisionCreated: written.revisionCreated,
+    statusWritten: written.statusWritten,
+    ...(claimKey !== undefined ? { tokenApplied: token } : {}),
+    ...(tokenAlreadyUsed !== undefined ? { tokenAlreadyUsed } : {}),
+    workload: await applyWorkload(deps, { ...evaluation, isvc: written.isvc }),
+  };
+}
+
+/**
+ * Records the decision's RuntimePinError event and fails the attempt. A malformed
+ * `ome.io/runtime-sync` value only changes when a user edits it, which is a new event,
+ * so it is terminal; anything else (a missing runtime, a broken chain) is retried.
+ */
+async function failPin(deps: PinningDeps, evaluation: Evaluation): Promise<never> {
+  const message = evaluation.decision.event?.message ?? 'runtime pin failed';
+  await recordWarning(deps, evaluation.isvc, message);
+  const token = evaluation.subject.syncToken ?? '';
+  if (token !== '' && validateSyncToken(token) === message) throw new InvalidInputError(message);
+  throw new RuntimePinError(message);
+}
+
+async function recordWarning(deps: PinningDeps, isvc: KubeObject, message: string): Promise<void> {
+  await deps.events.record(isvc, { type: 'Warning', reason: EventReason.runtimePinError, message, reportingController: PIN_REPORTING_CONTROLLER });
+}
+
+/** Creates the revision, takes the served one back from the collector, then writes status. */
+async function writePin(deps: PinningDeps, evaluation: Evaluation): Promise<{ isvc: InferenceService; revisionCreated: boolean; statusWritten: boolean }> {
+  const { decision, revisions } = evaluation;
+  let revisionCreated = false;
+  if (decision.createRevision) {
+    const { revision, created } = await createRevision(deps.client, decision.createRevision);
+    revisionCreated = created;
+    if (!created) await takeRevisionFromCollector(deps.client, revision);
+  } else if (decision.serve.source === 'revision') {
+    const stored = revisions.get(decision.serve.revisionName);
+    if (stored) await takeRevisionFromCollector(deps.client, stored);
+  }
+  const status = computeNextStatus(evaluation.isvc.status, decision, deps.clock.now());
+  if (status === undefined) return { isvc: evaluation.isvc, revisionCreated, statusWritten: false };
+  // The re-read object carries its resourceVersion: a concurrent write makes this a 409.
+  const updated = await deps.client.replaceStatus<InferenceService>(Resources.inferenceServices, { ...evaluation.isvc, status }, { fieldManager: FIELD_MANAGER });
+  return { isvc: updated, revisionCreated, statusWritten: true };
+}
+
+/** Renders the engine Deployment from the effective spec and hands it to the writer. */
+async function applyWorkload(deps: PinningDeps, evaluation: Evaluation): Promise<PinWorkloadOutcome> {
+  const { decision, isvc, live, ref } = evaluation;
+  if (!deps.config.renderWorkloads) return 'disabled';
+  if (isvc.metadata.deletionTimestamp) return 'none';
+  if (decision.pausesUpdates || decision.serve.source === 'unchanged') return 'paused';
+  let spec: JsonValue;
+  let revisionName: string | undefined;
+  if (decision.serve.source === 'revision') {
+    spec = decision.serve.spec;
+    revisionName = decision.serve.revisionName;
+  } else if (live.status === 'found') {
+    spec = live.spec;
+  } else {
+    return 'runtime-unavailable';
+  }
+  const desired = renderEngineDeployment({
+    isvc: { namespace: ref.namespace, name: isvc.metadata.name, uid: isvc.metadata.uid, engine: { minReplicas: isvc.spec.engine?.minReplicas } },
+    runtimeName: ref.name,
+    spec,
+    revisionName,
+  });
+  return deps.workloads.apply({ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE });
+}
