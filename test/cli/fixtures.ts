@@ -18,7 +18,7 @@ export function driftedChat(): InferenceServiceObject {
     },
     spec: {
       rollout: {
-        groups: [{ components: ['engine'], policyRef: { name: 'guarded', progression: 'canary' } }],
+        groups: [{ components: ['engine'], policyRef: { name: 'guarded', progression: 'canary', kind: 'RolloutPolicy' } }],
       },
     },
     status: {
@@ -50,7 +50,7 @@ export function driftedChat(): InferenceServiceObject {
             groups: [
               {
                 source: 'Policy',
-                policyRef: { name: 'guarded', progression: 'canary' },
+                policyRef: { name: 'guarded', progression: 'canary', kind: 'RolloutPolicy' },
                 policyGeneration: 4,
                 portableDigest: 'rp1:aaaaaaaaaaaa',
                 group: {
@@ -67,7 +67,7 @@ export function driftedChat(): InferenceServiceObject {
           },
         },
         groups: [
-          { index: 0, source: 'Policy', policyRef: { name: 'guarded', progression: 'canary' }, observedDigest: 'rp1:bbbbbbbbbbbb' },
+          { index: 0, source: 'Policy', policyRef: { name: 'guarded', progression: 'canary', kind: 'RolloutPolicy' }, observedDigest: 'rp1:bbbbbbbbbbbb' },
         ],
       },
       canary: {
