@@ -1,0 +1,163 @@
+/**
+ * What the repin-apply and rollout-run functions do with a hint: route it to the use-case
+ * for the object it names, each under that InferenceService's lease. Kept apart from the
+ * handlers so that the local control plane and tests drive the same paths.
+ */
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { AppContext, ClusterHandle } from '../app/context';
+import type { HintInvocation } from '../app/hint-handler';
+import { objectLeaseKey, reconcileUnderLease, type ReconcileDeps } from '../app/reconcile';
+import type { HintDetail } from '../events/hint-event';
+import { Resources } from '../model/resources';
+import type { Clock } from '../ports/clock';
+import { WorkloadLabel, REPIN_METRIC } from '../vocabulary';
+import { advanceRolloutRun, type AdvanceRolloutRunResult } from './advance-rollout-run';
+import { applyRepin, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
+import { listPolicyConsumers, refreshPlanStatus, type RefreshPlanStatusResult } from './refresh-plan-status';
+import type { RolloutIsvc } from './rollout-status';
+import { getOptional, type Deployment } from './workloads';
+
+/** `ome_rollout_repin_total` as an EMF metric with dimensions namespace and outcome. */
+export function createRepinMetrics(metrics: Metrics): RepinMetrics {
+  return {
+    countRepin(namespace, outcome) {
+      const single = metrics.singleMetric();
+      single.addDimension('namespace', namespace);
+      single.addDimension('outcome', outcome);
+      single.addMetric(REPIN_METRIC, MetricUnit.Count, 1);
+    },
+  };
+}
+
+/** The lease settings every use-case here reconciles under. */
+export function reconcileDepsOf(app: AppContext, holder: string): ReconcileDeps {
+  return {
+    leases: app.stores.leases,
+    clock: app.clock,
+    holder,
+    leaseTtlMs: app.config.leaseTtlMs,
+    maxConflictRetries: app.config.maxConflictRetries,
+  };
+}
+
+function underIsvcLease<R>(reconcile: ReconcileDeps, clusterId: string, namespace: string, name: string, work: () => Promise<R>): Promise<R> {
+  return reconcileUnderLease(reconcile, objectLeaseKey(clusterId, 'InferenceService', namespace, name), () => work());
+}
+
+export interface RolloutWork {
+  clusterId: string;
+  client: ClusterHandle['client'];
+  clock: Clock;
+  reconcile: ReconcileDeps;
+}
+
+function workOf(invocation: HintInvocation): RolloutWork {
+  return {
+    clusterId: invocation.cluster.id,
+    client: invocation.cluster.client,
+    clock: invocation.app.clock,
+    reconcile: reconcileDepsOf(invocation.app, invocation.requestId),
+  };
+}
+
+/** Advances one ISVC's run under its lease. */
+export function advanceUnderLease(work: RolloutWork, key: { namespace: string; name: string; uid?: string }): Promise<AdvanceRolloutRunResult> {
+  return underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, () =>
+    advanceRolloutRun({ client: work.client, clock: work.clock }, key),
+  );
+}
+
+export type RepinApplyHintResult =
+  | { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult }
+  | { refreshed: { name: string; result: RefreshPlanStatusResult }[] }
+  | { ignored: string };
+
+/**
+ * repin-apply: a new `ome.io/rollout-repin` value is applied or rejected; a new
+ * `ome.io/rollout-promote` value moves the canary (the step machine consumes it); a
+ * RolloutPolicy change restates the plan status of each ISVC that uses it.
+ */
+export async function handleRepinApplyHint(invocation: HintInvocation, metrics: RepinMetrics): Promise<RepinApplyHintResult> {
+  const { hint, app } = invocation;
+  const work = workOf(invocation);
+  if (hint.kind === 'RolloutPolicy') return { refreshed: await fanOutPolicyChange(work, hint) };
+  if (hint.kind !== 'InferenceService' || !hint.namespace || hint.change === 'deleted') return { ignored: `${hint.kind} ${hint.change}` };
+  const key = { namespace: hint.namespace, name: hint.name, uid: hint.uid };
+  const result: { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult } = {};
+  if (hint.changed.rolloutRepin) {
+    result.repin = await underIsvcLease(work.reconcile, work.clusterId, hint.namespace, hint.name, () =>
+      applyRepin(
+        {
+          client: work.client,
+          clusterId: work.clusterId,
+          clock: work.clock,
+          idempotency: app.stores.idempotency,
+          metrics,
+          claimTtlMs: app.config.leaseTtlMs,
+        },
+        { ...key, requestVersion: hint.resourceVersion },
+      ),
+    );
+  }
+  if (hint.changed.rolloutPromote) result.promote = await advanceUnderLease(work, key);
+  return result;
+}
+
+async function fanOutPolicyChange(work: RolloutWork, hint: HintDetail): Promise<{ name: string; result: RefreshPlanStatusResult }[]> {
+  if (!hint.namespace) return [];
+  const consumers = await listPolicyConsumers(work.client, hint.namespace, hint.name);
+  const results: { name: string; result: RefreshPlanStatusResult }[] = [];
+  for (const isvc of consumers) {
+    const key = { namespace: hint.namespace, name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
+    const result = await underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, () =>
+      refreshPlanStatus({ client: work.client, clock: work.clock }, key),
+    );
+    results.push({ name: key.name, result });
+  }
+  return results;
+}
+
+/**
+ * rollout-run: an InferenceService change or a readiness change of a Deployment we
+ * render advances that InferenceService's run.
+ */
+export async function handleRolloutRunHint(invocation: HintInvocation): Promise<AdvanceRolloutRunResult | { ignored: string }> {
+  const { hint } = invocation;
+  const work = workOf(invocation);
+  if (!hint.namespace || hint.change === 'deleted') return { ignored: `${hint.kind} ${hint.change}` };
+  if (hint.kind === 'InferenceService') {
+    return advanceUnderLease(work, { namespace: hint.namespace, name: hint.name, uid: hint.uid });
+  }
+  if (hint.kind !== 'Deployment') return { ignored: hint.kind };
+  const deployment = await getOptional<Deployment>(work.client, hint.namespace, hint.name);
+  const owner = deployment?.metadata.labels?.[WorkloadLabel.inferenceService];
+  if (!owner) return { ignored: 'not a rendered workload' };
+  return advanceUnderLease(work, { namespace: hint.namespace, name: owner });
+}
+
+/** The scheduled sweep: every ISVC with an active run, in every registered cluster (timed pauses). */
+export async function sweepRolloutRuns(app: AppContext, holder: string): Promise<{ cluster: string; advanced: number; failed: number }[]> {
+  const summary: { cluster: string; advanced: number; failed: number }[] = [];
+  for (const record of await app.stores.clusters.listClusters()) {
+    const cluster = await app.cluster(record.id);
+    const work: RolloutWork = { clusterId: cluster.id, client: cluster.client, clock: app.clock, reconcile: reconcileDepsOf(app, holder) };
+    let advanced = 0;
+    let failed = 0;
+    let continueToken: string | undefined;
+    do {
+      const page = await cluster.client.list<RolloutIsvc>(Resources.inferenceServices, { limit: 500, ...(continueToken ? { continue: continueToken } : {}) });
+      for (const isvc of page.items.filter((item) => item.status?.rollout?.activeRun)) {
+        const key = { namespace: isvc.metadata.namespace ?? '', name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
+        // One busy or failing object must not starve the rest: the next sweep retries it.
+        await advanceUnderLease(work, key).then(
+          () => (advanced += 1),
+          () => (failed += 1),
+        );
+      }
+      continueToken = page.continue;
+    } while (continueToken);
+    summary.push({ cluster: record.id, advanced, failed });
+  }
+  return summary;
+}

@@ -1,0 +1,230 @@
+/**
+ * Reading and writing the rollout part of an InferenceService's status: the live plan
+ * from fresh policy reads, the plan conditions and `status.rollout.groups[]`, the canary
+ * state of every canary group, and the one guarded status write every use-case makes.
+ */
+import { recordEvent } from '../adapters/kubernetes';
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
+import { Resources } from '../model/resources';
+import type { ClusterClient, KubeObject } from '../ports/cluster';
+import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, type PlanCondition } from '../rollout/drift';
+import { resolveLivePlan, type LivePlanResult } from '../rollout/plan';
+import { formatKubeTime, keepNewerPin } from '../rollout/run';
+import type {
+  CanaryState,
+  PinnedGroup,
+  RolloutGroup,
+  RolloutPolicySpec,
+  RolloutPolicyView,
+  RolloutRun,
+  RolloutStatus,
+  StatusCondition,
+} from '../rollout/types';
+import { ConditionType } from '../vocabulary';
+
+/** The `reportingController` of the events rollout runs record. */
+export const ROLLOUT_CONTROLLER = 'ome-pinning-rollout';
+
+export interface RolloutIsvcStatus {
+  observedGeneration?: number;
+  conditions?: StatusCondition[];
+  components?: Record<string, { rolloutPhase?: string; [field: string]: unknown }>;
+  rollout?: RolloutStatus & { canaries?: (CanaryState & { index: number })[] };
+  canary?: CanaryState;
+  [field: string]: unknown;
+}
+
+export type RolloutIsvc = KubeObject & {
+  spec?: { rollout?: { groups?: RolloutGroup[] }; engine?: { minReplicas?: number }; [field: string]: unknown };
+  status?: RolloutIsvcStatus;
+};
+
+/** The spec's rollout groups (none when the ISVC sets no `spec.rollout`). */
+export function specGroupsOf(isvc: RolloutIsvc): RolloutGroup[] {
+  return isvc.spec?.rollout?.groups ?? [];
+}
+
+/** Index of the group whose components include `component`, or -1. */
+export function groupIndexFor(groups: readonly RolloutGroup[], component: string): number {
+  return groups.findIndex((group) => (group.components ?? []).includes(component));
+}
+
+/** The namespace's RolloutPolicies as plan resolution sees them, read fresh. */
+export async function readPolicies(client: ClusterClient, namespace: string): Promise<Map<string, RolloutPolicyView>> {
+  type PolicyObject = KubeObject & {
+    spec?: RolloutPolicySpec;
+    status?: { conditions?: { type: string; status: string; message?: string }[] };
+  };
+  const views = new Map<string, RolloutPolicyView>();
+  let continueToken: string | undefined;
+  do {
+    const page = await client.list<PolicyObject>(Resources.rolloutPolicies, {
+      namespace,
+      limit: 500,
+      ...(continueToken ? { continue: continueToken } : {}),
+    });
+    for (const policy of page.items) {
+      const ready = policy.status?.conditions?.find((condition) => condition.type === 'Ready');
+      views.set(policy.metadata.name, {
+        name: policy.metadata.name,
+        ...(policy.metadata.generation === undefined ? {} : { generation: policy.metadata.generation }),
+        spec: policy.spec ?? {},
+        ...(ready && ready.status !== 'Unknown' ? { ready: ready.status === 'True' } : {}),
+        ...(ready?.message ? { readyMessage: ready.message } : {}),
+      });
+    }
+    continueToken = page.continue;
+  } while (continueToken);
+  return views;
+}
+
+/** The live plan of the ISVC's spec groups against freshly read policies. */
+export async function renderLivePlan(client: ClusterClient, isvc: RolloutIsvc): Promise<LivePlanResult> {
+  return resolveLivePlan(specGroupsOf(isvc), await readPolicies(client, isvc.metadata.namespace ?? ''));
+}
+
+/**
+ * Canary state per canary group index. `status.canary` is upstream's single slot, which
+ * the plugin and explain read: it holds the group that covers the engine. Any other
+ * canary group keeps its state in `status.rollout.canaries[]`, so a repin fits them all.
+ */
+export function readCanaryStates(status: RolloutIsvcStatus | undefined, pinned: readonly PinnedGroup[]): Map<number, CanaryState> {
+  const states = new Map<number, CanaryState>();
+  const engineIndex = groupIndexFor(pinned.map((group) => group.group), 'engine');
+  if (status?.canary && engineIndex >= 0 && pinned[engineIndex]?.group.canary) states.set(engineIndex, { ...status.canary });
+  for (const { index, ...state } of status?.rollout?.canaries ?? []) {
+    if (index !== engineIndex && pinned[index]?.group.canary) states.set(index, state);
+  }
+  return states;
+}
+
+/** Writes canary states back into their slots (see `readCanaryStates`). */
+export function writeCanaryStates(status: RolloutIsvcStatus, pinned: readonly PinnedGroup[], states: ReadonlyMap<number, CanaryState>): void {
+  const engineIndex = groupIndexFor(pinned.map((group) => group.group), 'engine');
+  const engineState = states.get(engineIndex);
+  if (engineState) status.canary = { ...engineState };
+  const others = [...states.entries()]
+    .filter(([index]) => index !== engineIndex)
+    .sort(([a], [b]) => a - b)
+    .map(([index, state]) => ({ index, ...state }));
+  status.rollout ??= {};
+  if (others.length > 0) status.rollout.canaries = others;
+  else delete status.rollout.canaries;
+}
+
+/**
+ * Sets a condition, stamping lastTransitionTime when its status or reason changes. The
+ * plugin checks that RolloutPlanReady was stamped after the run opened and
+ * RolloutPlanDrift after the last pin, so a reason change must restamp.
+ */
+export function upsertCondition(conditions: readonly StatusCondition[], next: PlanCondition, now: Date): StatusCondition[] {
+  const previous = conditions.find((condition) => condition.type === next.type);
+  const unchanged = previous && previous.status === next.status && previous.reason === next.reason;
+  const stamped: StatusCondition = {
+    type: next.type,
+    status: next.status,
+    reason: next.reason,
+    message: next.message,
+    lastTransitionTime: unchanged && previous.lastTransitionTime ? previous.lastTransitionTime : formatKubeTime(now),
+  };
+  return [...conditions.filter((condition) => condition.type !== next.type), stamped];
+}
+
+/**
+ * Recomputes `status.rollout.groups[]`, RolloutPlanReady and RolloutPlanDrift against
+ * the status's active run (mutates `status`). Records the generation it describes: the
+ * plugin trusts this evidence only for the current spec.
+ */
+export function applyPlanStatus(status: RolloutIsvcStatus, isvc: RolloutIsvc, live: LivePlanResult, now: Date): void {
+  const run = status.rollout?.activeRun;
+  const groups = buildGroupResolutions(live);
+  status.rollout = { ...status.rollout, groups };
+  let conditions = upsertCondition(status.conditions ?? [], evaluatePlanReady(run, live), now);
+  conditions = upsertCondition(conditions, evaluatePlanDrift(run, groups), now);
+  status.conditions = conditions;
+  if (isvc.metadata.generation !== undefined) status.observedGeneration = isvc.metadata.generation;
+}
+
+/** Whether the ISVC takes part in rollout plans at all (groups declared, or run state to keep). */
+export function hasRolloutState(isvc: RolloutIsvc): boolean {
+  const status = isvc.status;
+  return (
+    specGroupsOf(isvc).length > 0 ||
+    status?.rollout?.activeRun !== undefined ||
+    (status?.conditions ?? []).some((condition) => condition.type === ConditionType.rolloutPlanReady)
+  );
+}
+
+/** Sets rolloutPhase on each listed component's status. */
+export function setRolloutPhase(status: RolloutIsvcStatus, components: readonly string[], phase: string): void {
+  status.components = { ...status.components };
+  for (const component of components) status.components[component] = { ...status.components[component], rolloutPhase: phase };
+}
+
+/**
+ * Writes the status built from `basis`. Two guards, both failing as ConflictError so the
+ * reconcile re-reads and decides again: the object must still be at the version the
+ * decision read, and the write must not carry an older pin of the same run than the
+ * cluster holds — a repin is one-shot (its annotation is gone), so a status computed
+ * before it must never put the old plan back, whatever path the write came from.
+ */
+export async function commitStatus(client: ClusterClient, basis: RolloutIsvc, status: RolloutIsvcStatus): Promise<RolloutIsvc> {
+  const { namespace, name } = basis.metadata;
+  const current = await client.get<RolloutIsvc>(Resources.inferenceServices, namespace, name);
+  if (basis.metadata.uid && current.metadata.uid !== basis.metadata.uid) {
+    throw new NotFoundError(`InferenceService ${namespace}/${name} was recreated`);
+  }
+  const basisVersion = basis.metadata.resourceVersion;
+  if (basisVersion && current.metadata.resourceVersion !== basisVersion) {
+    throw new ConflictError(`InferenceService ${namespace}/${name} changed since it was read`);
+  }
+  const held: RolloutRun | undefined = current.status?.rollout?.activeRun;
+  const incoming = status.rollout?.activeRun;
+  if (incoming && keepNewerPin(held, incoming) !== incoming) {
+    throw new ConflictError(`InferenceService ${namespace}/${name}: refusing to move run ${incoming.runID} back to pinnedAt ${incoming.pinnedAt}`);
+  }
+  return client.replaceStatus<RolloutIsvc>(Resources.inferenceServices, { ...current, status });
+}
+
+/**
+ * Removes a request annotation with a JSON patch that first tests its value, so a new
+ * request set meanwhile stays for its own hint. Returns false when it was left alone.
+ */
+export async function removeAnnotationIfUnchanged(client: ClusterClient, isvc: KubeObject, key: string, value: string): Promise<boolean> {
+  const path = `/metadata/annotations/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  try {
+    await client.patch(
+      Resources.inferenceServices,
+      isvc.metadata.namespace,
+      isvc.metadata.name,
+      [
+        { op: 'test', path, value },
+        { op: 'remove', path },
+      ],
+      { type: 'json' },
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof InvalidInputError || error instanceof NotFoundError) return false;
+    throw error;
+  }
+}
+
+/** Records an Event on the ISVC; a failure to record never fails the reconcile. */
+export async function recordRolloutEvent(
+  client: ClusterClient,
+  isvc: KubeObject,
+  event: { type: 'Normal' | 'Warning'; reason: string; message: string },
+): Promise<void> {
+  await recordEvent(client, isvc, { ...event, reportingController: ROLLOUT_CONTROLLER }).catch(() => undefined);
+}
+
+/** The ISVC, or undefined when it is gone. */
+export async function getRolloutIsvc(client: ClusterClient, namespace: string, name: string): Promise<RolloutIsvc | undefined> {
+  try {
+    return await client.get<RolloutIsvc>(Resources.inferenceServices, namespace, name);
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+}
