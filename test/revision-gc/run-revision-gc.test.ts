@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRevisionGc } from '../../functions/revision-gc/handler';
+import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
+import { renderKubeconfig } from '../../local/cluster/kubeconfig';
+import { createAppContext, type AppContext } from '../../shared/app/context';
+import type { ControlPlaneConfig } from '../../shared/config';
+import { revisionGcLeaseKey } from '../../shared/revision-gc/sweep-clusters';
+import { createMemoryStores } from '../../shared/stores/memory';
+import { DAY, T0, createNamespace, createRevisions, listRevisionNames } from './fixtures';
+
+const config: ControlPlaneConfig = {
+  tableName: 'unused',
+  eventBusName: 'default',
+  region: 'us-east-1',
+  omeNamespace: 'ome',
+  revisionRetention: 2,
+  revisionGracePeriodMs: DAY,
+  renderWorkloads: false,
+  leaseTtlMs: 30_000,
+  maxConflictRetries: 5,
+};
+
+describe('revision-gc function wiring', () => {
+  let cluster: EmbeddedCluster;
+  let app: AppContext;
+
+  beforeAll(async () => {
+    cluster = await startEmbeddedCluster();
+    const stores = createMemoryStores();
+    // The embedded cluster over HTTP, as a registered cluster is reached; and one that is down.
+    await stores.clusters.putCluster({ id: 'alpha', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'revisions' });
+    await stores.clusters.putCluster({ id: 'down', server: 'http://127.0.0.1:9', credentials: { kind: 'kubeconfig', kubeconfig: renderKubeconfig('http://127.0.0.1:9') }, omeNamespace: 'ome' });
+    app = createAppContext({ config, stores, clock: { now: () => T0 + 2 * DAY } });
+    await createNamespace(cluster.client, 'revisions');
+    await createRevisions(cluster.client, 'revisions', 4, { runtime: 'srt' });
+  });
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('sweeps every registered cluster on the schedule; one cluster failing does not stop the others', async () => {
+    const outcomes = await runRevisionGc({ 'detail-type': 'Scheduled Event', detail: {} }, 'test-1', app);
+
+    const byId = new Map(outcomes.map((o) => [o.clusterId, o]));
+    expect(byId.get('down')?.outcome).toBe('failed');
+    const alpha = byId.get('alpha');
+    expect(alpha?.outcome === 'swept' && alpha.result.stats).toMatchObject({ scanned: 4, kept: 2, marked: 2 });
+  });
+
+  it('sweeps only the cluster a revision hint names, plans only on a dry run, and skips a cluster another sweep holds', async () => {
+    const before = await listRevisionNames(cluster.client, 'revisions');
+    const dry = await runRevisionGc({ detail: { clusterId: 'alpha', dryRun: true } }, 'test-2', app);
+    expect(dry).toHaveLength(1);
+    expect(dry[0]?.outcome === 'swept' && dry[0].result.planned?.mark).toEqual([]);
+    expect((await listRevisionNames(cluster.client, 'revisions')).size).toBe(before.size);
+
+    const lease = await app.stores.leases.acquire(revisionGcLeaseKey('alpha'), 'other-sweep', 60_000);
+    const busy = await runRevisionGc({ detail: { clusterId: 'alpha' } }, 'test-3', app);
+    expect(busy).toEqual([{ clusterId: 'alpha', outcome: 'busy' }]);
+    if (lease) await app.stores.leases.release(lease);
+  });
+});
