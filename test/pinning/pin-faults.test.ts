@@ -1,0 +1,183 @@
+/**
+ * Faults around pinning: repeated and reordered hints, reused sync values, many writers
+ * at once, injected conflicts and a lease store that is down.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { UnavailableError } from '../../shared/errors';
+import { Resources } from '../../shared/model/resources';
+import type { Lease, LeaseStore } from '../../shared/ports/store';
+import { pinInferenceService } from '../../shared/pinning';
+import { createMemoryStores } from '../../shared/stores/memory';
+import {
+  annotateSync,
+  applyRuntime,
+  deliver,
+  getIsvc,
+  NS,
+  pinColumns,
+  REV_085,
+  REV_090,
+  revisionNames,
+  RUNTIME,
+  seedIsvc,
+  seedRuntime,
+  startPinningWorld,
+  warningEvents,
+  type PinningWorld,
+} from './support';
+
+let world: PinningWorld;
+const runtimeChanged = { kind: 'ServingRuntime', namespace: NS, name: RUNTIME, change: 'modified' } as const;
+
+beforeAll(async () => {
+  world = await startPinningWorld();
+});
+
+afterAll(async () => {
+  await world?.stop();
+});
+
+beforeEach(async () => {
+  await applyRuntime(world.admin, seedRuntime('0.9'));
+});
+
+/** A new InferenceService pinned to the seed runtime's current spec. */
+async function pinnedIsvc(name: string): Promise<void> {
+  await world.admin.create(Resources.inferenceServices, seedIsvc(name));
+  await world.pin(name);
+}
+
+async function changeRuntime(memFrac: '0.9' | '0.85'): Promise<void> {
+  await applyRuntime(world.admin, seedRuntime(memFrac));
+  await world.driftCheck(runtimeChanged);
+}
+
+describe('ome.io/runtime-sync is at most once', () => {
+  it('the same hint delivered 10 times, out of order with older hints, rolls forward once', async () => {
+    await pinnedIsvc('dup');
+    const before = await getIsvc(world.admin, 'dup');
+    await changeRuntime('0.85');
+    await annotateSync(world.admin, 'dup', 'roll-1');
+    world.client.reset();
+    const hints = [...Array.from({ length: 10 }, () => 'sync-hint'), 'older-hint', 'older-hint'].sort(() => Math.random() - 0.5);
+    const results = await Promise.all(hints.map(() => deliver(() => pinInferenceService(world.deps, { namespace: NS, name: 'dup', uid: before.metadata.uid ?? '' }))));
+    expect(results.filter((r) => r.tokenApplied === 'roll-1')).toHaveLength(1);
+    expect(world.client.count('replaceStatus', 'inferenceservices')).toBe(1);
+    expect(world.client.count('replace', 'deployments')).toBe(1);
+    expect(await pinColumns(world.admin, 'dup')).toMatchObject({ pinned: REV_085, token: 'roll-1', drifted: '<none>' });
+  });
+
+  it('an old value arriving after a newer one does nothing', async () => {
+    await pinnedIsvc('old-after-new');
+    await changeRuntime('0.85');
+    await annotateSync(world.admin, 'old-after-new', 'first');
+    await world.pin('old-after-new');
+    await changeRuntime('0.9');
+    await annotateSync(world.admin, 'old-after-new', 'second');
+    await world.pin('old-after-new');
+    const settled = await getIsvc(world.admin, 'old-after-new');
+    world.client.reset();
+    // The late hint of the first value: the object it re-reads holds the second.
+    expect(await world.pin('old-after-new')).toMatchObject({ statusWritten: false, workload: 'unchanged' });
+    expect(world.client.writes()).toBe(0);
+    expect((await getIsvc(world.admin, 'old-after-new')).metadata.resourceVersion).toBe(settled.metadata.resourceVersion);
+    expect(await pinColumns(world.admin, 'old-after-new')).toMatchObject({ pinned: REV_090, token: 'second' });
+  });
+
+  it('a value set again after another one never fires twice', async () => {
+    await pinnedIsvc('reuse');
+    await changeRuntime('0.85');
+    await annotateSync(world.admin, 'reuse', 'ticket-1');
+    expect(await world.pin('reuse')).toMatchObject({ tokenApplied: 'ticket-1', pinnedRevisionName: REV_085 });
+    await changeRuntime('0.9');
+    await annotateSync(world.admin, 'reuse', 'ticket-2');
+    expect(await world.pin('reuse')).toMatchObject({ tokenApplied: 'ticket-2', pinnedRevisionName: REV_090 });
+    await changeRuntime('0.85');
+    await annotateSync(world.admin, 'reuse', 'ticket-1');
+    const result = await world.pin('reuse');
+    expect(result).toMatchObject({ tokenAlreadyUsed: 'ticket-1', outcome: 'drifted', drift: 'RevisionMismatch', workload: 'paused' });
+    expect(result.tokenApplied).toBeUndefined();
+    expect(await pinColumns(world.admin, 'reuse')).toMatchObject({ pinned: REV_090, token: 'ticket-2', reason: 'RevisionMismatch' });
+    expect((await warningEvents(world.admin, 'reuse')).map((e) => e.message)).toEqual([
+      'ome.io/runtime-sync "ticket-1" already rolled this InferenceService forward once and takes effect only once: set a new value, such as a date or a ticket number, to roll forward',
+    ]);
+  });
+});
+
+describe('concurrency', () => {
+  it('50 InferenceServices pinning the same new spec at once create one revision', async () => {
+    const spec = seedRuntime('0.9');
+    (spec.spec as { engineConfig: { runner: { args: string[] } } }).engineConfig.runner.args.push('--shared-by-fifty');
+    await applyRuntime(world.admin, spec);
+    const names = Array.from({ length: 50 }, (_, i) => `fifty-${i}`);
+    for (const name of names) await world.admin.create(Resources.inferenceServices, seedIsvc(name));
+    const before = new Set(await revisionNames(world.admin));
+    world.client.reset();
+    const results = await Promise.all(names.map((name) => deliver(() => world.pin(name))));
+    const created = (await revisionNames(world.admin)).filter((n) => !before.has(n));
+    expect(created).toHaveLength(1);
+    expect(results.filter((r) => r.revisionCreated)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.pinnedRevisionName))).toEqual(new Set(created));
+  });
+
+  it('50 concurrent reconciles of one InferenceService converge, one writer at a time', async () => {
+    await world.admin.create(Resources.inferenceServices, seedIsvc('hot'));
+    let holders = 0;
+    let maxHolders = 0;
+    const stores = createMemoryStores();
+    const leases: LeaseStore = {
+      async acquire(key, holder, ttl) {
+        const lease = await stores.leases.acquire(key, holder, ttl);
+        if (lease && key.endsWith('#hot')) maxHolders = Math.max(maxHolders, (holders += 1));
+        return lease;
+      },
+      renew: (lease, ttl) => stores.leases.renew(lease, ttl),
+      async release(lease: Lease) {
+        if (lease.key.endsWith('#hot')) holders -= 1;
+        await stores.leases.release(lease);
+      },
+    };
+    world.client.reset();
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => deliver(() => pinInferenceService({ ...world.deps, leases, holder: `worker-${i}` }, { namespace: NS, name: 'hot' }))),
+    );
+    expect(maxHolders).toBe(1);
+    expect(results.every((r) => r.pinnedRevisionName === REV_090)).toBe(true);
+    expect(world.client.count('replaceStatus', 'inferenceservices')).toBe(1);
+    expect(world.client.count('create', 'deployments')).toBe(1);
+  });
+
+  it('injected 409s on status writes are retried within the delivery', async () => {
+    await world.admin.create(Resources.inferenceServices, seedIsvc('conflicted'));
+    world.cluster.faults.inject({ verb: 'update', resource: 'inferenceservices/status', name: 'conflicted', count: 3, status: 409 });
+    world.client.reset();
+    expect(await world.pin('conflicted')).toMatchObject({ pinnedRevisionName: REV_090, statusWritten: true });
+    expect(world.client.count('replaceStatus', 'inferenceservices')).toBe(4);
+    expect(world.cluster.faults.pending()).toBe(0);
+  });
+
+  it('a conflict during a roll forward gives the sync value back, and the retry applies it', async () => {
+    await pinnedIsvc('roll-conflict');
+    await changeRuntime('0.85');
+    await annotateSync(world.admin, 'roll-conflict', 'after-conflict');
+    world.cluster.faults.inject({ verb: 'update', resource: 'inferenceservices/status', name: 'roll-conflict', count: 6, status: 409 });
+    await expect(world.pin('roll-conflict')).rejects.toMatchObject({ retryable: true });
+    expect(await pinColumns(world.admin, 'roll-conflict')).toMatchObject({ pinned: REV_090, reason: 'RevisionMismatch' });
+    expect(await world.pin('roll-conflict')).toMatchObject({ tokenApplied: 'after-conflict', pinnedRevisionName: REV_085 });
+  });
+});
+
+describe('the lease store is down', () => {
+  it('fails retryably and writes nothing to Kubernetes', async () => {
+    await world.admin.create(Resources.inferenceServices, seedIsvc('no-lease'));
+    const down: LeaseStore = {
+      acquire: () => Promise.reject(new UnavailableError('DynamoDB unreachable')),
+      renew: () => Promise.reject(new UnavailableError('DynamoDB unreachable')),
+      release: () => Promise.reject(new UnavailableError('DynamoDB unreachable')),
+    };
+    world.client.reset();
+    await expect(pinInferenceService({ ...world.deps, leases: down }, { namespace: NS, name: 'no-lease' })).rejects.toMatchObject({ retryable: true });
+    expect(world.client.writes()).toBe(0);
+    expect((await getIsvc(world.admin, 'no-lease')).status?.pinnedRevisionName).toBeUndefined();
+  });
+});
