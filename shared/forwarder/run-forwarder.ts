@@ -9,6 +9,7 @@
  * Only the holder of `forwarder#<clusterId>` forwards.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { LeaseLostError } from '../errors';
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../ports/clock';
@@ -254,6 +255,8 @@ async function runSession(
   const lost = new AbortController();
   const stopWatching = anySignal(signals.stopWatching, lost.signal);
   const stopPublishing = anySignal(signals.stopPublishing, lost.signal);
+  // Every stream's watch and backoff listens on these; that is not a leak.
+  setMaxListeners(0, stopWatching, stopPublishing, lost.signal);
   const loseLease = (error: Error): void => {
     if (lost.signal.aborted) return;
     counters.leaseLosses += 1;

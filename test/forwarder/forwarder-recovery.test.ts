@@ -138,4 +138,158 @@ describe('watch forwarder: recovery', () => {
     expect(stats.dropped).toBeGreaterThanOrEqual(2);
     expect(stats).toMatchObject({ leaseAcquired: true, failed: 0, leaseLosses: 0 });
   });
+
+  it('resumes from the checkpoint after being killed, forwarding exactly what changed while it was dead', async () => {
+    const ns = 'fwd-restart';
+    await createNamespace(world.client, ns);
+    const first = await world.client.create(isvcs, inferenceService(ns, 'one'));
+    const stores = await world.newStores();
+    const killed = startForwarder(stores, 'restart', 'a');
+    await eventually(() => expect(killed.publisher.inNamespace(ns)).toHaveLength(1));
+    const edited = await annotate(ns, 'one', 'ome.io/runtime-sync', 'token-1');
+    await eventually(() => expect(killed.publisher.inNamespace(ns)).toHaveLength(2));
+    await checkpointReaches(stores, 'restart', 'inferenceservices', edited.metadata.resourceVersion ?? '');
+    killed.freezer.freeze();
+
+    // While no forwarder runs: a create, an edit and a delete.
+    const second = await world.client.create(isvcs, inferenceService(ns, 'two'));
+    const editedAgain = await world.client.patch(isvcs, ns, 'one', { spec: { engine: { minReplicas: 3, maxReplicas: 3 } } }, { type: 'merge' });
+    await world.client.delete(isvcs, ns, 'two');
+
+    const restarted = startForwarder(stores, 'restart', 'b');
+    await eventually(() => expect(restarted.publisher.inNamespace(ns)).toHaveLength(3), 20_000);
+    const stats = await restarted.stop();
+
+    const all = [...killed.publisher.inNamespace(ns), ...restarted.publisher.inNamespace(ns)];
+    expectNoDuplicates(all);
+    expectAllForwarded(all, [rvOf(first), rvOf(edited), rvOf(second), rvOf(editedAgain)]);
+    expect(restarted.publisher.inNamespace(ns).map((d) => `${d.name}:${d.change}`)).toEqual(['two:added', 'one:modified', 'two:deleted']);
+    expect(stats.relists).toBe(0);
+  });
+
+  it('keeps a second forwarder waiting while the first holds the lease, and lets it take over after expiry', async () => {
+    const ns = 'fwd-takeover';
+    await createNamespace(world.client, ns);
+    const stores = await world.newStores();
+    const first = startForwarder(stores, 'takeover', 'a');
+    const created = await world.client.create(isvcs, inferenceService(ns, 'one'));
+    await eventually(() => expect(first.publisher.inNamespace(ns)).toHaveLength(1));
+    const standby = startForwarder(stores, 'takeover', 'b');
+    const edited = await annotate(ns, 'one', 'ome.io/runtime-sync', 'token-1');
+    await eventually(() => expect(first.publisher.inNamespace(ns)).toHaveLength(2));
+    // Two lease lifetimes: the standby has had every chance to (wrongly) start.
+    await new Promise((resolve) => setTimeout(resolve, 2 * LEASE_TTL_MS));
+    expect(standby.publisher.accepted).toHaveLength(0);
+
+    await checkpointReaches(stores, 'takeover', 'inferenceservices', edited.metadata.resourceVersion ?? '');
+    first.freezer.freeze();
+    const killedAt = Date.now();
+    const later = await world.client.create(isvcs, inferenceService(ns, 'two'));
+    await eventually(() => expect(standby.publisher.inNamespace(ns)).toHaveLength(1), 20_000);
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(LEASE_TTL_MS / 3);
+    const stats = await standby.stop();
+
+    const all = [...first.publisher.inNamespace(ns), ...standby.publisher.inNamespace(ns)];
+    expectNoDuplicates(all);
+    expectAllForwarded(all, [rvOf(created), rvOf(edited), rvOf(later)]);
+    expect(stats).toMatchObject({ leaseAcquired: true, relists: 0 });
+  });
+
+  it('relists after 410 Gone and forwards what changed or disappeared while the watch was down', async () => {
+    const ns = 'fwd-gone';
+    await createNamespace(world.client, ns);
+    const names = ['steady', 'edited', 'deleted', 'recreated', 'status-only'];
+    const before = new Map<string, KubeObject>();
+    for (const name of names) before.set(name, await world.client.create(isvcs, inferenceService(ns, name)));
+    const stores = await world.newStores();
+    const forwarder = startForwarder(stores, 'gone', 'a');
+    await eventually(() => expect(forwarder.publisher.inNamespace(ns)).toHaveLength(names.length));
+
+    // Cut the watches and keep the InferenceService watch from coming back while things change.
+    world.cluster.faults.inject({ verb: 'watch', resource: 'inferenceservices', count: 1_000, status: 500 });
+    world.cluster.faults.closeWatches();
+    const edited = await world.client.patch(isvcs, ns, 'edited', { spec: { engine: { minReplicas: 2, maxReplicas: 2 } } }, { type: 'merge' });
+    await world.client.delete(isvcs, ns, 'deleted');
+    await world.client.delete(isvcs, ns, 'recreated');
+    const recreated = await world.client.create(isvcs, inferenceService(ns, 'recreated'));
+    const current = await world.client.get<KubeObject>(isvcs, ns, 'status-only');
+    const statusWrite = await world.client.replaceStatus(isvcs, { ...current, status: { pinnedRevisionName: 'r-fwd-gone-sglang-12345678' } });
+    // Enough other writes that the watch's resourceVersion falls out of the server's window.
+    for (let i = 0; i < 50; i += 1) {
+      await world.client.patch(Resources.namespaces, undefined, ns, { metadata: { labels: { churn: String(i) } } }, { type: 'merge' });
+    }
+    world.cluster.faults.clear();
+
+    await eventually(() => expect(forwarder.publisher.inNamespace(ns)).toHaveLength(names.length + 4), 20_000);
+    const stats = await forwarder.stop();
+
+    const hints = forwarder.publisher.inNamespace(ns);
+    expectNoDuplicates(hints);
+    const afterGone = hints.slice(names.length).map((d) => `${d.name}:${d.change}`).sort();
+    expect(afterGone).toEqual(['deleted:deleted', 'edited:relisted', 'recreated:deleted', 'recreated:relisted']);
+    expectAllForwarded(hints, [rvOf(edited), rvOf(recreated)]);
+    const gone = hints.filter((d) => d.change === 'deleted').map((d) => d.uid).sort();
+    expect(gone).toEqual([before.get('deleted'), before.get('recreated')].map((o) => o?.metadata.uid).sort());
+    expect(hints.some((d) => d.resourceVersion === statusWrite.metadata.resourceVersion)).toBe(false);
+    // One initial list per watched kind, and at least one more after the 410.
+    expect(stats.relists).toBeGreaterThanOrEqual(7);
+  });
+
+  it('tells an object deleted and recreated under the same name from the old one by uid', async () => {
+    const ns = 'fwd-recreate';
+    await createNamespace(world.client, ns);
+    const old = await world.client.create(isvcs, inferenceService(ns, 'llama'));
+    const stores = await world.newStores();
+    const forwarder = startForwarder(stores, 'recreate', 'a');
+    await eventually(() => expect(forwarder.publisher.inNamespace(ns)).toHaveLength(1));
+    await world.client.delete(isvcs, ns, 'llama');
+    const fresh = await world.client.create(isvcs, inferenceService(ns, 'llama'));
+    await eventually(() => expect(forwarder.publisher.inNamespace(ns)).toHaveLength(3));
+    await forwarder.stop();
+
+    const hints = forwarder.publisher.inNamespace(ns);
+    expectNoDuplicates(hints);
+    expect(hints.map((d) => [d.uid, d.change])).toEqual([
+      [old.metadata.uid, 'relisted'],
+      [old.metadata.uid, 'deleted'],
+      [fresh.metadata.uid, 'added'],
+    ]);
+    expect(fresh.metadata.uid).not.toBe(old.metadata.uid);
+  });
+
+  it('works for a bounded time, checkpoints, releases the lease, and the next run resumes', async () => {
+    const ns = 'fwd-bounded';
+    await createNamespace(world.client, ns);
+    const created = await world.client.create(isvcs, inferenceService(ns, 'llama'));
+    const stores = await world.newStores();
+    const publisher = new RecordingPublisher(busPublisher);
+    const run = (holderId: string) =>
+      runForwarderFor({
+        clusterId: 'bounded',
+        cluster: world.client,
+        publisher,
+        leases: stores.leases,
+        checkpoints: stores.checkpoints,
+        omeNamespace: 'ome',
+        holderId,
+        leaseTtlMs: 10_000,
+        lingerMs: 20,
+        logger: testLogger,
+        budgetMs: 1_500,
+      });
+    const first = await run('run-1');
+    const edited = await annotate(ns, 'llama', 'ome.io/runtime-sync', 'token-1');
+    // The lease was released: the next run starts at once although its TTL is 10 s.
+    const startedAt = Date.now();
+    const second = await run('run-2');
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+
+    const hints = publisher.inNamespace(ns);
+    expectNoDuplicates(hints);
+    expectAllForwarded(hints, [rvOf(created), rvOf(edited)]);
+    expect(hints.map((d) => d.change)).toEqual(['relisted', 'modified']);
+    expect(first).toMatchObject({ leaseAcquired: true, failed: 0 });
+    expect(first.relists).toBeGreaterThan(0);
+    expect(second).toMatchObject({ leaseAcquired: true, failed: 0, relists: 0 });
+  });
 });

@@ -168,7 +168,7 @@ export class Freezer {
   cluster(inner: ClusterClient): ClusterClient {
     const gate = <T>(call: () => Promise<T>) => this.gate(call);
     const cut = this.cut.signal;
-    const self = this;
+    const isFrozen = (): boolean => this.frozen;
     return {
       get: (...args) => gate(() => inner.get(...args)),
       list: (...args) => gate(() => inner.list(...args)),
@@ -178,9 +178,13 @@ export class Freezer {
       patch: (...args) => gate(() => inner.patch(...args)),
       delete: (...args) => gate(() => inner.delete(...args)),
       async watch<T extends KubeObject>(type: typeof Resources.inferenceServices, options: WatchOptions, onEvent: (event: WatchEvent<T>) => void | Promise<void>) {
-        const signal = options.signal ? anyOf(options.signal, cut) : cut;
-        await gate(() => inner.watch<T>(type, { ...options, signal }, (event) => (self.frozen ? new Promise<void>(() => undefined) : onEvent(event))));
-        if (self.frozen) await new Promise<void>(() => undefined);
+        const { signal, dispose } = anyOf(cut, options.signal);
+        try {
+          await gate(() => inner.watch<T>(type, { ...options, signal }, (event) => (isFrozen() ? new Promise<void>(() => undefined) : onEvent(event))));
+        } finally {
+          dispose();
+        }
+        if (isFrozen()) await new Promise<void>(() => undefined);
       },
     } as ClusterClient;
   }
@@ -205,11 +209,17 @@ export class Freezer {
   }
 }
 
-function anyOf(a: AbortSignal, b: AbortSignal): AbortSignal {
+function anyOf(a: AbortSignal, b: AbortSignal | undefined): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
   const abort = (): void => controller.abort();
-  if (a.aborted || b.aborted) abort();
+  if (a.aborted || b?.aborted) abort();
   a.addEventListener('abort', abort, { once: true });
-  b.addEventListener('abort', abort, { once: true });
-  return controller.signal;
+  b?.addEventListener('abort', abort, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      a.removeEventListener('abort', abort);
+      b?.removeEventListener('abort', abort);
+    },
+  };
 }
