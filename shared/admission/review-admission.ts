@@ -249,7 +249,8 @@ export function createRuntimeLookup(client: ClusterClient): RuntimeLookup {
   };
 }
 
-const CLUSTER_PATH = /^\/clusters\/([^/]+)\/validate(?:\/[a-z]*)?\/?$/;
+// Unanchored at the start: an API Gateway stage may prefix the path.
+const CLUSTER_PATH = /\/clusters\/([^/]+)\/validate(?:\/[a-z]*)?\/?$/;
 
 /**
  * The cluster a webhook call comes from: `/clusters/<id>/validate[/<kind>]` in the path,

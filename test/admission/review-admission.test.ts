@@ -1,0 +1,228 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reviewAdmissionHttp } from '../../functions/admission-webhook/handler';
+import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
+import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
+import { createRuntimeLookup, parseWebhookClusterId, reviewAdmissionBody } from '../../shared/admission/review-admission';
+import type { AppContext } from '../../shared/app/context';
+import { InvalidInputError } from '../../shared/errors';
+import { Resources } from '../../shared/model/resources';
+import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
+import { buildControllerRevision } from '../../shared/runtime/revision';
+import { Annotation, RuntimeKind, WebhookName } from '../../shared/vocabulary';
+import { KubectlHarness } from '../cluster/support';
+
+const NS = 'llama-demo';
+const RUNTIME = 'sglang-llama-3-2-3b';
+const NAMING_DENIAL =
+  'spec.runtime.revision "cr-sglang-llama-3-2-3b-590753e8" does not match the expected naming convention for runtime "sglang-llama-3-2-3b" (ServingRuntime); expected the form r-llama-demo-sglang-llama-3-2-3b-<8 lowercase hex chars>';
+const MISSING_DENIAL =
+  'runtime sglang-llama-3-2-3b does not support model llama-3-2-3b-instruct: ServingRuntime sglang-llama-3-2-3b not found in namespace llama-demo';
+const denied = (webhook: string, reason: string) => `admission webhook "${webhook}" denied the request: ${reason}`;
+
+const runtimeSpec = { containers: [{ name: 'ome-container', image: 'lmsysorg/sglang:v0.4', args: ['--mem-frac=0.9'] }] };
+
+function servingRuntime(name = RUNTIME): KubeObject {
+  return { apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name, namespace: NS }, spec: runtimeSpec };
+}
+
+function isvc(name: string, runtime: Record<string, unknown>): KubeObject {
+  return {
+    apiVersion: 'ome.io/v1beta1',
+    kind: 'InferenceService',
+    metadata: { name, namespace: NS },
+    spec: { model: { name: 'llama-3-2-3b-instruct' }, runtime: { name: RUNTIME, kind: 'ServingRuntime', ...runtime }, engine: { minReplicas: 1, maxReplicas: 1 } },
+  };
+}
+
+function review(request: Record<string, unknown>): string {
+  return JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u-1', ...request } });
+}
+
+describe('admission webhook', () => {
+  let cluster: EmbeddedCluster;
+  let client: ClusterClient;
+  let server: http.Server;
+  let kubectl: KubectlHarness;
+
+  beforeAll(async () => {
+    cluster = await startEmbeddedCluster();
+    client = cluster.client;
+    const app = { cluster: async (id: string) => ({ id, client, omeNamespace: 'ome' }) } as unknown as AppContext;
+    // The webhook served over HTTP, as the local control plane serves it.
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const url = new URL(req.url ?? '/', 'http://localhost');
+        const clusterId = parseWebhookClusterId(url.pathname, Object.fromEntries(url.searchParams));
+        void reviewAdmissionHttp(Buffer.concat(chunks).toString('utf8'), clusterId, () => app).then((result) => {
+          res.writeHead(result.statusCode, { 'Content-Type': 'application/json' });
+          res.end(result.body);
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/clusters/local`;
+    // Register infra/k8s/webhook.yaml as shipped, with our endpoint in place of the placeholder host.
+    const configuration = parse(readFileSync(join(CLUSTER_MANIFEST_DIRECTORY, 'webhook.yaml'), 'utf8')) as KubeObject & { webhooks: Array<{ clientConfig: { url: string } }> };
+    for (const webhook of configuration.webhooks) {
+      webhook.clientConfig.url = webhook.clientConfig.url.replace('https://ome-pinning-webhook.invalid', base);
+    }
+    await client.create(Resources.validatingWebhookConfigurations, configuration);
+    await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    await client.create(Resources.servingRuntimes, servingRuntime());
+    kubectl = new KubectlHarness(cluster);
+  });
+
+  afterAll(async () => {
+    kubectl?.cleanup();
+    await new Promise((resolve) => server?.close(resolve));
+    await cluster?.stop();
+  });
+
+  describe('InferenceService checks through the API server', () => {
+    it("denies a kubectl apply of a cluster runtime's revision for a ServingRuntime with the seed's text", async () => {
+      const file = kubectl.file(
+        'isvc.yaml',
+        `apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama-3-2-3b-instruct
+  namespace: ${NS}
+spec:
+  model:
+    name: llama-3-2-3b-instruct
+  runtime:
+    name: ${RUNTIME}
+    kind: ServingRuntime
+    autoSync: false
+    revision: cr-sglang-llama-3-2-3b-590753e8
+  engine:
+    minReplicas: 1
+    maxReplicas: 1
+`,
+      );
+
+      const result = await kubectl.run('apply', '-f', file);
+
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(`Error from server (Forbidden): error when creating "${file}": ${denied(WebhookName.inferenceService, NAMING_DENIAL)}\n`);
+    });
+
+    it.each([
+      ['a revision without autoSync false', { revision: 'r-llama-demo-sglang-llama-3-2-3b-590753e8' }, 'spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin'],
+      ['a revision of another form', { autoSync: false, revision: 'cr-sglang-llama-3-2-3b-590753e8' }, NAMING_DENIAL],
+    ])('denies a create with %s', async (_name, runtime, reason) => {
+      await expect(client.create(Resources.inferenceServices, isvc('denied', runtime))).rejects.toThrow(denied(WebhookName.inferenceService, reason));
+    });
+
+    it('admits a well-formed pin, whether or not the revision exists', async () => {
+      const created = await client.create(Resources.inferenceServices, isvc('pinned', { autoSync: false, revision: 'r-llama-demo-sglang-llama-3-2-3b-590753e8' }));
+      expect(created.metadata.uid).toBeDefined();
+    });
+
+    it("denies every update while the runtime is missing, with the seed's reason, and admits again once it is back", async () => {
+      await client.create(Resources.inferenceServices, isvc('follows', { autoSync: false }));
+      await client.delete(Resources.servingRuntimes, NS, RUNTIME);
+      try {
+        const update = client.patch(Resources.inferenceServices, NS, 'follows', { spec: { engine: { minReplicas: 2 } } }, { type: 'merge' });
+        await expect(update).rejects.toThrow(InvalidInputError);
+        await expect(update).rejects.toThrow(denied(WebhookName.inferenceService, MISSING_DENIAL));
+      } finally {
+        await client.create(Resources.servingRuntimes, servingRuntime());
+      }
+      await expect(client.patch(Resources.inferenceServices, NS, 'follows', { spec: { engine: { minReplicas: 2 } } }, { type: 'merge' })).resolves.toBeDefined();
+    });
+
+    it('denies an ISVC whose cluster runtime is disabled, and one whose runtime exists nowhere', async () => {
+      await client.create(Resources.clusterServingRuntimes, { apiVersion: 'ome.io/v1beta1', kind: 'ClusterServingRuntime', metadata: { name: 'srt-off' }, spec: { ...runtimeSpec, disabled: true } });
+      const onDisabled = isvc('on-disabled', { name: 'srt-off', kind: 'ClusterServingRuntime' });
+      await expect(client.create(Resources.inferenceServices, onDisabled)).rejects.toThrow(
+        denied(WebhookName.inferenceService, 'runtime srt-off does not support model llama-3-2-3b-instruct: cluster-scoped runtime srt-off is disabled'),
+      );
+      await expect(client.create(Resources.inferenceServices, isvc('on-nothing', { name: 'nowhere', kind: undefined }))).rejects.toThrow(
+        'runtime nowhere does not support model llama-3-2-3b-instruct: runtime nowhere not found in namespace llama-demo or at cluster scope',
+      );
+    });
+
+    it('finds a ServingRuntime of the name in the namespace for kind ClusterServingRuntime, as the runtime selector does', async () => {
+      const lookup = createRuntimeLookup(client);
+      await expect(lookup(RUNTIME, RuntimeKind.cluster, NS)).resolves.toEqual({ found: true, kind: RuntimeKind.namespaced, disabled: false });
+      await expect(lookup(RUNTIME, RuntimeKind.namespaced, 'elsewhere')).resolves.toEqual({ found: false });
+    });
+  });
+
+  describe('ControllerRevision immutability through the API server', () => {
+    it("denies a change to an OME revision's data or labels, and admits the GC's annotation", async () => {
+      const revision = await client.create(
+        Resources.controllerRevisions,
+        buildControllerRevision({ kind: RuntimeKind.namespaced, namespace: NS, runtimeName: RUNTIME, mergedSpec: runtimeSpec, omeNamespace: 'ome' }),
+      );
+      const name = revision.metadata.name;
+      const webhook = WebhookName.controllerRevisionImmutability;
+
+      await expect(client.patch(Resources.controllerRevisions, 'ome', name, { data: { containers: [] } }, { type: 'merge' })).rejects.toThrow(
+        denied(webhook, `ControllerRevision ome/${name} is owned by OME; .data is immutable`),
+      );
+      await expect(client.patch(Resources.controllerRevisions, 'ome', name, { metadata: { labels: { 'ome.io/runtime-of': 'x' } } }, { type: 'merge' })).rejects.toThrow(
+        denied(webhook, `ControllerRevision ome/${name} is owned by OME; .labels are immutable`),
+      );
+      const marked = await client.patch(Resources.controllerRevisions, 'ome', name, { metadata: { annotations: { [Annotation.gcEligibleSince]: '2026-09-29T00:00:00Z' } } }, { type: 'merge' });
+      expect(marked.metadata.annotations?.[Annotation.gcEligibleSince]).toBe('2026-09-29T00:00:00Z');
+    });
+  });
+
+  describe('Method: reviewAdmissionBody', () => {
+    const noLookup = { lookupRuntime: () => Promise.reject(new Error('no lookup expected')) };
+
+    it.each([
+      ['a body that is not JSON', '{"apiVersion":', 400, 'the request body is not JSON'],
+      ['JSON that is not a review', '[1,2]', 400, 'the request body is not a JSON object; expected an AdmissionReview'],
+      ['another kind', '{"apiVersion":"v1","kind":"Pod"}', 400, 'expected an AdmissionReview of apiVersion admission.k8s.io/v1, got kind "Pod" of apiVersion "v1"'],
+      ['a review without uid', '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}', 400, 'the AdmissionReview request has no uid'],
+      [
+        'an InferenceService review without object',
+        review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE' }),
+        200,
+        'request.object must be an object with metadata.name',
+      ],
+      [
+        'an InferenceService whose spec.runtime is not an object',
+        review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'UPDATE', object: { metadata: { name: 'x' }, spec: { runtime: 'srt' } } }),
+        200,
+        'spec.runtime must be an object',
+      ],
+    ])('answers %s with code 400 and a clear message', async (_name, body, statusCode, message) => {
+      const result = await reviewAdmissionBody(body, noLookup);
+      const response = (JSON.parse(result.body) as { response: { allowed: boolean; status: { code: number; message: string } } }).response;
+      expect(result.statusCode).toBe(statusCode);
+      expect(response.allowed).toBe(false);
+      expect(response.status.code).toBe(400);
+      expect(response.status.message).toContain(message);
+    });
+
+    it('echoes the uid, admits kinds and operations it does not check, and reports a failed lookup as code 500', async () => {
+      const other = await reviewAdmissionBody(review({ uid: 'abc', kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE' }), noLookup);
+      expect(JSON.parse(other.body)).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'abc', allowed: true } });
+      const deletion = await reviewAdmissionBody(review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'DELETE' }), noLookup);
+      expect(JSON.parse(deletion.body).response.allowed).toBe(true);
+
+      const failing = await reviewAdmissionBody(review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE', object: isvc('x', {}) }), noLookup);
+      expect(JSON.parse(failing.body).response).toEqual({ uid: 'u-1', allowed: false, status: { code: 500, reason: 'InternalError', message: 'no lookup expected' } });
+    });
+
+    it.each([
+      ['/clusters/prod-eu/validate/inferenceservice', {}, 'prod-eu'],
+      ['/clusters/prod-eu/validate', {}, 'prod-eu'],
+      ['/validate', { cluster: 'dev' }, 'dev'],
+      ['/validate/inferenceservice', {}, undefined],
+    ])('reads the cluster id of %s %j', (path, query, expected) => {
+      expect(parseWebhookClusterId(path, query)).toBe(expected);
+    });
+  });
+});
