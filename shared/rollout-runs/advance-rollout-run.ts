@@ -19,6 +19,7 @@ import { RolloutRunMessage } from './rollout-workload-writer';
 import {
   applyPlanStatus,
   commitStatus,
+  getRolloutIsvc,
   groupIndexFor,
   hasRolloutState,
   readCanaryStates,
@@ -96,7 +97,8 @@ export async function advanceRolloutRun(
   await step.workloads();
   const promote = isvc.metadata.annotations?.[Annotation.rolloutPromote];
   if (step.removePromote && promote !== undefined) {
-    await removeAnnotationIfUnchanged(deps.client, isvc, Annotation.rolloutPromote, promote);
+    const removed = await removeAnnotationIfUnchanged(deps.client, isvc, Annotation.rolloutPromote, promote);
+    if (removed) await forgetAppliedPromote(deps.client, isvc);
   }
   if (step.closeAs) {
     await recordRolloutEvent(deps.client, isvc, {
@@ -112,6 +114,22 @@ export async function advanceRolloutRun(
     phase: step.phase,
     ...(step.requeueAfterSeconds === undefined ? {} : { requeueAfterSeconds: step.requeueAfterSeconds }),
   };
+}
+
+/**
+ * The step machine records an applied promote in `promotedThrough` so that its
+ * annotation, should removing it fail, is inert. Once the annotation is gone that record
+ * must go too, or the next promote for the same revision (the hold release is followed
+ * by the step's own gate) would be taken for the old one. Our own removal is not
+ * forwarded back as a hint, so it is cleared here rather than on the next pass.
+ */
+async function forgetAppliedPromote(client: ClusterClient, basis: RolloutIsvc): Promise<void> {
+  const isvc = await getRolloutIsvc(client, basis.metadata.namespace ?? '', basis.metadata.name);
+  if (!isvc?.status?.canary?.promotedThrough || isvc.metadata.annotations?.[Annotation.rolloutPromote] !== undefined) return;
+  const status: RolloutIsvcStatus = structuredClone(isvc.status);
+  if (status.canary) delete status.canary.promotedThrough;
+  // A lost race here is harmless: the next pass clears it once it sees no annotation.
+  await commitStatus(client, isvc, status).catch(() => undefined);
 }
 
 async function refreshPlanOnly(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, now: Date): Promise<void> {
