@@ -25,7 +25,7 @@ import {
   type RepinMetrics,
 } from '../../shared/rollout-runs';
 import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import type { RolloutGroup, RolloutPolicySpec } from '../../shared/rollout/types';
+import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/rollout/types';
 import { renderEngineDeployment } from '../../shared/runtime/workload';
 import { createMemoryStores } from '../../shared/stores/memory';
 
@@ -210,4 +210,16 @@ export async function eventsOf(bench: Bench, name: string, reason: string): Prom
 export function digestAsTheSeedDoes(groupDigests: string[]): string {
   const hex = execFileSync('sh', ['-c', `printf '%s' '${groupDigests.join('|')}' | sha256sum | cut -c1-12`], { encoding: 'utf8' }).trim();
   return `rp1:${hex}`;
+}
+
+/** The active run, which the test expects to be there. */
+export function activeRunOf(isvc: RolloutIsvc): RolloutRun {
+  const run = isvc.status?.rollout?.activeRun;
+  if (!run) throw new Error(`${isvc.metadata.name} has no active run`);
+  return run;
+}
+
+/** `status.rollout.groups[*].observedDigest`, in group order. */
+export function observedDigests(isvc: RolloutIsvc): string[] {
+  return (isvc.status?.rollout?.groups ?? []).map((group) => group.observedDigest ?? '');
 }

@@ -20,6 +20,8 @@ import {
   getIsvc,
   manualCanary,
   NAMESPACE,
+  activeRunOf,
+  observedDigests,
   openRunOn,
   renderEngine,
   requestRepin,
@@ -43,14 +45,13 @@ const twoSteps = manualCanary([
 describe('opening a run', () => {
   it('deploys a new service directly, then opens a run pinned to the live plan on a revision change', async () => {
     const isvc = await openRunOn(bench, 'open', [twoSteps]);
-    const run = isvc.status?.rollout?.activeRun;
-    expect(run?.runID).toMatch(/^open-[0-9a-f]{12}$/);
-    expect(run?.openedAt).toBe(run?.pinnedAt);
-    expect(run?.targetRevisions).toEqual([
-      { component: 'engine', revision: isvc.status?.canary?.canaryRevisionHash, stableRevision: isvc.status?.canary?.stableRevisionHash },
-    ]);
-    expect(run?.plan.groups?.[0]).toMatchObject({ source: 'Inline', portableDigest: isvc.status?.rollout?.groups?.[0]?.observedDigest, group: twoSteps });
-    expect(condition(isvc, 'RolloutPlanReady')).toMatchObject({ status: 'True', reason: 'Pinned', message: `run ${run?.runID} pinned` });
+    const run = activeRunOf(isvc);
+    const canary = isvc.status?.canary ?? { currentStep: -1, observedTrafficWeight: 0 };
+    expect(run.runID).toMatch(/^open-[0-9a-f]{12}$/);
+    expect(run.openedAt).toBe(run.pinnedAt);
+    expect(run.targetRevisions).toEqual([{ component: 'engine', revision: canary.canaryRevisionHash, stableRevision: canary.stableRevisionHash }]);
+    expect(run.plan.groups?.[0]).toMatchObject({ source: 'Inline', portableDigest: observedDigests(isvc)[0], group: twoSteps });
+    expect(condition(isvc, 'RolloutPlanReady')).toMatchObject({ status: 'True', reason: 'Pinned', message: `run ${run.runID} pinned` });
     expect(condition(isvc, 'RolloutPlanDrift')).toMatchObject({ status: 'False', reason: 'InSync' });
     expect((await eventsOf(bench, 'open', 'RolloutRunOpened')).length).toBe(1);
     expect((await getDeployment(bench, 'open-engine-canary'))?.spec?.replicas).toBe(1);
@@ -92,7 +93,7 @@ describe('opening a run', () => {
 
 describe('drift and repin', () => {
   it('reports the edit as SpecNewerThanRun and repins onto the live digest, keeping the run', async () => {
-    const before = (await openRunOn(bench, 'chat', [twoSteps])).status?.rollout?.activeRun;
+    const before = activeRunOf(await openRunOn(bench, 'chat', [twoSteps]));
     await advanceUntil(bench, 'chat', (result) => result.phase === 'Paused');
     const edited = manualCanary([
       { capacity: '25%', traffic: 5 },
@@ -100,8 +101,8 @@ describe('drift and repin', () => {
     ]);
     await editGroups(bench, 'chat', [edited]);
     const drifted = await advanceUntil(bench, 'chat', () => true);
-    const live = drifted.status?.rollout?.groups?.[0]?.observedDigest ?? '';
-    const pinned = before?.plan.groups?.[0]?.portableDigest ?? '';
+    const [live = ''] = observedDigests(drifted);
+    const pinned = before.plan.groups?.[0]?.portableDigest ?? '';
     expect(condition(drifted, 'RolloutPlanDrift')).toMatchObject({
       status: 'True',
       reason: 'SpecNewerThanRun',
@@ -113,15 +114,15 @@ describe('drift and repin', () => {
     const result = await requestRepin(bench, 'chat', digestPlan([live]));
     expect(result).toMatchObject({ outcome: 'applied', annotationRemoved: true });
     const after = await getIsvc(bench, 'chat');
-    const run = after.status?.rollout?.activeRun;
-    expect(run).toMatchObject({ runID: before?.runID, openedAt: before?.openedAt, targetRevisions: before?.targetRevisions });
-    expect(Date.parse(run?.pinnedAt ?? '')).toBeGreaterThan(Date.parse(before?.pinnedAt ?? ''));
-    expect(run?.plan.groups?.[0]?.group).toEqual(edited);
+    const run = activeRunOf(after);
+    expect(run).toMatchObject({ runID: before.runID, openedAt: before.openedAt, targetRevisions: before.targetRevisions });
+    expect(Date.parse(run.pinnedAt)).toBeGreaterThan(Date.parse(before.pinnedAt));
+    expect(run.plan.groups?.[0]?.group).toEqual(edited);
     expect(after.metadata.annotations?.['ome.io/rollout-repin']).toBeUndefined();
     expect(condition(after, 'RolloutPlanDrift')).toMatchObject({ status: 'False', reason: 'InSync' });
     const events = await eventsOf(bench, 'chat', 'RolloutPlanRepinned');
     expect(events.map((event) => [event.type, event.message])).toEqual([
-      ['Normal', `run ${before?.runID} repinned: ${digestPlan([pinned])} -> ${digestPlan([live])}`],
+      ['Normal', `run ${before.runID} repinned: ${digestPlan([pinned])} -> ${digestPlan([live])}`],
     ]);
     expect(bench.repins).toContainEqual({ namespace: NAMESPACE, outcome: 'applied' });
   });
