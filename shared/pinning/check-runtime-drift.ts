@@ -74,6 +74,12 @@ interface FanOut {
   uses: (isvc: InferenceService) => boolean;
   report: DriftCheckReport;
   retryableFailure?: unknown;
+  /**
+   * Decisions by everything `decidePin` reads but the InferenceService's name (which it
+   * does not read): thousands of objects pinned alike share a few decisions, so the
+   * revision hashes behind them are computed a few times, not once per object.
+   */
+  decisions: Map<string, PinDecision>;
 }
 
 /** Fans a runtime change or a revision delete out to the InferenceServices it affects. */
@@ -91,13 +97,14 @@ export async function checkRuntimeDrift(deps: DriftCheckDeps, trigger: DriftTrig
     await revisions.prefetchRuntimes(names, pageSize);
     report.scope = 'runtime';
     namespace = kind === RuntimeKind.namespaced ? changed.namespace : undefined;
-    fanOut = { deps, report, revisions, resolve: async (ref) => catalog.resolve(ref), uses: (isvc) => names.has(isvc.spec?.runtime?.name ?? '') };
+    fanOut = { deps, report, decisions: new Map(), revisions, resolve: async (ref) => catalog.resolve(ref), uses: (isvc) => names.has(isvc.spec?.runtime?.name ?? '') };
   } else if (trigger.kind === 'ControllerRevision' && trigger.change === 'deleted') {
     const resolved = new Map<string, Promise<LiveRuntimeResolution>>();
     report.scope = 'revision';
     fanOut = {
       deps,
       report,
+      decisions: new Map(),
       revisions: new RevisionCache(deps.client, deps.omeNamespace),
       resolve: (ref) => {
         // Few InferenceServices name one revision: resolve each runtime once, on demand.
@@ -144,7 +151,12 @@ async function judge(fanOut: FanOut, isvc: InferenceService): Promise<Verdict> {
   const subject = toPinningSubject(isvc);
   const live = await fanOut.resolve(ref);
   await fanOut.revisions.load([subject.pinnedRevisionName ?? '', runtime.revision ?? '']);
-  const decision = decidePin({ isvc: subject, live: toLiveRuntime(live), lookupRevision: fanOut.revisions.lookup, omeNamespace: deps.omeNamespace });
+  const key = JSON.stringify([ref, subject.runtime, subject.syncToken, subject.pinnedRevisionName, subject.lastRuntimeSyncToken]);
+  let decision = fanOut.decisions.get(key);
+  if (!decision) {
+    decision = decidePin({ isvc: subject, live: toLiveRuntime(live), lookupRevision: fanOut.revisions.lookup, omeNamespace: deps.omeNamespace });
+    fanOut.decisions.set(key, decision);
+  }
   if (decision.outcome === 'error') return { kind: 'error' };
   const resumes = deps.config.renderWorkloads && isPausedByDrift(isvc.status) && !decision.pausesUpdates;
   if (changesPin(isvc.status, decision) || resumes) return { kind: 'pin' };

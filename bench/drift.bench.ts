@@ -1,0 +1,160 @@
+/**
+ * Drift fan-out for a ClusterServingRuntime used by 10,000 pinned InferenceServices on
+ * the embedded cluster (in-process client, memory stores): the time to report
+ * RevisionMismatch on all of them and the Kubernetes requests per affected
+ * InferenceService, beside a plain paginated list of the same objects in the same run.
+ * A second figure is a fan-out that changes nothing (the runtime's spec is unchanged).
+ */
+import { startEmbeddedCluster } from '../local/cluster';
+import { createEventRecorder } from '../shared/adapters/kubernetes/events';
+import type { InferenceService } from '../shared/model/inference-service';
+import { Resources } from '../shared/model/resources';
+import { checkRuntimeDrift, createDirectWorkloadWriter, type DriftCheckDeps } from '../shared/pinning';
+import { systemClock } from '../shared/ports/clock';
+import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
+import { buildControllerRevision, resolveRuntimeChain } from '../shared/runtime';
+import { createMemoryStores } from '../shared/stores/memory';
+import { buildSeedRuntimeSpec } from '../test/runtime/fixtures/seed-runtime';
+import { compare } from './harness';
+import type { BenchResult, BenchSuite } from './harness';
+
+const ISVCS = 10_000;
+const NAMESPACES = 20;
+const PAGE = 500;
+const RUNTIME = 'bench-runtime';
+
+/** Counts requests by verb and resource. */
+function countingClient(inner: ClusterClient): { client: ClusterClient; counts: Map<string, number>; total(): number } {
+  const counts = new Map<string, number>();
+  const note = (verb: string, type: ResourceType): void => {
+    const key = `${verb} ${type.plural}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  };
+  const client: ClusterClient = {
+    get: (type, ns, name) => (note('get', type), inner.get(type, ns, name)),
+    list: (type, options) => (note('list', type), inner.list(type, options)),
+    create: (type, object, options) => (note('create', type), inner.create(type, object, options)),
+    replace: (type, object, options) => (note('replace', type), inner.replace(type, object, options)),
+    replaceStatus: (type, object, options) => (note('replaceStatus', type), inner.replaceStatus(type, object, options)),
+    patch: (type, ns, name, patch, options) => (note('patch', type), inner.patch(type, ns, name, patch, options)),
+    delete: (type, ns, name, options) => (note('delete', type), inner.delete(type, ns, name, options)),
+    watch: (type, options, onEvent) => (note('watch', type), inner.watch(type, options, onEvent)),
+  };
+  return { client, counts, total: () => [...counts.values()].reduce((a, b) => a + b, 0) };
+}
+
+function runtime(memFrac: '0.9' | '0.85'): KubeObject {
+  return { apiVersion: 'ome.io/v1beta1', kind: 'ClusterServingRuntime', metadata: { name: RUNTIME }, spec: buildSeedRuntimeSpec(memFrac) };
+}
+
+async function inBatches(count: number, size: number, work: (i: number) => Promise<unknown>): Promise<void> {
+  for (let start = 0; start < count; start += size) {
+    await Promise.all(Array.from({ length: Math.min(size, count - start) }, (_, k) => work(start + k)));
+  }
+}
+
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await work();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function describeCounts(counts: Map<string, number>): string {
+  return [...counts.entries()].map(([key, n]) => `${key}=${n}`).join(', ');
+}
+
+const suite: BenchSuite = {
+  name: 'drift',
+  async run(): Promise<BenchResult[]> {
+    const cluster = await startEmbeddedCluster({ watchWindow: 100 });
+    try {
+      const admin = cluster.client;
+      const stored = await admin.create(Resources.clusterServingRuntimes, runtime('0.9'));
+      const resolved = resolveRuntimeChain({ kind: 'ClusterServingRuntime', name: RUNTIME, spec: stored.spec }, () => undefined);
+      if (!resolved.ok) throw new Error(resolved.message);
+      const revision = buildControllerRevision({ kind: 'ClusterServingRuntime', namespace: '', runtimeName: RUNTIME, mergedSpec: resolved.spec, omeNamespace: 'ome' });
+      await admin.create(Resources.controllerRevisions, revision);
+      for (let n = 0; n < NAMESPACES; n += 1) await admin.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `bench-${n}` } });
+      await inBatches(ISVCS, 100, async (i) => {
+        const isvc = await admin.create<InferenceService>(Resources.inferenceServices, {
+          apiVersion: 'ome.io/v1beta1',
+          kind: 'InferenceService',
+          metadata: { name: `isvc-${i}`, namespace: `bench-${i % NAMESPACES}` },
+          spec: { model: { name: 'llama-3-2-3b-instruct' }, runtime: { name: RUNTIME, autoSync: false }, engine: { minReplicas: 1 } },
+        });
+        await admin.replaceStatus(Resources.inferenceServices, { ...isvc, status: { pinnedRevisionName: revision.metadata.name } });
+      });
+
+      const counting = countingClient(admin);
+      const stores = createMemoryStores(systemClock);
+      const deps: DriftCheckDeps = {
+        clusterId: 'bench',
+        client: counting.client,
+        omeNamespace: 'ome',
+        leases: stores.leases,
+        idempotency: stores.idempotency,
+        clock: systemClock,
+        config: { renderWorkloads: false, leaseTtlMs: 30_000, maxConflictRetries: 5 },
+        holder: 'bench',
+        events: createEventRecorder(counting.client),
+        workloads: createDirectWorkloadWriter(counting.client),
+      };
+      const trigger = { kind: 'ClusterServingRuntime', name: RUNTIME, change: 'modified' } as const;
+
+      const listAll = async (): Promise<number> => {
+        let items = 0;
+        let token: string | undefined;
+        do {
+          const page = await counting.client.list(Resources.inferenceServices, { limit: PAGE, ...(token ? { continue: token } : {}) });
+          items += page.items.length;
+          token = page.continue || undefined;
+        } while (token);
+        return items;
+      };
+      const listMs = await timed(listAll);
+      const listRequests = counting.total();
+      counting.counts.clear();
+
+      // Nothing changed yet: every InferenceService is evaluated, none is written.
+      const idleMs = await timed(() => checkRuntimeDrift(deps, trigger));
+      const idleRequests = counting.total();
+      counting.counts.clear();
+
+      await admin.replace(Resources.clusterServingRuntimes, { ...runtime('0.85'), metadata: { name: RUNTIME, resourceVersion: (await admin.get(Resources.clusterServingRuntimes, undefined, RUNTIME)).metadata.resourceVersion } });
+      let report: Awaited<ReturnType<typeof checkRuntimeDrift>> | undefined;
+      const driftMs = await timed(async () => {
+        report = await checkRuntimeDrift(deps, trigger);
+      });
+      const affected = report?.statusWrites ?? 0;
+      if (affected !== ISVCS) throw new Error(`expected ${ISVCS} status writes, got ${JSON.stringify(report)}`);
+      const driftRequests = counting.total();
+      const runtimeReads = (counting.counts.get('get clusterservingruntimes') ?? 0) + (counting.counts.get('get servingruntimes') ?? 0);
+      const detail = describeCounts(counting.counts);
+
+      return [
+        compare(
+          'drift',
+          { name: `fan-out to ${ISVCS} drifting ISVCs`, value: driftMs, unit: 'ms' },
+          { name: `paginated list of ${ISVCS} ISVCs`, value: listMs, unit: 'ms' },
+          `${(driftMs / affected).toFixed(3)} ms per affected ISVC`,
+        ),
+        compare(
+          'drift',
+          { name: 'Kubernetes requests per affected ISVC', value: driftRequests / affected, unit: 'req' },
+          { name: 'list requests per ISVC', value: listRequests / ISVCS, unit: 'req' },
+          `${detail}; runtime reads ${runtimeReads}`,
+        ),
+        compare(
+          'drift',
+          { name: `fan-out, nothing drifts (${ISVCS} ISVCs)`, value: idleMs, unit: 'ms' },
+          { name: `paginated list of ${ISVCS} ISVCs`, value: listMs, unit: 'ms' },
+          `${idleRequests} requests, no writes`,
+        ),
+      ];
+    } finally {
+      await cluster.stop();
+    }
+  },
+};
+
+export default suite;
