@@ -4,11 +4,10 @@
  * API machinery as HTTP requests (preconditions, status subresource, admission, dry
  * runs, faults) and returns JSON copies, so it behaves like client-node over the wire.
  */
-import type {
-  ControlPlaneError} from '../../shared/errors';
 import {
   AlreadyExistsError,
   ConflictError,
+  ControlPlaneError,
   ExpiredError,
   InvalidInputError,
   NotFoundError,
@@ -32,7 +31,7 @@ import type { ClusterApi, WriteOptions as ApiWriteOptions } from './api';
 import type { KubeObject as StoredObject, ResourceDef } from './registry';
 import { asServed } from './watch';
 
-/** Maps a Status to the typed error the HTTP adapter would raise for it. */
+/** Maps a Status to the typed error the port's HTTP adapter raises for it. */
 export function toTypedError(status: Status, cause?: unknown): ControlPlaneError {
   const options = { cause: cause ?? status };
   switch (status.code) {
@@ -44,9 +43,18 @@ export function toTypedError(status: Status, cause?: unknown): ControlPlaneError
       return new ExpiredError(status.message, options);
     case 429:
       return new ThrottledError(status.message, options);
+    case 400:
+    case 422:
+      return new InvalidInputError(status.message, options);
+    case 401:
+      return new ControlPlaneError(status.message, { retryable: true, ...options });
     default:
-      return status.code >= 500 ? new UnavailableError(status.message, options) : new InvalidInputError(status.message, options);
+      break;
   }
+  // A webhook's denial is a verdict on the input; any other 403 is a permission the caller lacks.
+  if (status.code === 403 && status.message.startsWith('admission webhook')) return new InvalidInputError(status.message, options);
+  if (status.code === 408 || status.code >= 500) return new UnavailableError(status.message, options);
+  return new ControlPlaneError(status.message, { retryable: false, ...options });
 }
 
 function rethrow(error: unknown): never {
