@@ -24,7 +24,7 @@ import { loadKubeConfig } from '../shared/adapters/kubernetes';
 import { createAppContext, setAppContext } from '../shared/app/context';
 import type { AppContext } from '../shared/app/context';
 import { loadConfig } from '../shared/config';
-import { runForwarder } from '../shared/forwarder';
+import { listWatchedResources, runForwarder } from '../shared/forwarder';
 import type { ForwarderLogger, ForwarderStats } from '../shared/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import type { ClusterRecord } from '../shared/ports/store';
@@ -192,6 +192,7 @@ async function startParts(
 
   const forwarders = startForwarders(clusters, app, bus, busName, log);
   stoppers.push({ name: 'forwarders', stop: () => forwarders.stop() });
+  await waitUntilWatching(clusters, app, log);
 
   let webhookUrl: string | undefined;
   const webhookHandler = handlers.get(WEBHOOK_FUNCTION);
@@ -470,6 +471,28 @@ function startForwarders(
   };
 }
 
+/**
+ * Resolves once every forwarder has listed each of its streams (a checkpoint exists for
+ * each), so a change made after `ready` arrives as a watch event (`added`, `modified`)
+ * rather than in the initial list. Gives up with a warning after `timeoutMs`.
+ */
+async function waitUntilWatching(clusters: StartedCluster[], app: AppContext, log: (line: string) => void, timeoutMs = 30_000): Promise<void> {
+  const started = Date.now();
+  const pending = clusters.flatMap((cluster) =>
+    listWatchedResources(cluster.record.omeNamespace).map((resource) => ({ clusterId: cluster.id, resource: resource.name })),
+  );
+  while (pending.length > 0 && Date.now() - started < timeoutMs) {
+    const checks = await Promise.all(pending.map((entry) => app.stores.checkpoints.loadCheckpoint(entry.clusterId, entry.resource)));
+    for (let index = checks.length - 1; index >= 0; index -= 1) if (checks[index] !== undefined) pending.splice(index, 1);
+    if (pending.length > 0) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+  if (pending.length > 0) {
+    log(`forwarder    warning: still listing after ${seconds(started)}: ${pending.map((entry) => `${entry.clusterId}/${entry.resource}`).join(', ')}`);
+  } else {
+    log(`forwarder    watching ${clusters.length} cluster(s)  (${seconds(started)})`);
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Admission webhook
 // ---------------------------------------------------------------------------------------
@@ -564,23 +587,25 @@ async function answerFunctionUrl(handler: Handler, functionName: string, request
   }
 }
 
-/** infra/k8s/webhook.yaml with each webhook's URL moved to `baseUrl` (path kept). */
-export async function renderWebhookConfiguration(baseUrl: string): Promise<KubeObject> {
+/**
+ * infra/k8s/webhook.yaml for one cluster: each webhook's URL moved to `baseUrl`, under
+ * `/clusters/<id>` so the function knows which cluster's runtimes to read (path kept).
+ */
+export async function renderWebhookConfiguration(baseUrl: string, clusterId: string): Promise<KubeObject> {
   const manifest = parseYaml(await readFile(WEBHOOK_MANIFEST, 'utf8')) as KubeObject & { webhooks?: Array<{ clientConfig?: { url?: string; caBundle?: string } }> };
   for (const webhook of manifest.webhooks ?? []) {
     const path = new URL(webhook.clientConfig?.url ?? '/', 'https://placeholder.invalid').pathname;
-    webhook.clientConfig = { url: `${baseUrl}${path}` };
+    webhook.clientConfig = { url: `${baseUrl}/clusters/${encodeURIComponent(clusterId)}${path}` };
   }
   return manifest;
 }
 
 async function registerWebhook(clusters: StartedCluster[], baseUrl: string, log: (line: string) => void): Promise<void> {
-  const configuration = await renderWebhookConfiguration(baseUrl);
   const registered: string[] = [];
   for (const cluster of clusters) {
     // A real cluster's API server cannot reach this process (and needs HTTPS): leave it alone.
     if (!cluster.embedded) continue;
-    await cluster.embedded.client.create(WEBHOOK_CONFIGURATIONS, structuredClone(configuration));
+    await cluster.embedded.client.create(WEBHOOK_CONFIGURATIONS, await renderWebhookConfiguration(baseUrl, cluster.id));
     registered.push(cluster.id);
   }
   log(`webhook      ${baseUrl}  registered in ${registered.length > 0 ? registered.join(', ') : 'no cluster (a real cluster needs the deployed HTTPS endpoint)'}`);
