@@ -3,7 +3,7 @@
  * at once, injected conflicts and a lease store that is down.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { UnavailableError } from '../../shared/errors';
+import { ConflictError, UnavailableError } from '../../shared/errors';
 import { Resources } from '../../shared/model/resources';
 import type { Lease, LeaseStore } from '../../shared/ports/store';
 import { pinInferenceService } from '../../shared/pinning';
@@ -12,6 +12,7 @@ import {
   annotateSync,
   applyRuntime,
   deliver,
+  editIsvc,
   getIsvc,
   NS,
   pinColumns,
@@ -164,6 +165,26 @@ describe('concurrency', () => {
     await expect(world.pin('roll-conflict')).rejects.toMatchObject({ retryable: true });
     expect(await pinColumns(world.admin, 'roll-conflict')).toMatchObject({ pinned: REV_090, reason: 'RevisionMismatch' });
     expect(await world.pin('roll-conflict')).toMatchObject({ tokenApplied: 'after-conflict', pinnedRevisionName: REV_085 });
+  });
+});
+
+describe('garbage collection racing a rollback', () => {
+  it('takes a marked revision back before pinning it, so the collector\'s preconditioned delete fails', async () => {
+    await pinnedIsvc('rollback-gc');
+    await changeRuntime('0.85');
+    await annotateSync(world.admin, 'rollback-gc', 'to-085');
+    await world.pin('rollback-gc');
+    // The collector marks the 0.9 revision and plans to delete it at that version.
+    const marked = await world.admin.patch(Resources.controllerRevisions, 'ome', REV_090, { metadata: { annotations: { 'ome.io/gc-eligible-since': '2020-01-01T00:00:00Z' } } }, { type: 'merge' });
+    await editIsvc(world.admin, 'rollback-gc', (isvc) => {
+      isvc.spec.runtime = { name: RUNTIME, kind: 'ServingRuntime', autoSync: false, revision: REV_090 };
+    });
+    expect(await world.pin('rollback-gc')).toMatchObject({ pinnedRevisionName: REV_090 });
+    const revision = await world.admin.get(Resources.controllerRevisions, 'ome', REV_090);
+    expect(revision.metadata.annotations?.['ome.io/gc-eligible-since']).toBeUndefined();
+    expect(revision.data).toEqual(marked.data);
+    await expect(world.admin.delete(Resources.controllerRevisions, 'ome', REV_090, { preconditions: { resourceVersion: marked.metadata.resourceVersion ?? '' } })).rejects.toBeInstanceOf(ConflictError);
+    expect(await revisionNames(world.admin)).toContain(REV_090);
   });
 });
 
