@@ -49,7 +49,7 @@ function record(bus: LocalBus, names: string[]): Record<string, EventBridgeEnvel
   return seen;
 }
 
-const CONSUMERS = ['pin', 'drift-check', 'repin-apply', 'revision-gc'];
+const CONSUMERS = ['pin', 'drift-check', 'repin-apply', 'rollout-run', 'revision-gc'];
 
 describe('Local bus', () => {
   let bus: LocalBus;
@@ -67,7 +67,7 @@ describe('Local bus', () => {
 
   it('reads every rule of serverless.yml: existing targets, valid patterns, retry policies and dead-letter queues', () => {
     const functionNames = new Set(bus.functions.map((fn) => fn.name));
-    expect([...functionNames].sort()).toEqual(['admission-webhook', 'drift-check', 'forward-watch-events', 'pin', 'repin-apply', 'revision-gc']);
+    expect([...functionNames].sort()).toEqual(['admission-webhook', 'drift-check', 'forward-watch-events', 'pin', 'repin-apply', 'revision-gc', 'rollout-run']);
     for (const rule of bus.rules) {
       expect(functionNames.has(rule.functionName), rule.name).toBe(true);
       expect(rule.pattern ?? rule.schedule, rule.name).toBeDefined();
@@ -77,14 +77,15 @@ describe('Local bus', () => {
     expect(bus.rules.filter((rule) => rule.pattern).every((rule) => rule.eventBusName === BUS)).toBe(true);
     expect(bus.rules.filter((rule) => rule.schedule).map((rule) => [rule.functionName, rule.schedule])).toEqual([
       ['forward-watch-events', 'rate(1 minute)'],
+      ['rollout-run', 'rate(1 minute)'],
       ['revision-gc', 'rate(5 minutes)'],
     ]);
   });
 
   it.each<[string, HintEvent, string[]]>([
-    ['InferenceService added', toHintEvent('c1', 'ADDED', object('InferenceService', 'a')), ['drift-check', 'pin']],
-    ['InferenceService repin request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-repin': 'now' } }), object('InferenceService', 'a')), ['drift-check', 'pin', 'repin-apply']],
-    ['InferenceService promote request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-promote': 'r2' } }), object('InferenceService', 'a')), ['drift-check', 'pin', 'repin-apply']],
+    ['InferenceService added', toHintEvent('c1', 'ADDED', object('InferenceService', 'a')), ['drift-check', 'pin', 'rollout-run']],
+    ['InferenceService repin request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-repin': 'now' } }), object('InferenceService', 'a')), ['drift-check', 'pin', 'repin-apply', 'rollout-run']],
+    ['InferenceService promote request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-promote': 'r2' } }), object('InferenceService', 'a')), ['drift-check', 'pin', 'repin-apply', 'rollout-run']],
     ['InferenceService deleted', toHintEvent('c1', 'DELETED', object('InferenceService', 'a')), []],
     ['ServingRuntime changed', toHintEvent('c1', 'MODIFIED', object('ServingRuntime', 'srt')), ['drift-check']],
     ['ClusterServingRuntime relisted', toHintEvent('c1', 'RELISTED', object('ClusterServingRuntime', 'csr')), ['drift-check']],
