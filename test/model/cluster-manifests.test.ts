@@ -35,6 +35,7 @@ describe('cluster RBAC in infra/k8s', () => {
         'ome.io/servingruntimes': ['get', 'list', 'watch'],
         'ome.io/clusterservingruntimes': ['get', 'list', 'watch'],
         'ome.io/rolloutpolicies': ['get', 'list', 'watch'],
+        'apps/deployments': ['get', 'list', 'watch'],
       },
       { 'apps/controllerrevisions': ['get', 'list', 'watch'] },
     ],
@@ -46,10 +47,10 @@ describe('cluster RBAC in infra/k8s', () => {
         'ome.io/servingruntimes': ['get', 'list'],
         'ome.io/clusterservingruntimes': ['get', 'list'],
         'ome.io/rolloutpolicies': ['get', 'list'],
-        'apps/deployments': ['create', 'get', 'patch', 'update'],
+        'apps/deployments': ['create', 'delete', 'get', 'patch', 'update'],
         'core/events': ['create', 'patch'],
       },
-      { 'apps/controllerrevisions': ['create', 'get', 'list'] },
+      { 'apps/controllerrevisions': ['create', 'get', 'list', 'patch'] },
     ],
     [
       'ome-pinning-drift-check',
@@ -65,9 +66,21 @@ describe('cluster RBAC in infra/k8s', () => {
     [
       'ome-pinning-repin-apply',
       {
-        'ome.io/inferenceservices': ['get', 'patch'],
+        'ome.io/inferenceservices': ['get', 'list', 'patch'],
         'ome.io/inferenceservices/status': ['get', 'patch', 'update'],
         'ome.io/rolloutpolicies': ['get', 'list'],
+        'apps/deployments': ['delete', 'get', 'patch', 'update'],
+        'core/events': ['create', 'patch'],
+      },
+      {},
+    ],
+    [
+      'ome-pinning-rollout-run',
+      {
+        'ome.io/inferenceservices': ['get', 'list', 'patch'],
+        'ome.io/inferenceservices/status': ['get', 'patch', 'update'],
+        'ome.io/rolloutpolicies': ['get', 'list'],
+        'apps/deployments': ['delete', 'get', 'patch', 'update'],
         'core/events': ['create', 'patch'],
       },
       {},
