@@ -79,7 +79,7 @@ const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
  */
 export function validateSyncToken(token: string): string | undefined {
   if (token.length > MAX_SYNC_TOKEN_LENGTH) {
-    return `invalid ${Annotation.runtimeSync} annotation: ${token.length} characters, at most ${MAX_SYNC_TOKEN_LENGTH} allowed`;
+    return `invalid ${Annotation.runtimeSync} annotation: ${token.length} characters, at most ${MAX_SYNC_TOKEN_LENGTH} allowed; use a short value such as a date or a ticket number`;
   }
   if (!LABEL_VALUE.test(token)) {
     return `invalid ${Annotation.runtimeSync} annotation ${JSON.stringify(token)}: use letters, digits, '-', '_' or '.', starting and ending with a letter or digit`;
