@@ -138,7 +138,7 @@ describe('RuntimePinError', () => {
 
   it.each([
     ['malformed', 'not a token!', 'invalid ome.io/runtime-sync annotation "not a token!": use letters'],
-    ['oversized', 'x'.repeat(5000), 'invalid ome.io/runtime-sync annotation: 5000 characters, at most 63 allowed'],
+    ['oversized', 'x'.repeat(5000), 'invalid ome.io/runtime-sync annotation: 5000 characters, at most 63 allowed; use a short value such as a date or a ticket number'],
   ])('a %s ome.io/runtime-sync value: a terminal error naming the problem, nothing changed', async (_label, token, message) => {
     const name = `bad-token-${_label}`;
     await world.admin.create(Resources.inferenceServices, seedIsvc(name));
