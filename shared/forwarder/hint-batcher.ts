@@ -1,9 +1,10 @@
 /**
  * Collects hints and hands them to the publisher in batches: at once when a batch is
  * full, else after a short linger, so a burst goes out ten entries per PutEvents call and
- * a lone change waits only the linger. One batch is in flight at a time; a producer that
- * fills the queue waits for it, which slows the watch streams down (their reads are
- * paced by our handler) instead of buffering without bound.
+ * a lone change waits only the linger. A few batches are in flight at once (EventBridge
+ * promises no order between events anyway); a producer that fills the queue while all
+ * are busy waits, which slows the watch streams down (their reads are paced by our
+ * handler) instead of buffering without bound.
  *
  * A hint whose publish failed is resent with backoff until it is published or the
  * batcher is stopped; it is never settled before that, so the checkpoint stays behind it.
@@ -30,6 +31,8 @@ export interface BatcherCounters {
 export interface HintBatcherOptions {
   publisher: EventPublisher;
   maxBatchSize: number;
+  /** Batches being published at once. */
+  maxInFlight: number;
   lingerMs: number;
   retryBaseDelayMs: number;
   retryMaxDelayMs: number;
@@ -41,7 +44,7 @@ export interface HintBatcherOptions {
 
 export class HintBatcher {
   private pending: QueuedHint[] = [];
-  private chain: Promise<void> = Promise.resolve();
+  private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: HintBatcherOptions) {}
@@ -51,25 +54,24 @@ export class HintBatcher {
     return this.pending.length;
   }
 
-  /** Queues a hint; resolves at once unless a full batch had to be sent first. */
+  /** Queues a hint; resolves at once unless a full batch had to wait for a free publish slot. */
   async add(hint: QueuedHint): Promise<void> {
     this.pending.push(hint);
     if (this.pending.length >= this.options.maxBatchSize) {
       this.clearTimer();
-      await this.enqueueFlush();
-    } else if (this.timer === undefined) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        void this.enqueueFlush();
-      }, this.options.lingerMs);
+      await this.dispatch(this.options.maxBatchSize);
+    } else {
+      this.armTimer();
     }
   }
 
   /** Sends everything queued; resolves when it is published, skipped or given up on. */
   async flushAll(): Promise<void> {
     this.clearTimer();
-    while (this.pending.length > 0 && !this.options.signal.aborted) await this.enqueueFlush();
-    await this.chain;
+    while ((this.pending.length > 0 && !this.options.signal.aborted) || this.inFlight.size > 0) {
+      await this.dispatch(1);
+      await Promise.all(this.inFlight);
+    }
   }
 
   /** Drops what is queued (its positions stay held) and cancels the linger. */
@@ -78,24 +80,33 @@ export class HintBatcher {
     this.pending = [];
   }
 
+  private armTimer(): void {
+    if (this.timer !== undefined || this.pending.length === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.dispatch(1);
+    }, this.options.lingerMs);
+  }
+
   private clearTimer(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
   }
 
-  private enqueueFlush(): Promise<void> {
-    this.chain = this.chain.then(() => this.sendNextBatch());
-    return this.chain;
+  /** Starts batches while at least `minimum` hints are queued, waiting for a free slot when all are busy. */
+  private async dispatch(minimum: number): Promise<void> {
+    while (this.pending.length >= minimum && !this.options.signal.aborted) {
+      while (this.inFlight.size >= this.options.maxInFlight) await Promise.race(this.inFlight);
+      // Another producer may have taken the batch while this one waited.
+      if (this.pending.length < minimum) break;
+      const batch = this.pending.splice(0, this.options.maxBatchSize);
+      const sending: Promise<void> = this.sendBatch(batch).finally(() => this.inFlight.delete(sending));
+      this.inFlight.add(sending);
+    }
+    this.armTimer();
   }
 
-  private async sendNextBatch(): Promise<void> {
-    const batch = this.pending.splice(0, this.options.maxBatchSize);
-    if (this.pending.length > 0 && this.timer === undefined && this.pending.length < this.options.maxBatchSize) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        void this.enqueueFlush();
-      }, this.options.lingerMs);
-    }
+  private async sendBatch(batch: QueuedHint[]): Promise<void> {
     let toSend = batch;
     for (let attempt = 0; toSend.length > 0; attempt += 1) {
       if (this.options.signal.aborted) return;

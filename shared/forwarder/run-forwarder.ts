@@ -45,6 +45,8 @@ export interface ForwarderOptions {
   leasePollMs?: number;
   /** Hints per publish (default 10, the PutEvents limit). */
   maxBatchSize?: number;
+  /** Batches published at once (default 4); each holds the checkpoint until it settles. */
+  maxConcurrentPublishes?: number;
   /** How long a partial batch waits for company (default 50 ms). */
   lingerMs?: number;
   /** Items per list page (default 500). */
@@ -104,6 +106,7 @@ interface Settings {
   leaseTtlMs: number;
   leasePollMs: number;
   maxBatchSize: number;
+  maxConcurrentPublishes: number;
   lingerMs: number;
   listPageSize: number;
   checkpointIntervalMs: number;
@@ -125,6 +128,7 @@ function settingsOf(input: ForwarderDependencies & ForwarderOptions): Settings {
     leaseTtlMs,
     leasePollMs: input.leasePollMs ?? Math.max(1, Math.floor(leaseTtlMs / 3)),
     maxBatchSize,
+    maxConcurrentPublishes: Math.max(1, input.maxConcurrentPublishes ?? 4),
     lingerMs: input.lingerMs ?? 50,
     listPageSize: input.listPageSize ?? 500,
     checkpointIntervalMs: input.checkpointIntervalMs ?? 1_000,
@@ -268,6 +272,7 @@ async function runSession(
   const batcher = new HintBatcher({
     publisher: input.publisher,
     maxBatchSize: settings.maxBatchSize,
+    maxInFlight: settings.maxConcurrentPublishes,
     lingerMs: settings.lingerMs,
     retryBaseDelayMs: settings.retryBaseDelayMs,
     retryMaxDelayMs: settings.retryMaxDelayMs,
