@@ -1,0 +1,212 @@
+/**
+ * Revision GC over many revisions: one sweep's time and its live heap, beside a plain
+ * paginated list of the same revisions that keeps what it lists (what a sweep holding
+ * whole objects would cost), in the same run, against the embedded API server's
+ * in-process client.
+ *
+ * Each runtime has 50 revisions: the 10 newest kept, one old one pinned by an
+ * InferenceService, 4 marked past the grace period (deleted), 5 unmarked (marked) and 30
+ * marked inside the grace period (waiting): a sweep with a realistic share of writes.
+ * `GC_BENCH_REVISIONS` sets the count (default 100,000, a multiple of 50) and
+ * `GC_BENCH_PAGE` the list page size (default 2,000: the embedded server scans its whole
+ * store on every page, so a full listing costs pages x objects; a real API server does not).
+ *
+ * Memory: the server shares this process, and its per-page garbage would swamp a plain
+ * heap peak. So the memory runs collect garbage after list pages (where both sides'
+ * retained memory peaks) and record the live heap; they are separate from the timed runs,
+ * which do no forced collection. Each figure is one sample: a sweep changes what it sweeps.
+ */
+import { runInNewContext } from 'node:vm';
+import { setFlagsFromString } from 'node:v8';
+import { startEmbeddedCluster } from '../local/cluster';
+import { Resources } from '../shared/model/resources';
+import type { ClusterClient, KubeObject, ListOptions, ListPage, ResourceType } from '../shared/ports/cluster';
+import { formatGcMark } from '../shared/runtime/gc';
+import { sweepRevisions } from '../shared/revision-gc/sweep-revisions';
+import { Annotation, CREATED_BY_OME, Label, RuntimeKind } from '../shared/vocabulary';
+import { compare } from './harness';
+import type { BenchResult, BenchSuite } from './harness';
+
+const PER_RUNTIME = 50;
+const OME = 'ome';
+const ISVC_NAMESPACE = 'bench-gc';
+const DAY = 86_400_000;
+
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/**
+ * The largest live heap (after a full collection) seen at list-page boundaries, every
+ * `every`-th page: both sides' retained memory only grows while they list, so a few
+ * samples plus one at the end find the peak without a full collection per page.
+ */
+class LiveHeapProbe {
+  private base = 0;
+  private pages = 0;
+  peak = 0;
+
+  constructor(private readonly every: number) {}
+
+  reset(): void {
+    collectGarbage();
+    this.base = process.memoryUsage().heapUsed;
+    this.peak = this.base;
+    this.pages = 0;
+  }
+
+  page(): void {
+    this.pages += 1;
+    if (this.pages % this.every === 0) this.sample();
+  }
+
+  sample(): void {
+    collectGarbage();
+    this.peak = Math.max(this.peak, process.memoryUsage().heapUsed);
+  }
+
+  get growthMb(): number {
+    return (this.peak - this.base) / 2 ** 20;
+  }
+}
+
+/** The real client, sampling the live heap after each list page. */
+function probed(client: ClusterClient, probe: LiveHeapProbe): ClusterClient {
+  return {
+    get: (type, namespace, name) => client.get(type, namespace, name),
+    async list<T extends KubeObject>(type: ResourceType, options?: ListOptions): Promise<ListPage<T>> {
+      const page = await client.list<T>(type, options);
+      probe.page();
+      return page;
+    },
+    create: (type, object, options) => client.create(type, object, options),
+    replace: (type, object, options) => client.replace(type, object, options),
+    replaceStatus: (type, object, options) => client.replaceStatus(type, object, options),
+    patch: (type, namespace, name, patch, options) => client.patch(type, namespace, name, patch, options),
+    delete: (type, namespace, name, options) => client.delete(type, namespace, name, options),
+    watch: (type, options, onEvent) => client.watch(type, options, onEvent),
+  };
+}
+
+function revision(runtime: string, index: number, mark: string | undefined): KubeObject {
+  const hash = index.toString(16).padStart(8, '0');
+  const annotations: Record<string, string> = { [Annotation.createdBy]: CREATED_BY_OME };
+  if (mark !== undefined) annotations[Annotation.gcEligibleSince] = mark;
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'ControllerRevision',
+    metadata: {
+      name: `cr-${runtime}-${hash}`,
+      namespace: OME,
+      labels: { [Label.runtimeOf]: runtime, [Label.runtimeOfKind]: RuntimeKind.cluster, [Label.runtimeOfNamespace]: '', [Label.revisionHash]: hash },
+      annotations,
+    },
+    // A small resolved spec, about the size of the seed's runtime.
+    data: { containers: [{ name: 'ome-container', image: 'lmsysorg/sglang:v0.4', args: ['--mem-frac=0.9', `--revision=${index}`], resources: { limits: { 'nvidia.com/gpu': '1' } } }] },
+    revision: 1,
+  };
+}
+
+/**
+ * The server stamps creation times to the second. Creating each runtime's revisions from
+ * the highest index down makes a lower index never older, and ties order by name, so
+ * index 0..9 are the newest, 10 is pinned, 11..14 expired, 15..19 unmarked and the rest
+ * waiting, however the seconds fall.
+ */
+async function seed(client: ClusterClient, count: number, now: number): Promise<void> {
+  const expired = formatGcMark(now - 2 * DAY);
+  const recent = formatGcMark(now - 60_000);
+  await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ISVC_NAMESPACE } });
+  for (let r = 0; r < count / PER_RUNTIME; r += 1) {
+    const runtime = `rt${r}`;
+    for (let i = PER_RUNTIME - 1; i >= 0; i -= 1) {
+      const mark = i < 11 || (i >= 15 && i < 20) ? undefined : i < 15 ? expired : recent;
+      await client.create(Resources.controllerRevisions, revision(runtime, i, mark));
+    }
+    await client.create(Resources.inferenceServices, {
+      apiVersion: 'ome.io/v1beta1',
+      kind: 'InferenceService',
+      metadata: { name: `isvc-${r}`, namespace: ISVC_NAMESPACE },
+      spec: { runtime: { name: runtime, autoSync: false, revision: `cr-${runtime}-${(10).toString(16).padStart(8, '0')}` } },
+    });
+  }
+}
+
+async function listAll(client: ClusterClient, pageSize: number): Promise<KubeObject[]> {
+  const items: KubeObject[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.list(Resources.controllerRevisions, { namespace: OME, limit: pageSize, ...(token ? { continue: token } : {}) });
+    items.push(...page.items);
+    token = page.continue;
+  } while (token);
+  return items;
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const start = process.hrtime.bigint();
+  const value = await work();
+  return { ms: Number(process.hrtime.bigint() - start) / 1e6, value };
+}
+
+function readCount(name: string, fallback: number, multipleOf: number): number {
+  const raw = process.env[name];
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < multipleOf || value % multipleOf !== 0) {
+    throw new Error(`${name}=${String(raw)} must be a positive multiple of ${multipleOf}`);
+  }
+  return value;
+}
+
+const suite: BenchSuite = {
+  name: 'gc',
+  async run(): Promise<BenchResult[]> {
+    const count = readCount('GC_BENCH_REVISIONS', 100_000, PER_RUNTIME);
+    const pageSize = readCount('GC_BENCH_PAGE', 2_000, 1);
+    const cluster = await startEmbeddedCluster({ watchWindow: 100 });
+    try {
+      const now = Date.now();
+      const client = cluster.client;
+      const seeding = await timed(() => seed(client, count, now));
+      const options = { omeNamespace: OME, retention: 10, graceMs: DAY, now, pageSize };
+
+      // Timed runs: no forced collections.
+      const list = await timed(async () => (await listAll(client, pageSize)).length);
+      const dry = await timed(() => sweepRevisions(client, { ...options, dryRun: true }));
+
+      // Memory runs: the live heap after each page.
+      const probe = new LiveHeapProbe(Math.max(1, Math.ceil(count / pageSize / 6)));
+      probe.reset();
+      const kept = await listAll(probed(client, probe), pageSize);
+      probe.sample();
+      const listHeap = probe.growthMb;
+      kept.length = 0;
+      probe.reset();
+      const planned = await sweepRevisions(probed(client, probe), { ...options, dryRun: true });
+      probe.sample();
+      const dryHeap = probe.growthMb;
+      const planSizes = planned.planned ? planned.planned.mark.length + planned.planned.delete.length : 0;
+
+      // The real sweep last: it marks and deletes.
+      const rssBefore = process.memoryUsage().rss;
+      const sweep = await timed(() => sweepRevisions(client, options));
+      const rssGrowth = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
+      const s = sweep.value.stats;
+      if (list.value !== count || s.scanned !== count) throw new Error(`expected ${count} revisions, listed ${list.value}, swept ${s.scanned}`);
+
+      const label = `${count.toLocaleString('en-US')} revisions`;
+      const baselineTime = { name: `paged list of ${label}`, value: list.ms, unit: 'ms' };
+      const baselineHeap = { name: `paged list kept in memory`, value: listHeap, unit: 'MB' };
+      return [
+        compare('gc', { name: `GC sweep over ${label}`, value: sweep.ms, unit: 'ms' }, baselineTime,
+          `kept ${s.kept}, marked ${s.marked}, deleted ${s.deleted}, waiting ${s.waiting}; page ${pageSize}; seeding took ${(seeding.ms / 1000).toFixed(1)} s`),
+        compare('gc', { name: `GC dry run (list + plan) over ${label}`, value: dry.ms, unit: 'ms' }, baselineTime, `page ${pageSize}`),
+        compare('gc', { name: 'GC dry run live heap growth', value: dryHeap, unit: 'MB' }, baselineHeap,
+          `peak live heap while listing; holds ${planSizes} planned names; RSS growth over the real sweep ${rssGrowth.toFixed(0)} MB`),
+      ];
+    } finally {
+      await cluster.stop();
+    }
+  },
+};
+
+export default suite;
