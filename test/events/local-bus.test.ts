@@ -83,9 +83,9 @@ describe('Local bus', () => {
   });
 
   it.each<[string, HintEvent, string[]]>([
-    ['InferenceService added', toHintEvent('c1', 'ADDED', object('InferenceService', 'a')), ['drift-check', 'pin', 'rollout-run']],
-    ['InferenceService repin request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-repin': 'now' } }), object('InferenceService', 'a')), ['drift-check', 'pin', 'repin-apply', 'rollout-run']],
-    ['InferenceService promote request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-promote': 'r2' } }), object('InferenceService', 'a')), ['drift-check', 'pin', 'repin-apply', 'rollout-run']],
+    ['InferenceService added', toHintEvent('c1', 'ADDED', object('InferenceService', 'a')), ['pin', 'rollout-run']],
+    ['InferenceService repin request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-repin': 'now' } }), object('InferenceService', 'a')), ['pin', 'repin-apply', 'rollout-run']],
+    ['InferenceService promote request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-promote': 'r2' } }), object('InferenceService', 'a')), ['pin', 'repin-apply', 'rollout-run']],
     ['InferenceService deleted', toHintEvent('c1', 'DELETED', object('InferenceService', 'a')), []],
     ['ServingRuntime changed', toHintEvent('c1', 'MODIFIED', object('ServingRuntime', 'srt')), ['drift-check']],
     ['ClusterServingRuntime relisted', toHintEvent('c1', 'RELISTED', object('ClusterServingRuntime', 'csr')), ['drift-check']],

@@ -59,9 +59,11 @@ describe('cluster RBAC in infra/k8s', () => {
         'ome.io/inferenceservices/status': ['patch', 'update'],
         'ome.io/servingruntimes': ['get', 'list'],
         'ome.io/clusterservingruntimes': ['get', 'list'],
+        'ome.io/rolloutpolicies': ['get', 'list'],
+        'apps/deployments': ['create', 'delete', 'get', 'patch', 'update'],
         'core/events': ['create', 'patch'],
       },
-      { 'apps/controllerrevisions': ['get', 'list'] },
+      { 'apps/controllerrevisions': ['create', 'get', 'list', 'patch'] },
     ],
     [
       'ome-pinning-repin-apply',
