@@ -87,6 +87,11 @@ describe('cluster RBAC in infra/k8s', () => {
       },
       {},
     ],
+    [
+      'ome-pinning-admission-webhook',
+      { 'ome.io/servingruntimes': ['get'], 'ome.io/clusterservingruntimes': ['get'] },
+      {},
+    ],
     ['ome-pinning-revision-gc', { 'ome.io/inferenceservices': ['list'] }, { 'apps/controllerrevisions': ['delete', 'list', 'patch'] }],
   ])('%s grants exactly what its function needs, bound to its ServiceAccount', (name, clusterWide, inOme) => {
     expect(find('ServiceAccount', name)?.metadata.namespace).toBe('ome');
