@@ -247,14 +247,12 @@ export class ClusterApi {
     const items: KubeObject[] = [];
     let lastKey: string | undefined;
     let more = false;
-    let remaining = 0;
-    for (const [key, object] of this.store.list(storageKey(def), namespace, token?.start)) {
+    for (const [key, object] of this.store.scan(storageKey(def), namespace, token?.start)) {
       if (!matchesLabels(labels, object.metadata.labels)) continue;
       if (!matchesFields(fields, (f) => this.fieldValue(def, object, f))) continue;
       if (limit !== undefined && items.length >= limit) {
         more = true;
-        remaining += 1;
-        continue;
+        break;
       }
       items.push(object);
       lastKey = key;
@@ -262,7 +260,10 @@ export class ClusterApi {
     const result: ListResult = { items, resourceVersion: String(rv) };
     if (more && lastKey !== undefined) {
       result.continue = encodeContinue({ rv, start: lastKey });
-      if (labels.length === 0 && fields.length === 0) result.remainingItemCount = remaining;
+      // Like the real server, the count is given only when no selector filters the rest.
+      if (labels.length === 0 && fields.length === 0) {
+        result.remainingItemCount = this.store.countRange(storageKey(def), namespace, lastKey);
+      }
     }
     return result;
   }

@@ -20,6 +20,28 @@ export interface StoredEvent {
 
 export type StoreListener = (event: StoredEvent) => void;
 
+/** Index of the first key >= `target` in sorted `keys`. */
+function lowerBound(keys: readonly string[], target: string): number {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((keys[mid] as string) < target) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/** Where a scan starts: after `after` (exclusive) and not before the namespace's first key. */
+function firstIndexAfter(keys: readonly string[], after: string | undefined, prefix: string | undefined): number {
+  let index = prefix === undefined ? 0 : lowerBound(keys, prefix);
+  if (after !== undefined) {
+    index = Math.max(index, lowerBound(keys, after));
+    if (keys[index] === after) index += 1;
+  }
+  return index;
+}
+
 class Bucket {
   readonly objects = new Map<string, KubeObject>();
   private sortedKeys: string[] | undefined;
@@ -78,17 +100,37 @@ export class ObjectStore {
 
   /** Objects in key order (namespace, then name), optionally in one namespace, starting after `after`. */
   list(resource: string, namespace?: string, after?: string): Array<[string, KubeObject]> {
+    return [...this.scan(resource, namespace, after)];
+  }
+
+  /**
+   * The same, lazily: a binary search finds the first key, and the scan stops at the end
+   * of the namespace, so a page of a paginated list costs its own size, not the store's.
+   */
+  *scan(resource: string, namespace?: string, after?: string): Generator<[string, KubeObject]> {
     const bucket = this.buckets.get(resource);
-    if (!bucket) return [];
-    const out: Array<[string, KubeObject]> = [];
+    if (!bucket) return;
+    const keys = bucket.keys();
     const prefix = namespace === undefined ? undefined : `${namespace}/`;
-    for (const key of bucket.keys()) {
-      if (prefix !== undefined && !key.startsWith(prefix)) continue;
-      if (after !== undefined && key <= after) continue;
+    let index = firstIndexAfter(keys, after, prefix);
+    for (; index < keys.length; index += 1) {
+      const key = keys[index] as string;
+      if (prefix !== undefined && !key.startsWith(prefix)) return;
       const object = bucket.objects.get(key);
-      if (object) out.push([key, object]);
+      if (object) yield [key, object];
     }
-    return out;
+  }
+
+  /** How many objects `scan` would visit, without visiting them. */
+  countRange(resource: string, namespace?: string, after?: string): number {
+    const bucket = this.buckets.get(resource);
+    if (!bucket) return 0;
+    const keys = bucket.keys();
+    const prefix = namespace === undefined ? undefined : `${namespace}/`;
+    const start = firstIndexAfter(keys, after, prefix);
+    // '0' sorts right after '/', so `<namespace>0` bounds the namespace's keys.
+    const end = prefix === undefined ? keys.length : lowerBound(keys, `${namespace}0`);
+    return Math.max(0, end - start);
   }
 
   count(resource: string): number {
