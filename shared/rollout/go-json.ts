@@ -7,6 +7,7 @@
  * point: digests computed here and by the in-cluster controller must agree.
  */
 import { InvalidInputError } from '../errors';
+import { compareGoStrings, quoteGoString } from '../go-string';
 import { normalizeGoDuration } from './go-duration';
 
 /** One Go field: its json tag name, its type, and whether the tag says omitempty. */
@@ -118,9 +119,8 @@ function encodeMap(value: unknown, of: GoType, path: string): string {
   if (isAbsent(value)) return 'null';
   if (typeof value !== 'object' || Array.isArray(value)) throw typeError(path, 'an object', value);
   const record = value as Record<string, unknown>;
-  // Go sorts map keys by their UTF-8 bytes; for the ASCII keys Kubernetes allows in
-  // header names this is plain code-unit order.
-  const keys = Object.keys(record).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  // Go sorts map keys by their UTF-8 bytes.
+  const keys = Object.keys(record).sort(compareGoStrings);
   return `{${keys.map((k) => `${quoteGoString(k)}:${encode(record[k], of, `${path}.${k}`)}`).join(',')}}`;
 }
 
@@ -142,46 +142,3 @@ function typeError(path: string, expected: string, value: unknown): InvalidInput
   return new InvalidInputError(`${path}: expected ${expected}, got ${JSON.stringify(value)}`);
 }
 
-const HEX = '0123456789abcdef';
-
-/** Quotes a string as Go's encoder does with HTML escaping on (the `json.Marshal` default). */
-export function quoteGoString(text: string): string {
-  let out = '"';
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    switch (char) {
-      case '"':
-        out += '\\"';
-        continue;
-      case '\\':
-        out += '\\\\';
-        continue;
-      case '\n':
-        out += '\\n';
-        continue;
-      case '\r':
-        out += '\\r';
-        continue;
-      case '\t':
-        out += '\\t';
-        continue;
-      case '\b':
-        out += '\\b';
-        continue;
-      case '\f':
-        out += '\\f';
-        continue;
-    }
-    if (code < 0x20 || char === '<' || char === '>' || char === '&') {
-      out += `\\u00${HEX[code >> 4]}${HEX[code & 0xf]}`;
-    } else if (code === 0x2028 || code === 0x2029) {
-      out += `\\u${code.toString(16)}`;
-    } else if (code >= 0xd800 && code <= 0xdfff) {
-      // A lone surrogate is invalid UTF-8; Go writes the replacement character.
-      out += '\ufffd';
-    } else {
-      out += char;
-    }
-  }
-  return `${out}"`;
-}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatGoDuration, normalizeGoDuration, parseGoDuration } from '../../shared/rollout/go-duration';
-import { goInt, goMap, goPointer, goSlice, goString, goStruct, marshalGoJson, quoteGoString } from '../../shared/rollout/go-json';
+import { quoteGoString } from '../../shared/go-string';
+import { goInt, goMap, goPointer, goSlice, goString, goStruct, marshalGoJson } from '../../shared/rollout/go-json';
 import { rolloutGroupSchema, rolloutPolicySpecSchema } from '../../shared/rollout/schema';
 
 describe('Function: normalizeGoDuration', () => {

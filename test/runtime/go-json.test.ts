@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareGoStrings, marshalGoJson, quoteGoString } from '../../shared/runtime/go-json';
+import { compareGoStrings, quoteGoString } from '../../shared/go-string';
+import { marshalGoJson } from '../../shared/runtime/go-json';
 import { canonicalizeQuantity } from '../../shared/runtime/quantity';
 import { InvalidInputError } from '../../shared/errors';
 
