@@ -1,0 +1,359 @@
+/**
+ * The runtime pinning user guide ("Runtime revisions and pinning"), walked in order with the
+ * real kubectl and `kubectl ome` against the control plane as `npm start` starts it. Every
+ * table and message the guide prints is compared with what the commands print here; revision
+ * hashes are matched by pattern, and then checked to be the guide's own, since the hash
+ * reproduces upstream's. Past the guide's printed steps, the walk covers what the guide
+ * states in prose: a `kubectl ome runtime sync` and its wait, stopping and resuming pinning,
+ * every RuntimeDrifted reason, the webhook's check of the live runtime, and the
+ * RuntimePinError event.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
+import { kubectlOk, maskRevisionHashes, pollUntil, runKubectl, startWalkthrough, writeWorkFile } from './support';
+import type { Walkthrough } from './support';
+
+const NS = 'llama-demo';
+const ISVC = 'llama-3-2-3b-instruct';
+const RUNTIME = 'sglang-llama-3-2-3b';
+const REV_090 = 'r-llama-demo-sglang-llama-3-2-3b-590753e8';
+const REV_085 = 'r-llama-demo-sglang-llama-3-2-3b-af9539ac';
+const DEPLOYMENT = `${ISVC}-engine`;
+
+const PIN_COLUMNS =
+  'custom-columns=NAME:.metadata.name,PINNED:.status.pinnedRevisionName,DRIFTED:.status.conditions[?(@.type=="RuntimeDrifted")].status,REASON:.status.conditions[?(@.type=="RuntimeDrifted")].reason';
+const PIN_TABLE_ARGS = ['get', 'inferenceservice', ISVC, '-n', NS, '-o', PIN_COLUMNS];
+const DRIFT_MESSAGE_ARGS = ['get', 'inferenceservice', ISVC, '-n', NS, '-o', 'jsonpath={.status.conditions[?(@.type=="RuntimeDrifted")].message}'];
+
+/** The guide's pin table for `revision`, without drift or with `True` and `reason`. */
+function pinTable(revision: string, reason?: string): string {
+  const drifted = reason ? 'True      ' + reason : '<none>    <none>';
+  return ['NAME                    PINNED                                      DRIFTED   REASON', `${ISVC}   ${revision}   ${drifted}`, ''].join('\n');
+}
+
+/** The guide's `runtime.yaml`: the ServingRuntime of "What's in a runtime". */
+const RUNTIME_YAML = stringify({ apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: RUNTIME, namespace: NS }, spec: buildSeedRuntimeSpec('0.9') });
+
+/** A minimal `llama-3-2-3b-instruct` ClusterBaseModel (no model agent runs here). */
+const MODEL_YAML = `apiVersion: ome.io/v1beta1
+kind: ClusterBaseModel
+metadata:
+  name: llama-3-2-3b-instruct
+spec:
+  vendor: meta
+  disabled: false
+  version: "3.2"
+  modelFormat:
+    name: safetensors
+    version: "1.0.0"
+  modelFramework:
+    name: transformers
+    version: "4.45.0.dev0"
+  modelArchitecture: LlamaForCausalLM
+  modelParameterSize: 3.21B
+  storage:
+    storageUri: hf://meta-llama/Llama-3.2-3B-Instruct
+    path: /raid/models/meta/llama-3-2-3b-instruct
+`;
+
+/** The guide's `isvc.yaml`, with `runtime` lines varied by the later steps. */
+function isvcYaml(runtime: { autoSync?: boolean; revision?: string } = { autoSync: false }, name = ISVC, runtimeName = RUNTIME): string {
+  const lines = [
+    'apiVersion: ome.io/v1beta1',
+    'kind: InferenceService',
+    'metadata:',
+    `  name: ${name}`,
+    `  namespace: ${NS}`,
+    'spec:',
+    '  model:',
+    '    name: llama-3-2-3b-instruct',
+    '  runtime:',
+    `    name: ${runtimeName}`,
+    '    kind: ServingRuntime',
+    ...(runtime.autoSync === undefined ? [] : [`    autoSync: ${runtime.autoSync}`]),
+    ...(runtime.revision === undefined ? [] : [`    revision: ${runtime.revision}`]),
+    '  engine:',
+    '    minReplicas: 1',
+    '    maxReplicas: 1',
+    '',
+  ];
+  return lines.join('\n');
+}
+
+describe('Runtime revisions and pinning, walked with kubectl', () => {
+  let walk: Walkthrough;
+  const kubectl = (...args: string[]) => kubectlOk(walk, args);
+  const pinTableNow = () => kubectl(...PIN_TABLE_ARGS);
+  const waitForPinTable = (expected: string, what: string) => pinTableNow().then(() => pollUntil(what, pinTableNow, (table) => table === expected));
+
+  /** The `--mem-frac` argument of the rendered engine Deployment's container. */
+  const memFrac = async (): Promise<string | undefined> => {
+    const result = await runKubectl(walk, ['get', 'deploy', DEPLOYMENT, '-n', NS, '-o', 'json']);
+    if (result.code !== 0) return undefined;
+    const deployment = JSON.parse(result.stdout) as { spec: { template: { spec: { containers: Array<{ args?: string[] }> } } } };
+    return deployment.spec.template.spec.containers.flatMap((container) => container.args ?? []).find((arg) => arg.startsWith('--mem-frac='));
+  };
+  const waitForMemFrac = (value: string) => pollUntil(`Deployment ${DEPLOYMENT} with --mem-frac=${value}`, memFrac, (arg) => arg === `--mem-frac=${value}`);
+
+  beforeAll(async () => {
+    walk = await startWalkthrough();
+    await writeWorkFile(walk, 'model.yaml', MODEL_YAML);
+    await writeWorkFile(walk, 'runtime.yaml', RUNTIME_YAML);
+    await writeWorkFile(walk, 'isvc.yaml', isvcYaml());
+  });
+
+  afterAll(async () => {
+    await walk?.stop();
+  });
+
+  describe('Pin an InferenceService', () => {
+    it('creates the namespace, the model and the runtime', async () => {
+      expect(await kubectl('create', 'namespace', NS)).toBe(`namespace/${NS} created\n`);
+      expect(await kubectl('apply', '-f', 'model.yaml')).toBe('clusterbasemodel.ome.io/llama-3-2-3b-instruct created\n');
+      expect(await kubectl('apply', '-f', 'runtime.yaml')).toBe(`servingruntime.ome.io/${RUNTIME} created\n`);
+    });
+
+    it('applies isvc.yaml: "inferenceservice.ome.io/llama-3-2-3b-instruct created"', async () => {
+      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe('inferenceservice.ome.io/llama-3-2-3b-instruct created\n');
+    });
+
+    it('prints the pinned revision without drift, the guide\'s hash included', async () => {
+      const table = await pollUntil('a pinned revision', pinTableNow, (text) => !text.includes('   <none>    <none>    <none>') && /-[0-9a-f]{8}\s/.test(text));
+      expect(maskRevisionHashes(table)).toBe(maskRevisionHashes(pinTable(REV_090)));
+      expect(table).toBe(pinTable(REV_090));
+    });
+
+    it('stores the revision in OME\'s namespace and renders the workload from it', async () => {
+      expect(await kubectl('get', 'controllerrevision', REV_090, '-n', 'ome', '-o', 'jsonpath={.metadata.labels.ome\\.io/runtime-of}')).toBe(RUNTIME);
+      expect(await waitForMemFrac('0.9')).toBe('--mem-frac=0.9');
+    });
+  });
+
+  describe('When the runtime changes', () => {
+    it('applies runtime.yaml with --mem-frac=0.85: "configured"', async () => {
+      const path = join(walk.workDir, 'runtime.yaml');
+      const edited = (await readFile(path, 'utf8')).replace('--mem-frac=0.9', '--mem-frac=0.85');
+      await writeWorkFile(walk, 'runtime.yaml', edited);
+      expect(await kubectl('apply', '-f', 'runtime.yaml')).toBe(`servingruntime.ome.io/${RUNTIME} configured\n`);
+    });
+
+    it('reports RuntimeDrifted True with RevisionMismatch, and the guide\'s message', async () => {
+      await waitForPinTable(pinTable(REV_090, 'RevisionMismatch'), 'RevisionMismatch');
+      expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`pinned ${REV_090}, live spec differs; bump ome.io/runtime-sync annotation to advance`);
+    });
+
+    it('leaves the workload on the pinned revision: --mem-frac=0.9', async () => {
+      expect(await memFrac()).toBe('--mem-frac=0.9');
+      const yaml = await kubectl('get', 'deploy', DEPLOYMENT, '-n', NS, '-o', 'yaml');
+      expect(yaml).toContain('- --mem-frac=0.9\n');
+    });
+  });
+
+  describe('Roll forward to the latest runtime', () => {
+    it('annotates ome.io/runtime-sync: "annotated", then pins the live spec without drift', async () => {
+      expect(await kubectl('annotate', 'inferenceservice', ISVC, '-n', NS, 'ome.io/runtime-sync=mem-frac-0-85', '--overwrite')).toBe(
+        `inferenceservice.ome.io/${ISVC} annotated\n`,
+      );
+      const table = await pollUntil('the roll forward', pinTableNow, (text) => !text.includes(REV_090));
+      expect(maskRevisionHashes(table)).toBe(maskRevisionHashes(pinTable(REV_085)));
+      expect(table).toBe(pinTable(REV_085));
+      expect(await kubectl('get', 'inferenceservice', ISVC, '-n', NS, '-o', 'jsonpath={.status.lastRuntimeSyncToken}')).toBe('mem-frac-0-85');
+    });
+
+    it('rolls out the new revision: --mem-frac=0.85', async () => {
+      expect(await waitForMemFrac('0.85')).toBe('--mem-frac=0.85');
+    });
+
+    it('refuses kubectl ome runtime sync while nothing has drifted', async () => {
+      const result = await runKubectl(walk, ['ome', 'runtime', 'sync', ISVC, '-n', NS, '--yes']);
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toContain('error: action refused: managed runtime sync safety evidence is unavailable or inconsistent\n');
+    });
+  });
+
+  describe('Roll back to an earlier revision', () => {
+    it('lists the runtime\'s revisions, oldest first', async () => {
+      const output = await kubectl(
+        'get',
+        'controllerrevisions',
+        '-n',
+        'ome',
+        '-l',
+        `ome.io/runtime-of=${RUNTIME}`,
+        '--sort-by=.metadata.creationTimestamp',
+        '-o',
+        'custom-columns=NAME:.metadata.name,CREATED:.metadata.creationTimestamp',
+      );
+      const masked = maskRevisionHashes(output).replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, '<time>');
+      expect(masked).toBe(
+        ['NAME                                        CREATED', 'r-llama-demo-sglang-llama-3-2-3b-<hash>   <time>', 'r-llama-demo-sglang-llama-3-2-3b-<hash>   <time>', ''].join('\n'),
+      );
+      expect(output.split('\n').slice(1, 3).map((line) => line.split(/\s+/)[0])).toEqual([REV_090, REV_085]);
+    });
+
+    it('lists the same revisions with kubectl ome runtime history -o wide, newest first, the one in use marked', async () => {
+      const output = await kubectl('ome', 'runtime', 'history', ISVC, '-n', NS, '-o', 'wide');
+      const rows = output.split('\n').filter((line) => line.includes('r-llama-demo-'));
+      expect(rows.map((row) => row.match(/r-llama-demo-\S+/)?.[0])).toEqual([REV_085, REV_090]);
+      expect(rows[0]).toMatch(/\bActive\b/);
+      expect(rows[1]).not.toMatch(/\bActive\b/);
+    });
+
+    it('applies isvc.yaml with revision: "configured", back on the first revision without drift', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: REV_090 }));
+      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await waitForPinTable(pinTable(REV_090), 'the rollback');
+      expect(await waitForMemFrac('0.9')).toBe('--mem-frac=0.9');
+    });
+
+    it('rejects a ClusterServingRuntime\'s revision name with kind: ServingRuntime', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: 'cr-sglang-llama-3-2-3b-590753e8' }));
+      const result = await runKubectl(walk, ['apply', '-f', 'isvc.yaml']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^Error from server/);
+      expect(result.stderr).toContain(
+        'admission webhook "inferenceservice.ome-webhook-server.validator" denied the request: ' +
+          'spec.runtime.revision "cr-sglang-llama-3-2-3b-590753e8" does not match the expected naming convention for runtime "sglang-llama-3-2-3b" (ServingRuntime); ' +
+          'expected the form r-llama-demo-sglang-llama-3-2-3b-<8 lowercase hex chars>\n',
+      );
+      expect(await pinTableNow()).toBe(pinTable(REV_090));
+    });
+
+    it('stays on the revision when revision is removed, and compares it with the live runtime again', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false }));
+      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await waitForPinTable(pinTable(REV_090, 'RevisionMismatch'), 'RevisionMismatch after removing revision');
+    });
+  });
+
+  describe('Stop pinning, then pin again', () => {
+    it('follows the live runtime with autoSync: true; status keeps its last values', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: true }));
+      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      expect(await waitForMemFrac('0.85')).toBe('--mem-frac=0.85');
+      expect(await kubectl('get', 'deploy', DEPLOYMENT, '-n', NS, '-o', 'jsonpath={.metadata.annotations.ome\\.io/rendered-from}')).toBe('live');
+      expect(await pinTableNow()).toBe(pinTable(REV_090, 'RevisionMismatch'));
+    });
+
+    it('resumes from that revision with autoSync: false, not from the live spec', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false }));
+      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      // Pinned again, the drift pauses updates: the Deployment stays as the live runtime left it.
+      await pollUntil(
+        'the pinned Deployment',
+        () => kubectl('get', 'deploy', DEPLOYMENT, '-n', NS, '-o', 'jsonpath={.metadata.annotations.ome\\.io/rendered-from}'),
+        (from) => from !== '',
+      );
+      expect(await pinTableNow()).toBe(pinTable(REV_090, 'RevisionMismatch'));
+      expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`pinned ${REV_090}, live spec differs; bump ome.io/runtime-sync annotation to advance`);
+    });
+
+    it('rolls forward with kubectl ome runtime sync, and kubectl ome wait sees it acknowledged', async () => {
+      const sync = await runKubectl(walk, ['ome', 'runtime', 'sync', ISVC, '-n', NS, '--yes']);
+      expect(sync.stderr).toContain('ALPHA runtime sync preview (acceptance is not convergence)');
+      expect(sync.code).toBe(0);
+      const requestId = sync.stdout.match(/^request-id\s+([0-9a-f-]{36})$/m)?.[1];
+      expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+
+      const wait = await runKubectl(walk, ['ome', 'wait', ISVC, '-n', NS, '--for=runtime-sync=acknowledged', `--request-id=${requestId}`, '--poll-interval=1s', '--timeout=45s']);
+      expect(wait.stderr).toBe('');
+      expect(wait.code).toBe(0);
+      expect(wait.stdout).toMatch(/Matched/);
+      expect(await pinTableNow()).toBe(pinTable(REV_085));
+      expect(await kubectl('get', 'inferenceservice', ISVC, '-n', NS, '-o', 'jsonpath={.status.lastRuntimeSyncToken}')).toBe(`cli-runtime-sync-${requestId}`);
+      expect(await waitForMemFrac('0.85')).toBe('--mem-frac=0.85');
+    });
+  });
+
+  describe('The RuntimeDrifted condition: every reason', () => {
+    it('RevisionMissing: the pinned revision was deleted', async () => {
+      expect(await kubectl('delete', 'controllerrevision', REV_085, '-n', 'ome')).toBe(`controllerrevision.apps "${REV_085}" deleted\n`);
+      await waitForPinTable(pinTable(REV_085, 'RevisionMissing'), 'RevisionMissing');
+      expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`pinned revision ${REV_085} missing from ome`);
+    });
+
+    it('pinning a revision that exists clears RevisionMissing', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: REV_090 }));
+      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await waitForPinTable(pinTable(REV_090), 'pinned to an existing revision');
+      expect(await waitForMemFrac('0.9')).toBe('--mem-frac=0.9');
+    });
+
+    it('RevisionMissing: spec.runtime.revision names a revision that does not exist', async () => {
+      const absent = 'r-llama-demo-sglang-llama-3-2-3b-0000beef';
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: absent }));
+      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await waitForPinTable(pinTable(REV_090, 'RevisionMissing'), 'RevisionMissing for an explicit pin');
+      expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`explicit pin ${absent} not found in namespace ome`);
+      expect(await memFrac()).toBe('--mem-frac=0.9');
+    });
+
+    it('RuntimeMismatch: spec.runtime.revision belongs to a runtime with another name', async () => {
+      const foreign = 'r-llama-demo-sglang-llama-3-2-3b-0badc0de';
+      const revision = {
+        apiVersion: 'apps/v1',
+        kind: 'ControllerRevision',
+        metadata: { name: foreign, namespace: 'ome', labels: { 'ome.io/runtime-of': 'vllm-llama-3-2-3b', 'ome.io/runtime-of-kind': 'ServingRuntime', 'ome.io/runtime-of-namespace': NS } },
+        data: buildSeedRuntimeSpec('0.9'),
+        revision: 1,
+      };
+      await writeWorkFile(walk, 'foreign-revision.yaml', stringify(revision));
+      expect(await kubectl('apply', '-f', 'foreign-revision.yaml')).toBe(`controllerrevision.apps/${foreign} created\n`);
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: foreign }));
+      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await waitForPinTable(pinTable(REV_090, 'RuntimeMismatch'), 'RuntimeMismatch');
+      expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`revision ${foreign} belongs to runtime "vllm-llama-3-2-3b" but ISVC references "${RUNTIME}"`);
+    });
+
+    it('pinning a revision of this runtime clears RuntimeMismatch', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: REV_090 }));
+      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await waitForPinTable(pinTable(REV_090), 'RuntimeMismatch cleared');
+    });
+
+    it('SourceRuntimeMissing: the runtime was deleted, and the workload keeps serving the revision', async () => {
+      expect(await kubectl('delete', '-f', 'runtime.yaml')).toBe(`servingruntime.ome.io "${RUNTIME}" deleted\n`);
+      await waitForPinTable(pinTable(REV_090, 'SourceRuntimeMissing'), 'SourceRuntimeMissing');
+      expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`runtime ${RUNTIME} not found; serving from pinned revision ${REV_090}`);
+      expect(await memFrac()).toBe('--mem-frac=0.9');
+    });
+
+    it('rejects updates to the InferenceService while its runtime is missing', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false }));
+      const result = await runKubectl(walk, ['apply', '-f', 'isvc.yaml']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^Error from server/);
+      expect(result.stderr).toContain(
+        'admission webhook "inferenceservice.ome-webhook-server.validator" denied the request: ' +
+          `runtime ${RUNTIME} does not support model llama-3-2-3b-instruct: ServingRuntime ${RUNTIME} not found in namespace ${NS}\n`,
+      );
+    });
+
+    it('recreating the runtime clears SourceRuntimeMissing', async () => {
+      expect(await kubectl('apply', '-f', 'runtime.yaml')).toBe(`servingruntime.ome.io/${RUNTIME} created\n`);
+      await waitForPinTable(pinTable(REV_090), 'SourceRuntimeMissing cleared');
+    });
+  });
+
+  describe('When OME cannot pin at all', () => {
+    it('records a RuntimePinError Warning event for a runtime missing at the first pin', async () => {
+      const name = 'llama-3-2-3b-instruct-unpinned';
+      // Without an engine section the webhook does not look the runtime up, so it admits this.
+      const yaml = isvcYaml({ autoSync: false }, name, 'sglang-llama-3-2-3b-missing').replace(/ {2}engine:\n.*\n.*\n$/, '');
+      await writeWorkFile(walk, 'unpinned.yaml', yaml);
+      expect(await kubectl('apply', '-f', 'unpinned.yaml')).toBe(`inferenceservice.ome.io/${name} created\n`);
+      const events = await pollUntil(
+        'a RuntimePinError event',
+        () => kubectl('get', 'events', '-n', NS, '--field-selector', 'reason=RuntimePinError'),
+        (text) => text.includes(`inferenceservice/${name}`),
+      );
+      const row = events.split('\n').find((line) => line.includes(`inferenceservice/${name}`)) ?? '';
+      expect(row).toMatch(/\sWarning\s+RuntimePinError\s+inferenceservice\/llama-3-2-3b-instruct-unpinned\s+resolve live runtime sglang-llama-3-2-3b-missing: /);
+      expect(await kubectl('get', 'inferenceservice', name, '-n', NS, '-o', 'jsonpath={.status.pinnedRevisionName}')).toBe('');
+      expect((await runKubectl(walk, ['get', 'deploy', `${name}-engine`, '-n', NS])).code).toBe(1);
+    });
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * End-to-end walks of the user guides: the control plane started as `npm start` starts it,
+ * the real `kubectl` (with this repository's `bin/` on PATH, so `kubectl ome` runs the
+ * plugin) in a working directory holding the guide's files, and polling with a deadline
+ * for every state that arrives eventually.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startControlPlane } from '../../local/control-plane';
+import type { ControlPlane } from '../../local/control-plane';
+
+const BIN_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin');
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Walkthrough {
+  plane: ControlPlane;
+  /** The kubeconfig `npm start` writes: `<dataDir>/kubeconfig`. */
+  kubeconfigPath: string;
+  /** The user's working directory, where the guide's files are written and applied from. */
+  workDir: string;
+  /** What the control plane logged, for a failing assertion's message. */
+  log: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the control plane with `npm start`'s options (only a data directory: schedules on,
+ * default workload readiness) on a temporary directory, and a working directory beside it.
+ */
+export async function startWalkthrough(): Promise<Walkthrough> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'ome-e2e-data-'));
+  const workDir = await mkdtemp(join(tmpdir(), 'ome-e2e-work-'));
+  const log: string[] = [];
+  let plane: ControlPlane;
+  try {
+    plane = await startControlPlane({ dataDir, log: (line) => log.push(line) });
+  } catch (error) {
+    await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
+    throw new Error(`control plane did not start: ${String(error)}\n${log.join('\n')}`);
+  }
+  return {
+    plane,
+    kubeconfigPath: join(dataDir, 'kubeconfig'),
+    workDir,
+    log,
+    async stop() {
+      await plane.stop();
+      await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
+    },
+  };
+}
+
+/**
+ * Runs `kubectl ARGS` as a user would, with `KUBECONFIG` set, `bin/` first on PATH and the
+ * walkthrough's working directory as the current directory. Never throws on a non-zero exit.
+ */
+export function runKubectl(walk: Pick<Walkthrough, 'kubeconfigPath' | 'workDir'>, args: string[], options: { timeoutMs?: number } = {}): Promise<CommandResult> {
+  return new Promise((resolveRun) => {
+    execFile(
+      'kubectl',
+      args,
+      {
+        cwd: walk.workDir,
+        timeout: options.timeoutMs ?? 60_000,
+        env: { ...process.env, KUBECONFIG: walk.kubeconfigPath, PATH: `${BIN_DIR}${delimiter}${process.env.PATH ?? ''}` },
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolveRun({ code, stdout, stderr: error && !stderr ? `${stderr}${error.message}` : stderr });
+      },
+    );
+  });
+}
+
+/** Runs `kubectl ARGS` and resolves with its stdout; rejects with its stderr when it fails. */
+export async function kubectlOk(walk: Pick<Walkthrough, 'kubeconfigPath' | 'workDir'>, args: string[]): Promise<string> {
+  const result = await runKubectl(walk, args);
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}${result.stdout}`);
+  return result.stdout;
+}
+
+/** Writes `text` to `name` in the walkthrough's working directory. */
+export async function writeWorkFile(walk: Pick<Walkthrough, 'workDir'>, name: string, text: string): Promise<void> {
+  await writeFile(join(walk.workDir, name), text);
+}
+
+/**
+ * Polls `read` every 250 ms until `accept` holds; resolves with that value. After
+ * `timeoutMs` it rejects with the last value read, so a failure shows where it got stuck.
+ */
+export async function pollUntil<T>(what: string, read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (!accept(value)) {
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms; last value:\n${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}`);
+    await new Promise((resolveWait) => setTimeout(resolveWait, 250));
+    value = await read();
+  }
+  return value;
+}
+
+/** Replaces each 8-hex revision hash in `text` with `<hash>`, to compare with a guide's output by pattern. */
+export function maskRevisionHashes(text: string): string {
+  return text.replace(/-[0-9a-f]{8}\b/g, '-<hash>');
+}
