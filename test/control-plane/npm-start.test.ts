@@ -1,0 +1,80 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubectl } from './support';
+
+/** Resolves with the output so far once a line equal to `line` appears, or rejects on exit. */
+function waitForLine(child: ChildProcess, output: () => string, line: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "${line}" within ${timeoutMs} ms:\n${output()}`)), timeoutMs);
+    const check = (): void => {
+      if (output().split('\n').includes(line)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited with ${code} before "${line}":\n${output()}`));
+    });
+  });
+}
+
+function startScript(): string {
+  const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+  return manifest.scripts.start ?? '';
+}
+
+function waitForExit(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+describe('npm start (the start script)', () => {
+  let dataDir: string;
+  let child: ChildProcess;
+  let output = '';
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'ome-npm-start-'));
+    // The command of the `start` script, without npm around it: npm 11 answers SIGTERM by
+    // dying of it at once, without waiting for its child, so only the command's own exit
+    // code says whether the control plane stopped cleanly. Its own process group, so the
+    // clean-up below can reach everything it started.
+    const [command = '', ...args] = startScript().split(' ');
+    child = spawn(join('node_modules', '.bin', command), [...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    await waitForLine(child, () => output, 'ready', 110_000);
+  });
+
+  afterAll(async () => {
+    if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints ready and writes a kubeconfig that kubectl uses', async () => {
+    // Assess
+    const kubeconfig = join(dataDir, 'kubeconfig');
+    expect(existsSync(kubeconfig)).toBe(true);
+    const namespaces = await kubectl(kubeconfig, ['get', 'ns', '-o', 'name']);
+    expect(namespaces.split('\n')).toContain('namespace/ome');
+  });
+
+  it('stops on SIGTERM with exit code 0 within a few seconds', async () => {
+    // Act
+    const started = Date.now();
+    child.kill('SIGTERM');
+    const code = await waitForExit(child);
+
+    // Assess
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(output).toContain('stopped');
+  });
+});
