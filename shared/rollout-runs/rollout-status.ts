@@ -113,13 +113,15 @@ export function writeCanaryStates(status: RolloutIsvcStatus, pinned: readonly Pi
 }
 
 /**
- * Sets a condition, stamping lastTransitionTime when its status or reason changes. The
- * plugin checks that RolloutPlanReady was stamped after the run opened and
- * RolloutPlanDrift after the last pin, so a reason change must restamp.
+ * Sets a condition, stamping lastTransitionTime when its status, reason or message
+ * changes (as upstream's condition manager does). The plugin checks that RolloutPlanReady
+ * was stamped after the run opened and RolloutPlanDrift after the last pin: a run opening
+ * turns DRIFT's message from `no active run` to `run <id> follows the live plan` with the
+ * same False/InSync, and that must restamp or the plugin takes the condition as stale.
  */
 export function upsertCondition(conditions: readonly StatusCondition[], next: PlanCondition, now: Date): StatusCondition[] {
   const previous = conditions.find((condition) => condition.type === next.type);
-  const unchanged = previous && previous.status === next.status && previous.reason === next.reason;
+  const unchanged = previous && previous.status === next.status && previous.reason === next.reason && previous.message === next.message;
   const stamped: StatusCondition = {
     type: next.type,
     status: next.status,

@@ -1,0 +1,70 @@
+/**
+ * Plan conditions as the plugin reads them: their lastTransitionTime must place them in
+ * the current run, so every change of status, reason or message restamps them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refreshPlanStatus } from '../../shared/rollout-runs';
+import { upsertCondition } from '../../shared/rollout-runs/rollout-status';
+import { checkRepinRefusal } from '../../shared/rollout/repin';
+import type { StatusCondition } from '../../shared/rollout/types';
+import { Resources } from '../../shared/model/resources';
+import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
+import { RepinRefusal } from '../../shared/vocabulary';
+import { condition, createIsvc, manualCanary, NAMESPACE, renderEngine, startBench, type Bench } from './harness';
+
+const before = new Date('2026-09-28T14:00:00Z');
+const after = new Date('2026-09-28T14:05:00Z');
+const inSync = (message: string) => ({ type: 'RolloutPlanDrift', status: 'False', reason: 'InSync', message }) as const;
+
+describe('Function: upsertCondition', () => {
+  it.each([
+    ['an identical condition', inSync('no active run'), '2026-09-28T14:00:00Z'],
+    ['a new message with the same status and reason', inSync('run chat-0123456789ab follows the live plan'), '2026-09-28T14:05:00Z'],
+    ['a new reason', { ...inSync('x'), status: 'True', reason: 'SpecNewerThanRun' } as const, '2026-09-28T14:05:00Z'],
+  ])('keeps or restamps lastTransitionTime for %s', (_case, next, stamped) => {
+    // Prepare
+    const existing: StatusCondition[] = upsertCondition([], inSync('no active run'), before);
+
+    // Act
+    const [updated] = upsertCondition(existing, next, after);
+
+    // Assess
+    expect(updated).toMatchObject({ ...next, lastTransitionTime: stamped });
+  });
+});
+
+describe('Plan conditions of a run that just opened', () => {
+  let bench: Bench;
+  beforeAll(async () => {
+    bench = await startBench();
+  });
+  afterAll(async () => {
+    await bench.stop();
+  });
+
+  it('are evidence the plugin accepts: a repin is refused as already pinned, not as stale evidence', async () => {
+    // Prepare: the service's plan status as the controller writes it on creation (NoActiveRun).
+    await createIsvc(bench, 'fresh', [manualCanary([{ capacity: '25%', traffic: 10 }])]);
+    expect(await refreshPlanStatus({ client: bench.client, clock: bench.clock }, { namespace: NAMESPACE, name: 'fresh' })).toBe('updated');
+    await renderEngine(bench, 'fresh', 'srt:v1');
+    bench.clock.tick(5);
+
+    // Act
+    expect(await renderEngine(bench, 'fresh', 'srt:v2')).toBe('run-opened');
+    const isvc = await bench.client.get<RolloutIsvc>(Resources.inferenceServices, NAMESPACE, 'fresh');
+
+    // Assess
+    const run = isvc.status?.rollout?.activeRun;
+    expect(condition(isvc, 'RolloutPlanDrift')).toMatchObject({ status: 'False', reason: 'InSync', lastTransitionTime: run?.pinnedAt });
+    const check = checkRepinRefusal({
+      annotations: isvc.metadata.annotations ?? {},
+      generation: isvc.metadata.generation,
+      observedGeneration: isvc.status?.observedGeneration,
+      specGroups: isvc.spec?.rollout?.groups ?? [],
+      rollout: isvc.status?.rollout ?? {},
+      conditions: isvc.status?.conditions ?? [],
+      now: new Date(bench.clock.now()),
+    });
+    expect(check).toEqual({ refused: true, message: RepinRefusal.alreadyPinned });
+  });
+});
