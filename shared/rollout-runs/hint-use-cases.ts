@@ -69,14 +69,15 @@ export function advanceUnderLease(work: RolloutWork, key: { namespace: string; n
 }
 
 export type RepinApplyHintResult =
-  | { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult }
+  | { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult; advanced?: AdvanceRolloutRunResult }
   | { refreshed: { name: string; result: RefreshPlanStatusResult }[] }
   | { ignored: string };
 
 /**
- * repin-apply: a new `ome.io/rollout-repin` value is applied or rejected; a new
- * `ome.io/rollout-promote` value moves the canary (the step machine consumes it); a
- * RolloutPolicy change restates the plan status of each ISVC that uses it.
+ * repin-apply: a new `ome.io/rollout-repin` value is applied or rejected (an applied one
+ * advances the run at once); a new `ome.io/rollout-promote` value moves the canary (the
+ * step machine consumes it); a RolloutPolicy change restates the plan status of each ISVC
+ * that uses it.
  */
 export async function handleRepinApplyHint(invocation: HintInvocation, metrics: RepinMetrics): Promise<RepinApplyHintResult> {
   const { hint, app } = invocation;
@@ -84,7 +85,7 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
   if (hint.kind === 'RolloutPolicy') return { refreshed: await fanOutPolicyChange(work, hint) };
   if (hint.kind !== 'InferenceService' || !hint.namespace || hint.change === 'deleted') return { ignored: `${hint.kind} ${hint.change}` };
   const key = { namespace: hint.namespace, name: hint.name, uid: hint.uid };
-  const result: { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult } = {};
+  const result: { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult; advanced?: AdvanceRolloutRunResult } = {};
   if (hint.changed.rolloutRepin) {
     result.repin = await underIsvcLease(work.reconcile, work.clusterId, hint.namespace, hint.name, () =>
       applyRepin(
@@ -101,6 +102,10 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
     );
   }
   if (hint.changed.rolloutPromote) result.promote = await advanceUnderLease(work, key);
+  // rollout-run gets the same hint, but may take the lease first and find nothing to do;
+  // the repin's own writes are not forwarded back. Advance now, so the canary moves to
+  // the new step's capacity (PHASE Pending, then Paused) without waiting for the sweep.
+  else if (result.repin?.outcome === 'applied') result.advanced = await advanceUnderLease(work, key);
   return result;
 }
 
