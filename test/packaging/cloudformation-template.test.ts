@@ -1,0 +1,235 @@
+/**
+ * `osls package` (offline) and the CloudFormation template it writes: each function runs
+ * under its own role holding only what its code calls, and each EventBridge rule targets
+ * the function serverless.yml routes it to, with the pattern the local bus honours.
+ *
+ * Packaging bundles every function with esbuild, so this suite takes a while (about 45 s
+ * on a loaded two-core machine); it runs once for all the checks below.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadServerlessRouting } from '../../local/bus';
+import type { ServerlessRouting } from '../../local/bus';
+
+const execFileAsync = promisify(execFile);
+
+type Json = Record<string, unknown>;
+interface Resource {
+  Type: string;
+  Properties: Json;
+}
+interface Statement {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: { 'ForAllValues:StringLike'?: { 'dynamodb:LeadingKeys'?: string[] } };
+}
+
+const SERVICE = 'ome-pinning';
+const STAGE = 'dev';
+
+/** What each function's code calls, besides writing its logs. */
+interface Needs {
+  role: string;
+  /** DynamoDB actions on the control-plane table, and the item families (partition key prefixes) they touch. */
+  dynamodb: string[];
+  leadingKeys: string[];
+  /** Publishes hints (events:PutEvents on the bus). */
+  publishes?: boolean;
+  /** Has a dead-letter queue (asynchronous invocations and rule targets). */
+  deadLetterQueue?: string;
+}
+
+/**
+ * Derived from the code: leases acquire, renew and release with UpdateItem; idempotency
+ * claims with PutItem, reads with GetItem, completes with UpdateItem and abandons with
+ * DeleteItem; checkpoints load with GetItem and save with PutItem; the registry is read
+ * with GetItem (one cluster) and Query (all clusters). Every function that talks to a
+ * cluster gets its client from the registry.
+ */
+const NEEDS: Record<string, Needs> = {
+  // Lists the registry, leases per cluster, checkpoints, publishes.
+  'forward-watch-events': {
+    role: 'ForwardWatchEventsRole',
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
+    leadingKeys: ['LEASE#*', 'CHECKPOINT#*', 'REGISTRY'],
+    publishes: true,
+    deadLetterQueue: 'ForwardWatchEventsDeadLetterQueue',
+  },
+  // Object lease, sync-token claims, one cluster's record.
+  pin: {
+    role: 'PinRole',
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    leadingKeys: ['LEASE#*', 'IDEMPOTENCY#*', 'REGISTRY'],
+    deadLetterQueue: 'PinDeadLetterQueue',
+  },
+  // Hands roll-forwards to the pin use-case, so the same as pin.
+  'drift-check': {
+    role: 'DriftCheckRole',
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    leadingKeys: ['LEASE#*', 'IDEMPOTENCY#*', 'REGISTRY'],
+    deadLetterQueue: 'DriftCheckDeadLetterQueue',
+  },
+  // Object lease, repin-request claims, one cluster's record.
+  'repin-apply': {
+    role: 'RepinApplyRole',
+    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    leadingKeys: ['LEASE#*', 'IDEMPOTENCY#*', 'REGISTRY'],
+    deadLetterQueue: 'RepinApplyDeadLetterQueue',
+  },
+  // Object lease; the scheduled sweep lists the registry.
+  'rollout-run': {
+    role: 'RolloutRunRole',
+    dynamodb: ['GetItem', 'UpdateItem', 'Query'],
+    leadingKeys: ['LEASE#*', 'REGISTRY'],
+    deadLetterQueue: 'RolloutRunDeadLetterQueue',
+  },
+  // A sweep lease per cluster; lists the registry.
+  'revision-gc': {
+    role: 'RevisionGcRole',
+    dynamodb: ['GetItem', 'UpdateItem', 'Query'],
+    leadingKeys: ['LEASE#*', 'REGISTRY'],
+    deadLetterQueue: 'RevisionGcDeadLetterQueue',
+  },
+  // Reads the cluster named in its URL to look up a runtime; synchronous, so no queue.
+  'admission-webhook': {
+    role: 'AdmissionWebhookRole',
+    dynamodb: ['GetItem'],
+    leadingKeys: ['REGISTRY'],
+  },
+};
+
+/**
+ * Cluster credentials of the kinds the registry stores for AWS (a Secrets Manager secret
+ * under the service's prefix, or an EKS cluster), for every function that reaches a cluster.
+ */
+const CLUSTER_CREDENTIAL_ACTIONS = ['secretsmanager:GetSecretValue', 'eks:DescribeCluster'];
+
+const sub = (text: string): Json => ({ 'Fn::Sub': text });
+const getAtt = (logicalId: string): Json => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
+
+/** Every resource a role of `functionName` may name: nothing else, and never `*`. */
+function allowedResources(functionName: string, needs: Needs): Json[] {
+  return [
+    sub(`arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${SERVICE}-${STAGE}-${functionName}:*`),
+    getAtt('ControlPlaneTable'),
+    sub(`arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:${SERVICE}/${STAGE}/clusters/*`),
+    sub('arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/*'),
+    ...(needs.publishes ? [getAtt('OmeEventBus')] : []),
+    ...(needs.deadLetterQueue ? [getAtt(needs.deadLetterQueue)] : []),
+  ];
+}
+
+function expectedActions(needs: Needs): string[] {
+  return [
+    'logs:CreateLogStream',
+    'logs:PutLogEvents',
+    ...needs.dynamodb.map((action) => `dynamodb:${action}`),
+    ...CLUSTER_CREDENTIAL_ACTIONS,
+    ...(needs.publishes ? ['events:PutEvents'] : []),
+    ...(needs.deadLetterQueue ? ['sqs:SendMessage'] : []),
+  ].sort();
+}
+
+const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+describe('Packaging: osls package and its CloudFormation template', () => {
+  let outDir: string;
+  let resources: Record<string, Resource>;
+  let routing: ServerlessRouting;
+  /** Function name → logical id of its AWS::Lambda::Function. */
+  const functionIds = new Map<string, string>();
+
+  beforeAll(async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'ome-package-'));
+    await execFileAsync(join('node_modules', '.bin', 'osls'), ['package', '--package', outDir, '--stage', STAGE], {
+      timeout: 280_000,
+      env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' },
+    });
+    const template = JSON.parse(await readFile(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8')) as { Resources: Record<string, Resource> };
+    resources = template.Resources;
+    routing = await loadServerlessRouting('serverless.yml', { stage: STAGE });
+    for (const [id, resource] of Object.entries(resources)) {
+      if (resource.Type !== 'AWS::Lambda::Function') continue;
+      functionIds.set(String(resource.Properties.FunctionName).replace(`${SERVICE}-${STAGE}-`, ''), id);
+    }
+  }, 300_000);
+
+  afterAll(async () => {
+    if (outDir) await rm(outDir, { recursive: true, force: true });
+  });
+
+  it('packages every function serverless.yml declares, and only those the table above covers', () => {
+    // Assess
+    expect([...functionIds.keys()].sort()).toEqual(routing.functions.map((fn) => fn.name).sort());
+    expect([...functionIds.keys()].sort()).toEqual(Object.keys(NEEDS).sort());
+  });
+
+  it('gives each function a role of its own, and creates no other role', () => {
+    // Assess
+    const roles = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::IAM::Role').map(([id]) => id);
+    expect(roles.sort()).toEqual(Object.values(NEEDS).map((n) => n.role).sort());
+    for (const [name, needs] of Object.entries(NEEDS)) {
+      const fn = resources[functionIds.get(name) ?? ''];
+      expect(fn?.Properties.Role, name).toEqual(getAtt(needs.role));
+    }
+  });
+
+  it.each(Object.entries(NEEDS))('%s: its role allows exactly what its code calls, on the intended ARNs', (name, needs) => {
+    // Prepare
+    const role = resources[needs.role];
+    const policies = (role?.Properties.Policies ?? []) as Array<{ PolicyDocument: { Statement: Statement[] } }>;
+    const statements = policies.flatMap((policy) => policy.PolicyDocument.Statement);
+    const allowed = allowedResources(name, needs);
+
+    // Assess: only Allow, the expected actions and nothing more, no wildcard action or resource.
+    expect(role?.Properties.ManagedPolicyArns).toBeUndefined();
+    expect(statements.every((s) => s.Effect === 'Allow')).toBe(true);
+    const actions = statements.flatMap((s) => asList(s.Action));
+    expect([...actions].sort()).toEqual(expectedActions(needs));
+    for (const action of actions) expect(action, `${name}: ${action}`).not.toContain('*');
+    for (const statement of statements) {
+      for (const resource of asList(statement.Resource)) {
+        expect(resource, `${name} ${statement.Sid}`).not.toBe('*');
+        expect(allowed, `${name} ${statement.Sid}: ${JSON.stringify(resource)}`).toContainEqual(resource);
+      }
+    }
+    // DynamoDB only on the table, limited to the item families the function touches.
+    for (const statement of statements.filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))) {
+      expect(statement.Resource).toEqual(getAtt('ControlPlaneTable'));
+      expect(statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']?.sort()).toEqual([...needs.leadingKeys].sort());
+    }
+  });
+
+  it('targets each rule at the function serverless.yml routes it to, with its pattern, retry policy and queue', () => {
+    // Prepare
+    const rules = Object.values(resources).filter((r) => r.Type === 'AWS::Events::Rule');
+
+    // Assess
+    expect(rules.map((r) => r.Properties.Name).sort()).toEqual(routing.rules.map((r) => r.name).sort());
+    for (const expected of routing.rules) {
+      const rule = rules.find((r) => r.Properties.Name === expected.name);
+      const targets = (rule?.Properties.Targets ?? []) as Array<{ Arn: unknown; RetryPolicy?: Json; DeadLetterConfig?: { Arn: unknown } }>;
+      expect(targets, expected.name).toHaveLength(1);
+      const [target] = targets;
+      expect(target?.Arn, expected.name).toEqual(getAtt(functionIds.get(expected.functionName) ?? '?'));
+      expect(target?.RetryPolicy, expected.name).toEqual({
+        MaximumRetryAttempts: expected.retryPolicy.maximumRetryAttempts,
+        MaximumEventAgeInSeconds: expected.retryPolicy.maximumEventAgeSeconds,
+      });
+      expect(target?.DeadLetterConfig?.Arn, expected.name).toEqual(getAtt(NEEDS[expected.functionName]?.deadLetterQueue ?? '?'));
+      if (expected.schedule) {
+        expect(rule?.Properties.ScheduleExpression, expected.name).toBe(expected.schedule);
+      } else {
+        // The pattern AWS evaluates is the one the local bus evaluates.
+        expect(rule?.Properties.EventPattern, expected.name).toEqual(expected.pattern);
+        expect(rule?.Properties.EventBusName, expected.name).toEqual({ 'Fn::GetAtt': ['OmeEventBus', 'Name'] });
+      }
+    }
+  });
+});
