@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
-import { kubectlOk, maskRevisionHashes, pollUntil, runKubectl, startWalkthrough, writeWorkFile } from './support';
-import type { Walkthrough } from './support';
+import { handledSince, kubectlOk, maskRevisionHashes, pollUntil, runKubectl, startWalkthrough, writeWorkFile } from './support';
+import type { ObjectChange, Walkthrough } from './support';
 
 const NS = 'llama-demo';
 const ISVC = 'llama-3-2-3b-instruct';
@@ -60,7 +60,7 @@ spec:
 `;
 
 /** The guide's `isvc.yaml`, with `runtime` lines varied by the later steps. */
-function isvcYaml(runtime: { autoSync?: boolean; revision?: string } = { autoSync: false }, name = ISVC, runtimeName = RUNTIME): string {
+function isvcYaml(runtime: { autoSync?: boolean; revision?: string } = { autoSync: false }, name = ISVC, runtimeName = RUNTIME, replicas = 1): string {
   const lines = [
     'apiVersion: ome.io/v1beta1',
     'kind: InferenceService',
@@ -76,8 +76,8 @@ function isvcYaml(runtime: { autoSync?: boolean; revision?: string } = { autoSyn
     ...(runtime.autoSync === undefined ? [] : [`    autoSync: ${runtime.autoSync}`]),
     ...(runtime.revision === undefined ? [] : [`    revision: ${runtime.revision}`]),
     '  engine:',
-    '    minReplicas: 1',
-    '    maxReplicas: 1',
+    `    minReplicas: ${replicas}`,
+    `    maxReplicas: ${replicas}`,
     '',
   ];
   return lines.join('\n');
@@ -87,7 +87,28 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
   let walk: Walkthrough;
   const kubectl = (...args: string[]) => kubectlOk(walk, args);
   const pinTableNow = () => kubectl(...PIN_TABLE_ARGS);
-  const waitForPinTable = (expected: string, what: string) => pinTableNow().then(() => pollUntil(what, pinTableNow, (table) => table === expected));
+  const waitForPinTable = (expected: string, what: string) => pollUntil(what, pinTableNow, (table) => table === expected);
+  const isvcField = (jsonpath: string) => kubectl('get', 'inferenceservice', ISVC, '-n', NS, '-o', `jsonpath={${jsonpath}}`);
+  const syncTokenNow = () => isvcField('.status.lastRuntimeSyncToken');
+  const deploymentField = (jsonpath: string) => kubectl('get', 'deploy', DEPLOYMENT, '-n', NS, '-o', `jsonpath={${jsonpath}}`);
+  /** Waits until pin has re-read the InferenceService after `change`, so what it left alone stays so. */
+  const pinHandled = (change: ObjectChange) => handledSince(walk, 'pin', { kind: 'InferenceService', namespace: NS, name: ISVC }, change);
+  /** Applies isvc.yaml as given, expecting "configured", and resolves with the generation it made. */
+  const applyIsvc = async (yaml: string): Promise<ObjectChange> => {
+    await writeWorkFile(walk, 'isvc.yaml', yaml);
+    expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+    return { generation: Number(await isvcField('.metadata.generation')) };
+  };
+  /** Sets ome.io/runtime-sync, and resolves with the resourceVersion the change made. */
+  const annotateSync = async (value: string): Promise<ObjectChange> => ({
+    resourceVersion: await kubectl('annotate', 'inferenceservice', ISVC, '-n', NS, `ome.io/runtime-sync=${value}`, '--overwrite', '-o', 'jsonpath={.metadata.resourceVersion}'),
+  });
+  /** kubectl's stderr for an apply of isvc.yaml that the webhook denied with `reason`. */
+  const deniedApply = (reason: string) =>
+    new RegExp(
+      `^Error from server \\(Forbidden\\): error when applying patch:\n[\\s\\S]*\nfor: "isvc.yaml": error when patching "isvc.yaml": ` +
+        `admission webhook "inferenceservice.ome-webhook-server.validator" denied the request: ${reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n$`,
+    );
 
   /** The `--mem-frac` argument of the rendered engine Deployment's container. */
   const memFrac = async (): Promise<string | undefined> => {
@@ -195,76 +216,91 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
     });
 
     it('lists the same revisions with kubectl ome runtime history -o wide, newest first, the one in use marked', async () => {
-      const output = await kubectl('ome', 'runtime', 'history', ISVC, '-n', NS, '-o', 'wide');
-      const rows = output.split('\n').filter((line) => line.includes('r-llama-demo-'));
-      expect(rows.map((row) => row.match(/r-llama-demo-\S+/)?.[0])).toEqual([REV_085, REV_090]);
-      expect(rows[0]).toMatch(/\bActive\b/);
-      expect(rows[1]).not.toMatch(/\bActive\b/);
+      const [header = '', ...rows] = (await kubectl('ome', 'runtime', 'history', ISVC, '-n', NS, '-o', 'wide')).trimEnd().split('\n');
+      const columns = header.split(/\s+/);
+      const cells = rows.map((row) => row.split(/\s+/));
+      const column = (name: string) => cells.map((cell) => cell[columns.indexOf(name)]);
+      expect(column('REVISION')).toEqual([REV_085, REV_090]);
+      expect(column('ROLES')).toEqual(['Active,Reported,History', 'History']);
+      expect(column('HASH')).toEqual(['af9539ac', '590753e8']);
     });
 
     it('applies isvc.yaml with revision: "configured", back on the first revision without drift', async () => {
-      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: REV_090 }));
-      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await applyIsvc(isvcYaml({ autoSync: false, revision: REV_090 }));
       await waitForPinTable(pinTable(REV_090), 'the rollback');
       expect(await waitForMemFrac('0.9')).toBe('--mem-frac=0.9');
+      expect(await deploymentField('.metadata.annotations.ome\\.io/rendered-from')).toBe(REV_090);
     });
 
-    it('rejects a ClusterServingRuntime\'s revision name with kind: ServingRuntime', async () => {
+    it('rejects a ClusterServingRuntime\'s revision name with kind: ServingRuntime, with the guide\'s reason', async () => {
       await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: 'cr-sglang-llama-3-2-3b-590753e8' }));
       const result = await runKubectl(walk, ['apply', '-f', 'isvc.yaml']);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/^Error from server/);
-      expect(result.stderr).toContain(
-        'admission webhook "inferenceservice.ome-webhook-server.validator" denied the request: ' +
-          'spec.runtime.revision "cr-sglang-llama-3-2-3b-590753e8" does not match the expected naming convention for runtime "sglang-llama-3-2-3b" (ServingRuntime); ' +
-          'expected the form r-llama-demo-sglang-llama-3-2-3b-<8 lowercase hex chars>\n',
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toMatch(
+        deniedApply(
+          'spec.runtime.revision "cr-sglang-llama-3-2-3b-590753e8" does not match the expected naming convention for runtime "sglang-llama-3-2-3b" (ServingRuntime); expected the form r-llama-demo-sglang-llama-3-2-3b-<8 lowercase hex chars>',
+        ),
       );
-      expect(await pinTableNow()).toBe(pinTable(REV_090));
+      expect(await isvcField('.spec.runtime.revision')).toBe(REV_090);
+    });
+
+    it('rejects a revision with autoSync: true', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: true, revision: REV_090 }));
+      const result = await runKubectl(walk, ['apply', '-f', 'isvc.yaml']);
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toMatch(deniedApply('spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin'));
     });
 
     it('stays on the revision when revision is removed, and compares it with the live runtime again', async () => {
-      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false }));
-      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await applyIsvc(isvcYaml({ autoSync: false }));
       await waitForPinTable(pinTable(REV_090, 'RevisionMismatch'), 'RevisionMismatch after removing revision');
+      expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`pinned ${REV_090}, live spec differs; bump ome.io/runtime-sync annotation to advance`);
+      expect(await memFrac()).toBe('--mem-frac=0.9');
     });
   });
 
   describe('Stop pinning, then pin again', () => {
     it('follows the live runtime with autoSync: true; status keeps its last values', async () => {
-      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: true }));
-      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await applyIsvc(isvcYaml({ autoSync: true }));
       expect(await waitForMemFrac('0.85')).toBe('--mem-frac=0.85');
-      expect(await kubectl('get', 'deploy', DEPLOYMENT, '-n', NS, '-o', 'jsonpath={.metadata.annotations.ome\\.io/rendered-from}')).toBe('live');
+      expect(await deploymentField('.metadata.annotations.ome\\.io/rendered-from')).toBe('live');
       expect(await pinTableNow()).toBe(pinTable(REV_090, 'RevisionMismatch'));
     });
 
     it('resumes from that revision with autoSync: false, not from the live spec', async () => {
-      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false }));
-      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
-      // Pinned again, the drift pauses updates: the Deployment stays as the live runtime left it.
-      await pollUntil(
-        'the pinned Deployment',
-        () => kubectl('get', 'deploy', DEPLOYMENT, '-n', NS, '-o', 'jsonpath={.metadata.annotations.ome\\.io/rendered-from}'),
-        (from) => from !== '',
-      );
+      await pinHandled(await applyIsvc(isvcYaml({ autoSync: false })));
       expect(await pinTableNow()).toBe(pinTable(REV_090, 'RevisionMismatch'));
       expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`pinned ${REV_090}, live spec differs; bump ome.io/runtime-sync annotation to advance`);
+      // Drifted again, so the workload is left as the live runtime rendered it.
+      expect(await deploymentField('.metadata.annotations.ome\\.io/rendered-from')).toBe('live');
+    });
+
+    it('pauses updates while drifted: a new minReplicas waits', async () => {
+      await pinHandled(await applyIsvc(isvcYaml({ autoSync: false }, ISVC, RUNTIME, 2)));
+      expect(await deploymentField('.spec.replicas')).toBe('1');
+      expect(await pinTableNow()).toBe(pinTable(REV_090, 'RevisionMismatch'));
     });
 
     it('rolls forward with kubectl ome runtime sync, and kubectl ome wait sees it acknowledged', async () => {
       const sync = await runKubectl(walk, ['ome', 'runtime', 'sync', ISVC, '-n', NS, '--yes']);
-      expect(sync.stderr).toContain('ALPHA runtime sync preview (acceptance is not convergence)');
+      expect(sync.stderr).toMatch(/^ALPHA runtime sync preview \(acceptance is not convergence\)\n/);
+      expect(sync.stderr).toMatch(/^Predicted pin +r-llama-demo-sglang-llama-3-2-3b-af9539ac$/m);
       expect(sync.code).toBe(0);
-      const requestId = sync.stdout.match(/^request-id\s+([0-9a-f-]{36})$/m)?.[1];
+      expect(sync.stdout).toMatch(/^applied +Yes$/m);
+      const requestId = sync.stdout.match(/^request-id +(\S+)$/m)?.[1] ?? '';
       expect(requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 
       const wait = await runKubectl(walk, ['ome', 'wait', ISVC, '-n', NS, '--for=runtime-sync=acknowledged', `--request-id=${requestId}`, '--poll-interval=1s', '--timeout=45s']);
-      expect(wait.stderr).toBe('');
-      expect(wait.code).toBe(0);
-      expect(wait.stdout).toMatch(/Matched/);
+      expect(wait).toMatchObject({ code: 0, stderr: '' });
+      expect(wait.stdout).toMatch(/^Outcome +Matched$/m);
       expect(await pinTableNow()).toBe(pinTable(REV_085));
-      expect(await kubectl('get', 'inferenceservice', ISVC, '-n', NS, '-o', 'jsonpath={.status.lastRuntimeSyncToken}')).toBe(`cli-runtime-sync-${requestId}`);
+      expect(await syncTokenNow()).toBe(`cli-runtime-sync-${requestId}`);
+    });
+
+    it('renders the rolled-forward revision with the waiting minReplicas', async () => {
       expect(await waitForMemFrac('0.85')).toBe('--mem-frac=0.85');
+      expect(await pollUntil('the waiting minReplicas', () => deploymentField('.spec.replicas'), (replicas) => replicas === '2')).toBe('2');
+      expect(await deploymentField('.metadata.annotations.ome\\.io/rendered-from')).toBe(REV_085);
     });
   });
 
@@ -275,23 +311,29 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
       expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`pinned revision ${REV_085} missing from ome`);
     });
 
-    it('pinning a revision that exists clears RevisionMissing', async () => {
-      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: REV_090 }));
-      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+    it('RevisionMissing: rolling forward does not clear it', async () => {
+      await pinHandled(await annotateSync('after-revision-missing'));
+      expect(await pinTableNow()).toBe(pinTable(REV_085, 'RevisionMissing'));
+      expect(await syncTokenNow()).toMatch(/^cli-runtime-sync-/);
+    });
+
+    it('RevisionMissing: pinning a revision that exists clears it', async () => {
+      await applyIsvc(isvcYaml({ autoSync: false, revision: REV_090 }, ISVC, RUNTIME, 2));
       await waitForPinTable(pinTable(REV_090), 'pinned to an existing revision');
       expect(await waitForMemFrac('0.9')).toBe('--mem-frac=0.9');
     });
 
     it('RevisionMissing: spec.runtime.revision names a revision that does not exist', async () => {
       const absent = 'r-llama-demo-sglang-llama-3-2-3b-0000beef';
-      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: absent }));
-      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await applyIsvc(isvcYaml({ autoSync: false, revision: absent }, ISVC, RUNTIME, 2));
       await waitForPinTable(pinTable(REV_090, 'RevisionMissing'), 'RevisionMissing for an explicit pin');
       expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`explicit pin ${absent} not found in namespace ome`);
       expect(await memFrac()).toBe('--mem-frac=0.9');
     });
 
     it('RuntimeMismatch: spec.runtime.revision belongs to a runtime with another name', async () => {
+      // The webhook checks the name's form only, so a revision of another runtime named in this
+      // runtime's form gets through: one made by hand.
       const foreign = 'r-llama-demo-sglang-llama-3-2-3b-0badc0de';
       const revision = {
         apiVersion: 'apps/v1',
@@ -302,15 +344,14 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
       };
       await writeWorkFile(walk, 'foreign-revision.yaml', stringify(revision));
       expect(await kubectl('apply', '-f', 'foreign-revision.yaml')).toBe(`controllerrevision.apps/${foreign} created\n`);
-      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: foreign }));
-      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+      await applyIsvc(isvcYaml({ autoSync: false, revision: foreign }, ISVC, RUNTIME, 2));
       await waitForPinTable(pinTable(REV_090, 'RuntimeMismatch'), 'RuntimeMismatch');
       expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`revision ${foreign} belongs to runtime "vllm-llama-3-2-3b" but ISVC references "${RUNTIME}"`);
+      expect(await memFrac()).toBe('--mem-frac=0.9');
     });
 
-    it('pinning a revision of this runtime clears RuntimeMismatch', async () => {
-      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: REV_090 }));
-      expect(await kubectl('apply', '-f', 'isvc.yaml')).toBe(`inferenceservice.ome.io/${ISVC} configured\n`);
+    it('RuntimeMismatch: pinning a revision of this runtime clears it', async () => {
+      await applyIsvc(isvcYaml({ autoSync: false, revision: REV_090 }, ISVC, RUNTIME, 2));
       await waitForPinTable(pinTable(REV_090), 'RuntimeMismatch cleared');
     });
 
@@ -319,22 +360,61 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
       await waitForPinTable(pinTable(REV_090, 'SourceRuntimeMissing'), 'SourceRuntimeMissing');
       expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`runtime ${RUNTIME} not found; serving from pinned revision ${REV_090}`);
       expect(await memFrac()).toBe('--mem-frac=0.9');
+      expect(await deploymentField('.metadata.annotations.ome\\.io/rendered-from')).toBe(REV_090);
     });
 
-    it('rejects updates to the InferenceService while its runtime is missing', async () => {
-      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false }));
+    it('rejects every update to the InferenceService while its runtime is missing, with the guide\'s reason', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: REV_090 }, ISVC, RUNTIME, 3));
       const result = await runKubectl(walk, ['apply', '-f', 'isvc.yaml']);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/^Error from server/);
-      expect(result.stderr).toContain(
-        'admission webhook "inferenceservice.ome-webhook-server.validator" denied the request: ' +
-          `runtime ${RUNTIME} does not support model llama-3-2-3b-instruct: ServingRuntime ${RUNTIME} not found in namespace ${NS}\n`,
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toMatch(
+        deniedApply(`runtime ${RUNTIME} does not support model llama-3-2-3b-instruct: ServingRuntime ${RUNTIME} not found in namespace ${NS}`),
       );
     });
 
-    it('recreating the runtime clears SourceRuntimeMissing', async () => {
+    it('SourceRuntimeMissing: recreating the runtime clears it', async () => {
       expect(await kubectl('apply', '-f', 'runtime.yaml')).toBe(`servingruntime.ome.io/${RUNTIME} created\n`);
       await waitForPinTable(pinTable(REV_090), 'SourceRuntimeMissing cleared');
+    });
+  });
+
+  describe('ome.io/runtime-sync values', () => {
+    it('are ignored while spec.runtime.revision is set', async () => {
+      const before = await syncTokenNow();
+      await pinHandled(await annotateSync('while-revision-set'));
+      expect(await pinTableNow()).toBe(pinTable(REV_090));
+      expect(await syncTokenNow()).toBe(before);
+    });
+
+    it('take effect once revision is removed', async () => {
+      await applyIsvc(isvcYaml({ autoSync: false }, ISVC, RUNTIME, 2));
+      await waitForPinTable(pinTable(REV_085), 'the roll forward on removing revision');
+      expect(await syncTokenNow()).toBe('while-revision-set');
+      expect(await waitForMemFrac('0.85')).toBe('--mem-frac=0.85');
+    });
+
+    it('wait when set before the runtime changes, and roll forward at the change without reporting drift first', async () => {
+      await pinHandled(await annotateSync('before-mem-frac-0-8'));
+      expect(await pinTableNow()).toBe(pinTable(REV_085));
+      expect(await syncTokenNow()).toBe('while-revision-set');
+
+      const path = join(walk.workDir, 'runtime.yaml');
+      await writeWorkFile(walk, 'runtime.yaml', (await readFile(path, 'utf8')).replace('--mem-frac=0.85', '--mem-frac=0.8'));
+      expect(await kubectl('apply', '-f', 'runtime.yaml')).toBe(`servingruntime.ome.io/${RUNTIME} configured\n`);
+      const seen: string[] = [];
+      const table = await pollUntil(
+        'the roll forward at the change',
+        async () => {
+          const text = await pinTableNow();
+          seen.push(text);
+          return text;
+        },
+        (text) => !text.includes(REV_085),
+      );
+      expect(maskRevisionHashes(table)).toBe(maskRevisionHashes(pinTable(REV_085)));
+      expect(seen.filter((text) => text.includes('True'))).toEqual([]);
+      expect(await syncTokenNow()).toBe('before-mem-frac-0-8');
+      expect(await waitForMemFrac('0.8')).toBe('--mem-frac=0.8');
     });
   });
 
@@ -350,8 +430,11 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
         () => kubectl('get', 'events', '-n', NS, '--field-selector', 'reason=RuntimePinError'),
         (text) => text.includes(`inferenceservice/${name}`),
       );
-      const row = events.split('\n').find((line) => line.includes(`inferenceservice/${name}`)) ?? '';
-      expect(row).toMatch(/\sWarning\s+RuntimePinError\s+inferenceservice\/llama-3-2-3b-instruct-unpinned\s+resolve live runtime sglang-llama-3-2-3b-missing: /);
+      const [header, ...rows] = events.trimEnd().split('\n');
+      expect(header).toMatch(/^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE$/);
+      expect(rows.find((row) => row.includes(`inferenceservice/${name}`))).toMatch(
+        new RegExp(`\\sWarning +RuntimePinError +inferenceservice/${name} +resolve live runtime sglang-llama-3-2-3b-missing: ServingRuntime sglang-llama-3-2-3b-missing not found in namespace ${NS}$`),
+      );
       expect(await kubectl('get', 'inferenceservice', name, '-n', NS, '-o', 'jsonpath={.status.pinnedRevisionName}')).toBe('');
       expect((await runKubectl(walk, ['get', 'deploy', `${name}-engine`, '-n', NS])).code).toBe(1);
     });

@@ -9,8 +9,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
 import type { ControlPlane } from '../../local/control-plane';
+import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
 
 const BIN_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin');
 
@@ -20,8 +22,20 @@ export interface CommandResult {
   stderr: string;
 }
 
+/** A hint a function finished handling (returned from, not threw on). */
+export interface HandledHint {
+  functionName: string;
+  detail: HintDetail;
+}
+
 export interface Walkthrough {
   plane: ControlPlane;
+  /**
+   * Every hint a function handled, in order. Only observed: the targets run unchanged. A
+   * handled hint of a resourceVersion at or after a change means the function re-read the
+   * object after that change, which tells a state that stays the same from one not yet reached.
+   */
+  handled: HandledHint[];
   /** The kubeconfig `npm start` writes: `<dataDir>/kubeconfig`. */
   kubeconfigPath: string;
   /** The user's working directory, where the guide's files are written and applied from. */
@@ -32,22 +46,33 @@ export interface Walkthrough {
 }
 
 /**
- * Starts the control plane with `npm start`'s options (only a data directory: schedules on,
- * default workload readiness) on a temporary directory, and a working directory beside it.
+ * Starts the control plane with `npm start`'s options (a data directory: schedules on,
+ * default workload readiness, functions logging at LOG_LEVEL) on a temporary directory, and a
+ * working directory beside it.
  */
 export async function startWalkthrough(): Promise<Walkthrough> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-e2e-data-'));
   const workDir = await mkdtemp(join(tmpdir(), 'ome-e2e-work-'));
   const log: string[] = [];
+  const handled: HandledHint[] = [];
+  const observe = (functionName: string, target: TargetHandler | undefined): TargetHandler | undefined =>
+    target &&
+    (async (event, context) => {
+      const result = await target(event, context);
+      const { detail } = event as EventBridgeEnvelope<HintDetail>;
+      if (detail && typeof detail === 'object' && 'resourceVersion' in detail) handled.push({ functionName, detail });
+      return result;
+    });
   let plane: ControlPlane;
   try {
-    plane = await startControlPlane({ dataDir, log: (line) => log.push(line) });
+    plane = await startControlPlane({ dataDir, log: (line) => log.push(line), wrapTarget: observe });
   } catch (error) {
     await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
     throw new Error(`control plane did not start: ${String(error)}\n${log.join('\n')}`);
   }
   return {
     plane,
+    handled,
     kubeconfigPath: join(dataDir, 'kubeconfig'),
     workDir,
     log,
@@ -110,4 +135,26 @@ export async function pollUntil<T>(what: string, read: () => Promise<T>, accept:
 /** Replaces each 8-hex revision hash in `text` with `<hash>`, to compare with a guide's output by pattern. */
 export function maskRevisionHashes(text: string): string {
   return text.replace(/-[0-9a-f]{8}\b/g, '-<hash>');
+}
+
+/** A point in an object's history: a `generation` (spec changes) or a `resourceVersion` (any change). */
+export type ObjectChange = { generation: number } | { resourceVersion: string };
+
+/**
+ * Resolves once `functionName` has handled a hint about `kind` `namespace/name` made at or
+ * after `change` (the embedded API server's resourceVersions are increasing integers).
+ */
+export function handledSince(
+  walk: Pick<Walkthrough, 'handled'>,
+  functionName: string,
+  object: { kind: string; namespace: string; name: string },
+  change: ObjectChange,
+): Promise<HandledHint[]> {
+  const reached = (detail: HintDetail): boolean =>
+    'generation' in change ? (detail.generation ?? 0) >= change.generation : Number(detail.resourceVersion) >= Number(change.resourceVersion);
+  const matching = async () =>
+    walk.handled.filter(
+      (hint) => hint.functionName === functionName && hint.detail.kind === object.kind && hint.detail.namespace === object.namespace && hint.detail.name === object.name && reached(hint.detail),
+    );
+  return pollUntil(`${functionName} handling ${object.kind} ${object.namespace}/${object.name} at ${JSON.stringify(change)} or later`, matching, (hints) => hints.length > 0);
 }
