@@ -4,8 +4,8 @@
  * Timeline: the holder renews every ttl/3, so two renewals may fail before the lease can
  * expire. A standby polls `acquire` and gets the lease (with a higher fencing token) only
  * once it has expired. When a renewal is refused (LeaseLostError) the holder stops at
- * once; when renewals merely fail (store unreachable) it stops as soon as its own copy of
- * the lease says it has expired, since by then another forwarder may hold it. Either way
+ * once; when renewals fail or hang (store unreachable, process paused) it stops as soon as
+ * its own copy of the lease says it has expired, since by then another forwarder may hold it. Either way
  * its checkpoint writes are fenced by the token, so a stalled holder cannot move them back.
  */
 import { LeaseLostError } from '../errors';
@@ -62,16 +62,28 @@ export function startHeartbeat(options: {
   let lease = options.lease;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let expiry: NodeJS.Timeout | undefined;
   const interval = Math.max(1, Math.floor(options.ttlMs / 3));
   const lose = (error: Error): void => {
     if (stopped) return;
     stopped = true;
+    if (timer !== undefined) clearTimeout(timer);
+    if (expiry !== undefined) clearTimeout(expiry);
     options.onLost(error);
+  };
+  // Even when a renewal hangs rather than fails, stop once our copy of the lease expires.
+  const watchExpiry = (): void => {
+    if (expiry !== undefined) clearTimeout(expiry);
+    const remaining = Math.max(0, lease.expiresAt - options.clock.now());
+    expiry = setTimeout(() => lose(new LeaseLostError(`lease ${lease.key} expired before it could be renewed`)), remaining);
   };
   const beat = async (): Promise<void> => {
     try {
       const renewed = await options.leases.renew(lease, options.ttlMs);
-      if (!stopped) lease = renewed;
+      if (!stopped) {
+        lease = renewed;
+        watchExpiry();
+      }
     } catch (error) {
       if (error instanceof LeaseLostError) return lose(error);
       options.logger?.warn('could not renew the forwarder lease', { lease: lease.key, error: describeError(error) });
@@ -82,11 +94,13 @@ export function startHeartbeat(options: {
     if (!stopped) timer = setTimeout(() => void beat(), interval);
   };
   timer = setTimeout(() => void beat(), interval);
+  watchExpiry();
   return {
     current: () => lease,
     stop: () => {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);
+      if (expiry !== undefined) clearTimeout(expiry);
     },
   };
 }

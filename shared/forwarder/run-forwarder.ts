@@ -139,6 +139,15 @@ function settingsOf(input: ForwarderDependencies & ForwarderOptions): Settings {
   };
 }
 
+/**
+ * A new holder name per tenure: after losing the lease a forwarder must not take it back
+ * as "already ours" before it expired. It also waits a whole TTL before contending again
+ * (see the callers), so a standby gets its turn.
+ */
+function holderFor(settings: Settings, tenure: number): string {
+  return tenure === 1 ? settings.holderId : `${settings.holderId}#${tenure}`;
+}
+
 function leaseWaitOf(input: ForwarderDependencies, settings: Settings, signal: AbortSignal): Parameters<typeof waitForLease>[0] {
   return {
     leases: input.leases,
@@ -197,8 +206,8 @@ export async function runForwarder(input: LongRunningForwarderInput): Promise<Fo
   const counters = newCounters();
   let leaseAcquired = false;
   const graceMs = input.shutdownGraceMs ?? 5_000;
-  while (!input.signal.aborted) {
-    const lease = await waitForLease(leaseWaitOf(input, settings, input.signal));
+  for (let tenure = 1; !input.signal.aborted; tenure += 1) {
+    const lease = await waitForLease(leaseWaitOf(input, { ...settings, holderId: holderFor(settings, tenure) }, input.signal));
     if (lease === undefined) break;
     leaseAcquired = true;
     const stopPublishing = new AbortController();
@@ -207,7 +216,8 @@ export async function runForwarder(input: LongRunningForwarderInput): Promise<Fo
     };
     input.signal.addEventListener('abort', onStop, { once: true });
     try {
-      await runSession(input, settings, counters, lease, { stopWatching: input.signal, stopPublishing: stopPublishing.signal });
+      const end = await runSession(input, settings, counters, lease, { stopWatching: input.signal, stopPublishing: stopPublishing.signal });
+      if (end === 'lease-lost') await sleep(settings.leaseTtlMs, input.signal);
     } finally {
       input.signal.removeEventListener('abort', onStop);
     }
@@ -235,11 +245,12 @@ export async function runForwarderFor(input: BoundedForwarderInput): Promise<For
   ];
   let leaseAcquired = false;
   try {
-    while (!stopWatching.signal.aborted) {
-      const lease = await waitForLease(leaseWaitOf(input, settings, stopWatching.signal));
+    for (let tenure = 1; !stopWatching.signal.aborted; tenure += 1) {
+      const lease = await waitForLease(leaseWaitOf(input, { ...settings, holderId: holderFor(settings, tenure) }, stopWatching.signal));
       if (lease === undefined) break;
       leaseAcquired = true;
-      await runSession(input, settings, counters, lease, { stopWatching: stopWatching.signal, stopPublishing: stopPublishing.signal });
+      const end = await runSession(input, settings, counters, lease, { stopWatching: stopWatching.signal, stopPublishing: stopPublishing.signal });
+      if (end === 'lease-lost') await sleep(settings.leaseTtlMs, stopWatching.signal);
     }
   } finally {
     for (const timer of timers) clearTimeout(timer);
@@ -317,7 +328,9 @@ async function runSession(
     if (saveTimer !== undefined) clearInterval(saveTimer);
     heartbeat.stop();
   }
+  const unsettledByStream = Object.fromEntries(streams.filter((s) => s.position.unsettled > 0).map((s) => [s.name, s.position.unsettled]));
   const unsettled = streams.reduce((sum, stream) => sum + stream.position.unsettled, 0);
+  if (unsettled > 0) logger?.warn('hints left unpublished; the checkpoint stays before them', { unsettled: unsettledByStream, queued: batcher.queued });
   counters.failed += unsettled;
   if (lost.signal.aborted) {
     batcher.discard();

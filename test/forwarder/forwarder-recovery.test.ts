@@ -12,7 +12,12 @@ import type { ForwarderStats } from '../../shared/forwarder';
 import { Resources } from '../../shared/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
-import type { Stores } from '../../shared/ports/store';
+import type { LeaseStore, Stores } from '../../shared/ports/store';
+import type { Context } from 'aws-lambda';
+import { handler } from '../../functions/forward-watch-events/handler';
+import { createAppContext, setAppContext } from '../../shared/app/context';
+import { loadConfig } from '../../shared/config';
+import type { HintDetail } from '../../shared/events/hint-event';
 import { startLocalBus } from '../../local/bus';
 import type { LocalBus } from '../../local/bus';
 import {
@@ -32,7 +37,9 @@ import type { ForwarderWorld } from './support';
 
 const serverlessYmlPath = fileURLToPath(new URL('../../serverless.yml', import.meta.url));
 const BUS = 'ome-pinning-dev-bus';
-const LEASE_TTL_MS = 900;
+/** Short, for the tests where a lease must expire; the others use a long one (DynamoDB Local is slow on a busy machine). */
+const LEASE_TTL_MS = 1_500;
+const RELAXED_LEASE_TTL_MS = 15_000;
 
 let world: ForwarderWorld;
 let bus: LocalBus;
@@ -61,7 +68,7 @@ interface Running {
   done: Promise<ForwarderStats>;
 }
 
-function startForwarder(stores: Stores, clusterId: string, holderId: string): Running {
+function startForwarder(stores: Stores, clusterId: string, holderId: string, leaseTtlMs = RELAXED_LEASE_TTL_MS): Running {
   const publisher = new RecordingPublisher(busPublisher);
   const freezer = new Freezer();
   const controller = new AbortController();
@@ -73,7 +80,7 @@ function startForwarder(stores: Stores, clusterId: string, holderId: string): Ru
     checkpoints: freezer.checkpoints(stores.checkpoints),
     omeNamespace: 'ome',
     holderId,
-    leaseTtlMs: LEASE_TTL_MS,
+    leaseTtlMs,
     lingerMs: 20,
     checkpointIntervalMs: 50,
     retryBaseDelayMs: 50,
@@ -144,7 +151,7 @@ describe('watch forwarder: recovery', () => {
     await createNamespace(world.client, ns);
     const first = await world.client.create(isvcs, inferenceService(ns, 'one'));
     const stores = await world.newStores();
-    const killed = startForwarder(stores, 'restart', 'a');
+    const killed = startForwarder(stores, 'restart', 'a', LEASE_TTL_MS);
     await eventually(() => expect(killed.publisher.inNamespace(ns)).toHaveLength(1));
     const edited = await annotate(ns, 'one', 'ome.io/runtime-sync', 'token-1');
     await eventually(() => expect(killed.publisher.inNamespace(ns)).toHaveLength(2));
@@ -156,7 +163,7 @@ describe('watch forwarder: recovery', () => {
     const editedAgain = await world.client.patch(isvcs, ns, 'one', { spec: { engine: { minReplicas: 3, maxReplicas: 3 } } }, { type: 'merge' });
     await world.client.delete(isvcs, ns, 'two');
 
-    const restarted = startForwarder(stores, 'restart', 'b');
+    const restarted = startForwarder(stores, 'restart', 'b', LEASE_TTL_MS);
     await eventually(() => expect(restarted.publisher.inNamespace(ns)).toHaveLength(3), 20_000);
     const stats = await restarted.stop();
 
@@ -171,10 +178,10 @@ describe('watch forwarder: recovery', () => {
     const ns = 'fwd-takeover';
     await createNamespace(world.client, ns);
     const stores = await world.newStores();
-    const first = startForwarder(stores, 'takeover', 'a');
+    const first = startForwarder(stores, 'takeover', 'a', LEASE_TTL_MS);
     const created = await world.client.create(isvcs, inferenceService(ns, 'one'));
     await eventually(() => expect(first.publisher.inNamespace(ns)).toHaveLength(1));
-    const standby = startForwarder(stores, 'takeover', 'b');
+    const standby = startForwarder(stores, 'takeover', 'b', LEASE_TTL_MS);
     const edited = await annotate(ns, 'one', 'ome.io/runtime-sync', 'token-1');
     await eventually(() => expect(first.publisher.inNamespace(ns)).toHaveLength(2));
     // Two lease lifetimes: the standby has had every chance to (wrongly) start.
@@ -193,6 +200,45 @@ describe('watch forwarder: recovery', () => {
     expectNoDuplicates(all);
     expectAllForwarded(all, [rvOf(created), rvOf(edited), rvOf(later)]);
     expect(stats).toMatchObject({ leaseAcquired: true, relists: 0 });
+  });
+
+  it('stops a forwarder whose lease renewals hang once its lease expires, before the standby takes over', async () => {
+    const ns = 'fwd-paused';
+    await createNamespace(world.client, ns);
+    const stores = await world.newStores();
+    let release: () => void = () => undefined;
+    let paused: Promise<void> | undefined;
+    // Renewals that hang, as when the store is unreachable or the process is paused.
+    const hangingLeases: LeaseStore = {
+      acquire: (...args) => stores.leases.acquire(...args),
+      renew: async (...args) => {
+        if (paused) await paused;
+        return stores.leases.renew(...args);
+      },
+      release: (...args) => stores.leases.release(...args),
+    };
+    const first = startForwarder({ ...stores, leases: hangingLeases }, 'paused', 'a', LEASE_TTL_MS);
+    const created = await world.client.create(isvcs, inferenceService(ns, 'one'));
+    await eventually(() => expect(first.publisher.inNamespace(ns)).toHaveLength(1));
+    await checkpointReaches(stores, 'paused', 'inferenceservices', created.metadata.resourceVersion ?? '');
+    paused = new Promise((resolve) => (release = resolve));
+    const standby = startForwarder(stores, 'paused', 'b', LEASE_TTL_MS);
+    await eventually(() => expect(first.publisher.inNamespace(ns).length + standby.publisher.inNamespace(ns).length).toBe(1));
+    // Wait for the standby to hold the lease, then change something: only it may forward that.
+    await eventually(async () => expect(await stores.leases.acquire('forwarder#paused', 'probe', 1)).toBeUndefined());
+    await new Promise((resolve) => setTimeout(resolve, LEASE_TTL_MS * 1.5));
+    const later = await world.client.create(isvcs, inferenceService(ns, 'two'));
+    await eventually(() => expect(standby.publisher.inNamespace(ns)).toHaveLength(1), 20_000);
+    paused = undefined;
+    release();
+    const [firstStats, standbyStats] = await Promise.all([first.stop(), standby.stop()]);
+
+    expect(first.publisher.inNamespace(ns).map((d) => d.name)).toEqual(['one']);
+    const all = [...first.publisher.inNamespace(ns), ...standby.publisher.inNamespace(ns)];
+    expectNoDuplicates(all);
+    expectAllForwarded(all, [rvOf(created), rvOf(later)]);
+    expect(firstStats.leaseLosses).toBe(1);
+    expect(standbyStats).toMatchObject({ leaseAcquired: true, relists: 0 });
   });
 
   it('relists after 410 Gone and forwards what changed or disappeared while the watch was down', async () => {
@@ -214,9 +260,9 @@ describe('watch forwarder: recovery', () => {
     const recreated = await world.client.create(isvcs, inferenceService(ns, 'recreated'));
     const current = await world.client.get<KubeObject>(isvcs, ns, 'status-only');
     const statusWrite = await world.client.replaceStatus(isvcs, { ...current, status: { pinnedRevisionName: 'r-fwd-gone-sglang-12345678' } });
-    // Enough other writes that the watch's resourceVersion falls out of the server's window.
-    for (let i = 0; i < 50; i += 1) {
-      await world.client.patch(Resources.namespaces, undefined, ns, { metadata: { labels: { churn: String(i) } } }, { type: 'merge' });
+    // Enough other writes (well over the server's window of 40 and its slack) that the watch's resourceVersion falls out of it.
+    for (let i = 0; i < 120; i += 1) {
+      await world.cluster.client.patch(Resources.namespaces, undefined, ns, { metadata: { labels: { churn: String(i) } } }, { type: 'merge' });
     }
     world.cluster.faults.clear();
 
@@ -291,5 +337,34 @@ describe('watch forwarder: recovery', () => {
     expect(first).toMatchObject({ leaseAcquired: true, failed: 0 });
     expect(first.relists).toBeGreaterThan(0);
     expect(second).toMatchObject({ leaseAcquired: true, failed: 0, relists: 0 });
+  });
+
+  it('runs as the scheduled function: one bounded run for the cluster named in the event, within the invocation time', async () => {
+    const ns = 'fwd-handler';
+    await createNamespace(world.client, ns);
+    const created = await world.client.create(isvcs, inferenceService(ns, 'llama'));
+    const stores = await world.newStores();
+    await stores.clusters.putCluster({ id: 'scheduled', server: world.cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: world.cluster.kubeconfig } });
+    const config = { ...loadConfig({ TABLE_NAME: 'unused', EVENT_BUS_NAME: BUS, EVENTBRIDGE_ENDPOINT: bus.endpoint, LEASE_TTL: '5s' }) };
+    const seen: string[] = [];
+    const unregister = bus.registerTarget('pin', (event) => {
+      const detail = event.detail as HintDetail;
+      if (detail.clusterId === 'scheduled' && detail.namespace === ns) seen.push(`${detail.uid}@${detail.resourceVersion}:${detail.change}`);
+    });
+    setAppContext(createAppContext({ config, stores }));
+    try {
+      const context = { functionName: 'forward-watch-events', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 5_000 } as unknown as Context;
+      const startedAt = Date.now();
+      const result = (await handler({ detail: { clusterId: 'scheduled' } }, context)) as { clusters: ForwarderStats[] };
+      expect(Date.now() - startedAt).toBeLessThan(4_500);
+      expect(result.clusters).toHaveLength(1);
+      expect(result.clusters[0]).toMatchObject({ clusterId: 'scheduled', leaseAcquired: true, failed: 0 });
+      await bus.drain();
+      expect(seen).toEqual([`${created.metadata.uid}@${created.metadata.resourceVersion}:relisted`]);
+      expect(await stores.checkpoints.loadCheckpoint('scheduled', 'inferenceservices')).toBeDefined();
+    } finally {
+      unregister();
+      setAppContext(undefined);
+    }
   });
 });
