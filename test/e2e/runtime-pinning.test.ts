@@ -418,6 +418,74 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
     });
   });
 
+  describe('Revision names, sharing and inheritance', () => {
+    /** Applies an InferenceService named `name` and resolves with the revision it gets pinned to. */
+    const pinAnother = async (name: string, yaml: string): Promise<string> => {
+      await writeWorkFile(walk, `${name}.yaml`, yaml);
+      expect(await kubectl('apply', '-f', `${name}.yaml`)).toBe(`inferenceservice.ome.io/${name} created\n`);
+      const read = () => kubectl('get', 'inferenceservice', name, '-n', NS, '-o', 'jsonpath={.status.pinnedRevisionName}');
+      return pollUntil(`${name} pinned`, read, (revision) => revision !== '');
+    };
+
+    it('pins InferenceServices on the same spec to one shared revision', async () => {
+      const current = await isvcField('.status.pinnedRevisionName');
+      expect(current).toMatch(/^r-llama-demo-sglang-llama-3-2-3b-[0-9a-f]{8}$/);
+      expect(await pinAnother('llama-3-2-3b-instruct-shared', isvcYaml({ autoSync: false }, 'llama-3-2-3b-instruct-shared'))).toBe(current);
+      const hash = current.slice(-8);
+      const names = await kubectl('get', 'controllerrevisions', '-n', 'ome', '-l', `ome.io/revision-hash=${hash}`, '-o', 'jsonpath={.items[*].metadata.name}');
+      expect(names).toBe(current);
+    });
+
+    it('names the revision cr-<runtime>-<hash> when kind is left out, for the same ServingRuntime', async () => {
+      const current = await isvcField('.status.pinnedRevisionName');
+      const yaml = isvcYaml({ autoSync: false }, 'llama-3-2-3b-instruct-default-kind').replace('    kind: ServingRuntime\n', '');
+      expect(await pinAnother('llama-3-2-3b-instruct-default-kind', yaml)).toBe(`cr-${RUNTIME}-${current.slice(-8)}`);
+    });
+
+    it('rejects a ServingRuntime\'s revision name when kind is left out', async () => {
+      await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: false, revision: REV_090 }, ISVC, RUNTIME, 2).replace('    kind: ServingRuntime\n', ''));
+      const result = await runKubectl(walk, ['apply', '-f', 'isvc.yaml']);
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toMatch(
+        deniedApply(
+          `spec.runtime.revision "${REV_090}" does not match the expected naming convention for runtime "${RUNTIME}" (ClusterServingRuntime); expected the form cr-${RUNTIME}-<8 lowercase hex chars>`,
+        ),
+      );
+    });
+
+    it('pins the merged spec of a runtime that inherits from another', async () => {
+      const child = `${RUNTIME}-tp2`;
+      const runtime = {
+        apiVersion: 'ome.io/v1beta1',
+        kind: 'ServingRuntime',
+        metadata: { name: child, namespace: NS, annotations: { 'ome.io/inherit-from': RUNTIME } },
+        spec: {
+          engineConfig: {
+            runner: { name: 'ome-container', args: ['--host=0.0.0.0', '--port=8080', '--model-path=$(MODEL_PATH)', '--served-model-name={{.Name}}', '--tp-size=2', '--mem-frac=0.8'] },
+          },
+        },
+      };
+      await writeWorkFile(walk, 'child-runtime.yaml', stringify(runtime));
+      expect(await kubectl('apply', '-f', 'child-runtime.yaml')).toBe(`servingruntime.ome.io/${child} created\n`);
+      const name = 'llama-3-2-3b-instruct-tp2';
+      const revision = await pinAnother(name, isvcYaml({ autoSync: false }, name, child));
+      expect(revision).toMatch(new RegExp(`^r-llama-demo-${child}-[0-9a-f]{8}$`));
+      const data = JSON.parse(await kubectl('get', 'controllerrevision', revision, '-n', 'ome', '-o', 'jsonpath={.data}')) as {
+        supportedModelFormats?: unknown[];
+        engineConfig?: { runner?: { image?: string; args?: string[] } };
+      };
+      expect(data.supportedModelFormats).toHaveLength(1);
+      expect(data.engineConfig?.runner?.image).toBe('docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64');
+      expect(data.engineConfig?.runner?.args).toContain('--tp-size=2');
+      const args = await pollUntil(
+        `Deployment ${name}-engine`,
+        () => runKubectl(walk, ['get', 'deploy', `${name}-engine`, '-n', NS, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']),
+        (result) => result.code === 0,
+      );
+      expect(JSON.parse(args.stdout)).toContain('--tp-size=2');
+    });
+  });
+
   describe('When OME cannot pin at all', () => {
     it('records a RuntimePinError Warning event for a runtime missing at the first pin', async () => {
       const name = 'llama-3-2-3b-instruct-unpinned';
