@@ -63,7 +63,7 @@ export function parseStartFlags(argv: string[]): StartFlags {
 function quietNodeVersionWarning(): void {
   process.removeAllListeners('warning');
   process.on('warning', (warning) => {
-    if (warning.name === 'NodeVersionSupportWarning') return;
+    if (warning.name === 'NodeVersionSupportWarning' || warning.message.startsWith('NodeVersionSupportWarning')) return;
     process.stderr.write(`${warning.name}: ${warning.message}\n`);
   });
 }
