@@ -241,6 +241,42 @@ describe('watch forwarder: recovery', () => {
     expect(standbyStats).toMatchObject({ leaseAcquired: true, relists: 0 });
   });
 
+  it('forwards readiness changes of the Deployments we render, and nothing of other Deployments', async () => {
+    const ns = 'fwd-workload';
+    await createNamespace(world.client, ns);
+    const stores = await world.newStores();
+    const forwarder = startForwarder(stores, 'workload', 'a');
+    const deployment = (name: string, labels: Record<string, string>): KubeObject => ({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: ns, labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'engine', image: 'lmsysorg/sglang:v0.4' }] } },
+      },
+    });
+    // Once the InferenceService's hint is out, the forwarder is watching.
+    await world.client.create(isvcs, inferenceService(ns, 'llama'));
+    await eventually(() => expect(forwarder.publisher.inNamespace(ns)).toHaveLength(1));
+    await world.client.create(Resources.deployments, deployment('other', { app: 'other' }));
+    const ours = await world.client.create(Resources.deployments, deployment('llama-engine', { 'ome.io/inferenceservice': 'llama', 'ome.io/component': 'engine' }));
+    // The server's workload controller reports the replica ready shortly after: a status-only change.
+    await eventually(async () => {
+      const current = await world.client.get<KubeObject>(Resources.deployments, ns, 'llama-engine');
+      expect((current.status as { readyReplicas?: number } | undefined)?.readyReplicas).toBe(1);
+    });
+    const deploymentHints = () => forwarder.publisher.inNamespace(ns).filter((d) => d.kind === 'Deployment');
+    await eventually(() => expect(deploymentHints().length).toBeGreaterThanOrEqual(2));
+    await forwarder.stop();
+
+    const hints = deploymentHints();
+    expectNoDuplicates(hints);
+    expect(new Set(hints.map((d) => d.name))).toEqual(new Set(['llama-engine']));
+    expect(hints[0]).toMatchObject({ uid: ours.metadata.uid, change: 'added' });
+    expect(hints.slice(1).every((d) => d.change === 'modified' && !d.changed.spec)).toBe(true);
+  });
+
   it('relists after 410 Gone and forwards what changed or disappeared while the watch was down', async () => {
     const ns = 'fwd-gone';
     await createNamespace(world.client, ns);
