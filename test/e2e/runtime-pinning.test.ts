@@ -418,6 +418,31 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
     });
   });
 
+  describe('Drift pauses updates until the runtime change is undone', () => {
+    const setRuntimeMemFrac = async (from: string, to: string) => {
+      const path = join(walk.workDir, 'runtime.yaml');
+      await writeWorkFile(walk, 'runtime.yaml', (await readFile(path, 'utf8')).replace(`--mem-frac=${from}`, `--mem-frac=${to}`));
+      expect(await kubectl('apply', '-f', 'runtime.yaml')).toBe(`servingruntime.ome.io/${RUNTIME} configured\n`);
+    };
+    let pinned = '';
+
+    it('drifts on a runtime change, and leaves a new minReplicas waiting', async () => {
+      pinned = await isvcField('.status.pinnedRevisionName');
+      await setRuntimeMemFrac('0.8', '0.75');
+      await waitForPinTable(pinTable(pinned, 'RevisionMismatch'), 'RevisionMismatch on the second change');
+      await pinHandled(await applyIsvc(isvcYaml({ autoSync: false }, ISVC, RUNTIME, 3)));
+      expect(await deploymentField('.spec.replicas')).toBe('2');
+      expect(await memFrac()).toBe('--mem-frac=0.8');
+    });
+
+    it('clears the drift when the change is undone, and renders the waiting minReplicas', async () => {
+      await setRuntimeMemFrac('0.75', '0.8');
+      await waitForPinTable(pinTable(pinned), 'the drift cleared by undoing the change');
+      expect(await pollUntil('the waiting minReplicas', () => deploymentField('.spec.replicas'), (replicas) => replicas === '3')).toBe('3');
+      expect(await memFrac()).toBe('--mem-frac=0.8');
+    });
+  });
+
   describe('Revision names, sharing and inheritance', () => {
     /** Applies an InferenceService named `name` and resolves with the revision it gets pinned to. */
     const pinAnother = async (name: string, yaml: string): Promise<string> => {

@@ -47,8 +47,8 @@ export interface Walkthrough {
 
 /**
  * Starts the control plane with `npm start`'s options (a data directory: schedules on,
- * default workload readiness, functions logging at LOG_LEVEL) on a temporary directory, and a
- * working directory beside it.
+ * default workload readiness) on a temporary directory, and a working directory beside it.
+ * The functions log at LOG_LEVEL, else ERROR: their INFO lines would bury the test report.
  */
 export async function startWalkthrough(): Promise<Walkthrough> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-e2e-data-'));
@@ -65,7 +65,7 @@ export async function startWalkthrough(): Promise<Walkthrough> {
     });
   let plane: ControlPlane;
   try {
-    plane = await startControlPlane({ dataDir, log: (line) => log.push(line), wrapTarget: observe });
+    plane = await startControlPlane({ dataDir, log: (line) => log.push(line), wrapTarget: observe, functionLogLevel: process.env.LOG_LEVEL ?? 'ERROR' });
   } catch (error) {
     await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
     throw new Error(`control plane did not start: ${String(error)}\n${log.join('\n')}`);
