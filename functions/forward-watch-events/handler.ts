@@ -10,9 +10,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
-// No EventBridge client factory exists among the adapters yet; this is its only construction.
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { Context } from 'aws-lambda';
+import { createEventBridgeClient } from '../../shared/adapters/eventbridge/client';
 import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { getAppContext } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
@@ -30,8 +29,8 @@ let publisher: EventPublisher | undefined;
 
 function publisherFor(app: AppContext): EventPublisher {
   const { region, eventBridgeEndpoint, eventBusName } = app.config;
-  const endpoint = eventBridgeEndpoint ? { endpoint: eventBridgeEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {};
-  publisher ??= createEventPublisher({ client: new EventBridgeClient({ region, ...endpoint }), busName: eventBusName, logger });
+  const client = createEventBridgeClient({ region, ...(eventBridgeEndpoint ? { endpoint: eventBridgeEndpoint } : {}) });
+  publisher ??= createEventPublisher({ client, busName: eventBusName, logger });
   return publisher;
 }
 
