@@ -29,8 +29,10 @@ let publisher: EventPublisher | undefined;
 
 function publisherFor(app: AppContext): EventPublisher {
   const { region, eventBridgeEndpoint, eventBusName } = app.config;
-  const client = createEventBridgeClient({ region, ...(eventBridgeEndpoint ? { endpoint: eventBridgeEndpoint } : {}) });
-  publisher ??= createEventPublisher({ client, busName: eventBusName, logger });
+  if (!publisher) {
+    const client = createEventBridgeClient({ region, ...(eventBridgeEndpoint ? { endpoint: eventBridgeEndpoint } : {}) });
+    publisher = createEventPublisher({ client, busName: eventBusName, logger });
+  }
   return publisher;
 }
 
