@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ISVC, NS, REV_090, completed, deliveriesOf, distinctEvents, kubectl, kubectlApply, pinnedRevision, seedManifests, settle, startObservedControlPlane, waitFor } from './support';
+import { ISVC, START_TIMEOUT_MS, NS, REV_090, completed, deliveriesOf, distinctEvents, kubectl, kubectlApply, pinnedRevision, seedManifests, settle, startObservedControlPlane, waitFor } from './support';
 import type { ObservedControlPlane } from './support';
 
 const SECOND = `${ISVC}-b`;
@@ -12,7 +12,7 @@ describe('Control plane: the bus duplicates, reorders and delays deliveries', ()
     // Every delivery made twice, shuffled in windows of four, each held up to 300 ms.
     observed = await startObservedControlPlane({ busFaults: { duplicate: 1, reorderWindow: 4, delayMs: [0, 300], seed: 7 } });
     kubeconfig = observed.plane.clusters[0]?.kubeconfigPath ?? '';
-  });
+  }, START_TIMEOUT_MS);
 
   afterAll(async () => {
     await observed?.stop();

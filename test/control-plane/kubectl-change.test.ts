@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ISVC, REV_090, completed, deliveriesOf, distinctEvents, kubectl, kubectlApply, pinnedRevision, seedManifests, settle, startObservedControlPlane, waitFor } from './support';
+import { ISVC, START_TIMEOUT_MS, REV_090, completed, deliveriesOf, distinctEvents, kubectl, kubectlApply, pinnedRevision, seedManifests, settle, startObservedControlPlane, waitFor } from './support';
 import type { ObservedControlPlane } from './support';
 
 describe('Control plane: a kubectl change reaches its function', () => {
@@ -9,7 +9,7 @@ describe('Control plane: a kubectl change reaches its function', () => {
   beforeAll(async () => {
     observed = await startObservedControlPlane();
     kubeconfig = observed.plane.clusters[0]?.kubeconfigPath ?? '';
-  });
+  }, START_TIMEOUT_MS);
 
   afterAll(async () => {
     await observed?.stop();

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kubectl } from './support';
+import { START_TIMEOUT_MS, kubectl } from './support';
 
 /** Resolves with the output so far once a line equal to `line` appears, or rejects on exit. */
 function waitForLine(child: ChildProcess, output: () => string, line: string, timeoutMs: number): Promise<void> {
@@ -50,8 +50,8 @@ describe('npm start (the start script)', () => {
     child = spawn(join('node_modules', '.bin', command), [...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    await waitForLine(child, () => output, 'ready', 110_000);
-  });
+    await waitForLine(child, () => output, 'ready', START_TIMEOUT_MS - 10_000);
+  }, START_TIMEOUT_MS);
 
   afterAll(async () => {
     if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');

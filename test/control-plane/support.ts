@@ -24,6 +24,12 @@ export const ISVC = 'llama-3-2-3b-instruct';
 export const REV_090 = 'r-llama-demo-sglang-llama-3-2-3b-590753e8';
 export const REV_085 = 'r-llama-demo-sglang-llama-3-2-3b-af9539ac';
 
+/**
+ * Starting takes ~20 s on an idle two-core machine (most of it DynamoDB Local's JVM) and
+ * several times that while other suites build bundles or run Java alongside.
+ */
+export const START_TIMEOUT_MS = 240_000;
+
 export interface Delivery {
   functionName: string;
   /** The event's id: the same for the bus's duplicates and retries of one event. */
@@ -126,7 +132,7 @@ export function pinnedRevision(kubeconfigPath: string, name = ISVC): Promise<str
 }
 
 /** Polls `read` until `accept` holds or `timeoutMs` passes; resolves with the last value. */
-export async function waitFor<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let value = await read();
   while (!accept(value) && Date.now() < deadline) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ISVC, REV_085, REV_090, completed, deliveriesOf, distinctEvents, kubectlApply, pinnedRevision, seedManifests, settle, startObservedControlPlane, waitFor } from './support';
+import { ISVC, START_TIMEOUT_MS, REV_085, REV_090, completed, deliveriesOf, distinctEvents, kubectlApply, pinnedRevision, seedManifests, settle, startObservedControlPlane, waitFor } from './support';
 import type { ObservedControlPlane } from './support';
 
 describe('Control plane: two clusters holding objects of the same name', () => {
@@ -7,7 +7,7 @@ describe('Control plane: two clusters holding objects of the same name', () => {
 
   beforeAll(async () => {
     observed = await startObservedControlPlane({ clusters: 2 });
-  });
+  }, START_TIMEOUT_MS);
 
   afterAll(async () => {
     await observed?.stop();
