@@ -281,6 +281,34 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
       expect(await pinTableNow()).toBe(pinTable(REV_090, 'RevisionMismatch'));
     });
 
+    it('runs kubectl ome runtime sync --dry-run server through admission without storing anything', async () => {
+      const before = await isvcField('.metadata.resourceVersion');
+      const dryRun = await runKubectl(walk, ['ome', 'runtime', 'sync', ISVC, '-n', NS, '--dry-run', 'server', '--yes']);
+      expect(dryRun.code).toBe(0);
+      expect(dryRun.stdout).toMatch(/^accepted +Yes$/m);
+      expect(dryRun.stdout).toMatch(/^applied +No$/m);
+      expect(dryRun.stdout).toMatch(/^message +API dry-run accepted; no changes persisted\.$/m);
+      expect(await isvcField('.metadata.resourceVersion')).toBe(before);
+      expect(await isvcField('.metadata.annotations.ome\\.io/runtime-sync')).toBe('mem-frac-0-85');
+    });
+
+    it('ends kubectl ome wait with exit 2 when the request was never made', async () => {
+      const wait = await runKubectl(walk, [
+        'ome',
+        'wait',
+        ISVC,
+        '-n',
+        NS,
+        '--for=runtime-sync=acknowledged',
+        '--request-id=3f0c9a52-8d1e-4b7a-9c65-2e4f1d7b8a90',
+        '--poll-interval=1s',
+        '--timeout=2s',
+      ]);
+      expect(wait.code).toBe(2);
+      expect(wait.stderr).toBe('error: RequestedConditionUnmet\n');
+      expect(wait.stdout).toMatch(/^Outcome +TimedOut$/m);
+    });
+
     it('rolls forward with kubectl ome runtime sync, and kubectl ome wait sees it acknowledged', async () => {
       const sync = await runKubectl(walk, ['ome', 'runtime', 'sync', ISVC, '-n', NS, '--yes']);
       expect(sync.stderr).toMatch(/^ALPHA runtime sync preview \(acceptance is not convergence\)\n/);
