@@ -181,7 +181,7 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
       const table = await pollUntil('the roll forward', pinTableNow, (text) => !text.includes(REV_090));
       expect(maskRevisionHashes(table)).toBe(maskRevisionHashes(pinTable(REV_085)));
       expect(table).toBe(pinTable(REV_085));
-      expect(await kubectl('get', 'inferenceservice', ISVC, '-n', NS, '-o', 'jsonpath={.status.lastRuntimeSyncToken}')).toBe('mem-frac-0-85');
+      expect(await syncTokenNow()).toBe('mem-frac-0-85');
     });
 
     it('rolls out the new revision: --mem-frac=0.85', async () => {
