@@ -97,7 +97,9 @@ interface Attempt {
 }
 
 function launch(port: number, path: string | null): Attempt {
-  const child = spawnDynamoDbLocal({ port, path, sharedDb: true, stdio: 'pipe' });
+  // Its own process group: a Ctrl-C at the terminal reaches `npm start`, which stops the
+  // control plane in order (forwarders release their DynamoDB leases) before it stops Java.
+  const child = spawnDynamoDbLocal({ port, path, sharedDb: true, stdio: 'pipe', detached: true });
   let tail = '';
   const keep = (chunk: Buffer): void => {
     tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
