@@ -1,0 +1,389 @@
+/**
+ * The "Repin a drifted rollout plan" guide, walked as its reader would: the control plane
+ * as `npm start` starts it, the real `kubectl` and `kubectl ome` in a shell, the guide's
+ * commands as it prints them and its outputs compared exactly (digests and run IDs, which
+ * depend on the reader's service, by pattern and against the status they come from).
+ *
+ * Prerequisites, through kubectl: the namespace `prod`, a runtime, `chat` with one canary
+ * group for the engine (a manual pause, then all traffic); its first revision deploys
+ * directly, and a runtime change opens the run the guide repins.
+ */
+import { createHash } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTEXT, captureEmfMetrics, eventually, explainView, runOnTerminal, sh, shOk, startRolloutWalk, type RolloutWalk } from './rollout-support';
+
+const PLAN_COLUMNS =
+  `kubectl get inferenceservice chat -n prod -o custom-columns='PLAN-READY:.status.conditions[?(@.type=="RolloutPlanReady")].reason,DRIFT:.status.conditions[?(@.type=="RolloutPlanDrift")].reason'`;
+const REPIN_ANNOTATION = `kubectl get inferenceservice chat -n prod \\\n  -o jsonpath='{.metadata.annotations.ome\\.io/rollout-repin}'`;
+const GROUP_DIGESTS = `kubectl get inferenceservice chat -n prod -o jsonpath='{range .status.rollout.groups[*]}{.index}{" "}{.observedDigest}{"\\n"}{end}'`;
+const PROMPT = 'Confirm this exact action? [y/N]';
+const DIGEST = /^rp1:[0-9a-f]{12}$/;
+
+type Step = { capacity: string; traffic: number; pause?: Record<string, never> };
+const manual = (capacity: string, traffic: number): Step => ({ capacity, traffic, pause: {} });
+const immediate = (capacity: string, traffic: number): Step => ({ capacity, traffic });
+
+interface ChatStatus {
+  metadata: { generation: number; annotations?: Record<string, string> };
+  status: {
+    observedGeneration?: number;
+    rollout?: {
+      activeRun?: { runID: string; openedAt: string; pinnedAt: string; plan: { groups: { portableDigest: string }[] } };
+      lastRun?: { runID: string; outcome: string };
+      groups?: { index: number; observedDigest?: string }[];
+    };
+    canary?: { canaryRevisionHash?: string; currentStep?: number; observedTrafficWeight?: number; preStepHold?: boolean };
+    components?: { engine?: { rolloutPhase?: string } };
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+/** The plan digest the guide computes: group digests joined by `|`, sha256, 12 hex. */
+const planDigest = (groupDigests: string[]): string => `rp1:${createHash('sha256').update(groupDigests.join('|')).digest('hex').slice(0, 12)}`;
+
+function isvcManifest(name: string, groups: unknown[], extra: Record<string, unknown> = {}): string {
+  return stringify({
+    apiVersion: 'ome.io/v1beta1',
+    kind: 'InferenceService',
+    metadata: { name, namespace: 'prod' },
+    spec: {
+      model: { name: 'chat-model' },
+      runtime: { name: 'srt', kind: 'ServingRuntime' },
+      engine: { minReplicas: 4, maxReplicas: 4 },
+      ...extra,
+      rollout: { groups },
+    },
+  });
+}
+
+const chatManifest = (steps: Step[], extraGroups: unknown[] = []): string => isvcManifest('chat', [{ components: ['engine'], canary: { steps } }, ...extraGroups]);
+
+const prodManifest = [
+  stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } }),
+  stringify({
+    apiVersion: 'ome.io/v1beta1',
+    kind: 'ServingRuntime',
+    metadata: { name: 'srt', namespace: 'prod' },
+    spec: {
+      supportedModelFormats: [{ modelFormat: { name: 'safetensors' }, autoSelect: true }],
+      engineConfig: { runner: { name: 'ome-container', image: 'docker.io/lmsysorg/sglang:v0.5.5', args: ['--mem-frac=0.9'] } },
+    },
+  }),
+].join('---\n');
+
+let walk: RolloutWalk;
+let metrics: ReturnType<typeof captureEmfMetrics>;
+
+async function chat(): Promise<ChatStatus> {
+  return JSON.parse(await shOk(walk, 'kubectl get inferenceservice chat -n prod -o json')) as ChatStatus;
+}
+
+async function applyChat(steps: Step[], extraGroups: unknown[] = []): Promise<number> {
+  await writeFile(join(walk.workDir, 'chat.yaml'), chatManifest(steps, extraGroups));
+  expect(await shOk(walk, 'kubectl apply -f chat.yaml')).toBe('inferenceservice.ome.io/chat configured\n');
+  return (await chat()).metadata.generation;
+}
+
+const planColumns = (drift: string) => `PLAN-READY   DRIFT\nPinned       ${drift}\n`;
+
+/** Waits until the controller reported generation `generation` with DRIFT `drift`. */
+async function driftReported(generation: number, drift: string): Promise<ChatStatus> {
+  await eventually(`DRIFT ${drift}`, () => shOk(walk, PLAN_COLUMNS), (out) => out === planColumns(drift));
+  return eventually(`generation ${generation} observed`, chat, (isvc) => isvc.status.observedGeneration === generation);
+}
+
+const repinAnnotationGone = () => eventually('the repin annotation removed', () => shOk(walk, REPIN_ANNOTATION), (out) => out === '');
+
+/** `kubectl get events -n prod` rows for `reason`, as `TYPE REASON OBJECT MESSAGE`. */
+async function eventRows(reason: string): Promise<string[]> {
+  const out = await shOk(walk, 'kubectl get events -n prod');
+  return out
+    .split('\n')
+    .map((line) => line.replace(/^\S+\s+/, '').replace(/\s{2,}/g, '  ').trim())
+    .filter((line) => line.split('  ')[1] === reason);
+}
+
+const explain = () => shOk(walk, 'kubectl ome rollout explain chat -n prod');
+
+beforeAll(async () => {
+  // The functions print their EMF metrics, as in Lambda, so that the repin count is observable.
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+  metrics = captureEmfMetrics();
+  walk = await startRolloutWalk();
+}, 120_000);
+
+afterAll(async () => {
+  await walk?.stop();
+  metrics?.restore();
+  delete process.env.POWERTOOLS_METRICS_DISABLED;
+});
+
+describe('Repin a drifted rollout plan, walked with kubectl and kubectl ome', () => {
+  let runID = '';
+  let openedAt = '';
+  /** The plan digests Step 2 printed. */
+  let repinned = { pinned: '', requested: '' };
+
+  it('sets up the prerequisites: a first revision deploys directly, a runtime change opens a pinned run', async () => {
+    await writeFile(join(walk.workDir, 'prod.yaml'), prodManifest);
+    await writeFile(join(walk.workDir, 'chat.yaml'), chatManifest([manual('25%', 10), immediate('100%', 100)]));
+    // A second service whose plan has two canary groups, for a refusal below.
+    const canaryOf = (component: string) => ({ components: [component], canary: { steps: [manual('50%', 10)] } });
+    await writeFile(join(walk.workDir, 'multi.yaml'), isvcManifest('multi', [canaryOf('router'), canaryOf('engine')], { router: { minReplicas: 1 } }));
+    expect(await shOk(walk, 'kubectl apply -f prod.yaml -f chat.yaml -f multi.yaml')).toBe(
+      'namespace/prod created\nservingruntime.ome.io/srt created\ninferenceservice.ome.io/chat created\ninferenceservice.ome.io/multi created\n',
+    );
+    const direct = await eventually('the first revision deployed', () => shOk(walk, 'kubectl get deployment chat-engine -n prod -o jsonpath={.status.readyReplicas}').catch(() => ''), (out) => out === '4');
+    expect(direct).toBe('4');
+    const noRun = 'PLAN-READY    DRIFT\nNoActiveRun   InSync\n';
+    expect(await eventually('the plan status reported', () => shOk(walk, PLAN_COLUMNS), (out) => out === noRun)).toBe(noRun);
+    expect((await chat()).status.rollout?.activeRun).toBeUndefined();
+
+    await shOk(walk, `kubectl patch servingruntime srt -n prod --type=json -p '[{"op":"replace","path":"/spec/engineConfig/runner/args/0","value":"--mem-frac=0.85"}]'`);
+    const opened = await eventually('a run opened and paused at its first step', chat, (isvc) => isvc.status.components?.engine?.rolloutPhase === 'Paused');
+    const run = opened.status.rollout?.activeRun;
+    expect(run?.runID).toMatch(/^chat-[0-9a-f]{12}$/);
+    runID = run?.runID ?? '';
+    openedAt = run?.openedAt ?? '';
+    expect(await shOk(walk, PLAN_COLUMNS)).toBe(planColumns('InSync'));
+    expect(opened.status.canary).toMatchObject({ currentStep: 0, observedTrafficWeight: 10 });
+    expect(await shOk(walk, 'kubectl get deployment chat-engine-canary -n prod -o jsonpath={.spec.replicas}')).toBe('1');
+    const openedEvents = await eventually('the RolloutRunOpened event', () => eventRows('RolloutRunOpened'), (rows) => rows.some((row) => row.includes(`run ${runID} opened for engine=`)));
+    expect(openedEvents.find((row) => row.includes(runID))).toMatch(/^Normal {2}RolloutRunOpened {2}inferenceservice\/chat {2}run chat-[0-9a-f]{12} opened for engine=[0-9a-f]{8} \(stable [0-9a-f]{8}\); plan rp1:[0-9a-f]{12}$/);
+    await eventually('multi\'s run opened', () => shOk(walk, 'kubectl get inferenceservice multi -n prod -o jsonpath={.status.rollout.activeRun.runID}'), (out) => /^multi-/.test(out));
+
+    // Created after the runtime change: deployed directly, no run to repin.
+    await writeFile(join(walk.workDir, 'idle.yaml'), isvcManifest('idle', [{ components: ['engine'], canary: { steps: [manual('25%', 10)] } }]));
+    await shOk(walk, 'kubectl apply -f idle.yaml');
+  });
+
+  it('Step 1: confirms the drift after an edit to the group\'s canary steps, and explain shows Effective and Live', async () => {
+    expect(await shOk(walk, PLAN_COLUMNS)).toBe(planColumns('InSync'));
+    const before = await chat();
+
+    const generation = await applyChat([manual('25%', 5), immediate('100%', 100)]);
+    const drifted = await driftReported(generation, 'SpecNewerThanRun');
+
+    expect(await shOk(walk, PLAN_COLUMNS)).toBe('PLAN-READY   DRIFT\nPinned       SpecNewerThanRun\n');
+    const live = drifted.status.rollout?.groups?.[0]?.observedDigest ?? '';
+    const pinned = before.status.rollout?.activeRun?.plan.groups[0]?.portableDigest ?? '';
+    expect(drifted.status.conditions?.find((c) => c.type === 'RolloutPlanDrift')?.message).toBe(
+      `groups[0]: live render ${live} differs from pinned ${pinned}; the edit applies at the next run (or via ome.io/rollout-repin)`,
+    );
+    const out = await explain();
+    expect(explainView(out, 'Effective')).toEqual(
+      expect.arrayContaining(['DRIFT  True/SpecNewerThanRun; evidence=Reported', `CONFIG  digest=${pinned}`, 'STEP 1/2  capacity=25%; traffic=10%; gate=Manual']),
+    );
+    expect(explainView(out, 'Live')).toEqual(expect.arrayContaining([`CONFIG  digest=${live}`, 'STEP 1/2  capacity=25%; traffic=5%; gate=Manual']));
+    expect(explainView(out, 'Effective')).toContain('ISSUES  EpochUnverifiable');
+  });
+
+  it('Step 2: repins the run with the plugin, answering y at the prompt', async () => {
+    const isvc = await chat();
+    const pinned = planDigest([isvc.status.rollout?.activeRun?.plan.groups[0]?.portableDigest ?? '']);
+    const requested = planDigest([isvc.status.rollout?.groups?.[0]?.observedDigest ?? '']);
+
+    const result = await runOnTerminal(walk, 'kubectl ome rollout repin chat -n prod', { prompt: PROMPT, answer: 'y' });
+
+    expect(result.terminal).toContain('ALPHA guarded rollout repin (not controller convergence)');
+    expect(result.terminal).toContain(`Confirm this exact action? [y/N] y`);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`FIELD                   VALUE
+action                  rollout repin
+target                  InferenceService/prod/chat
+dry-run                 none
+accepted                Yes
+applied                 Yes
+run-id                  ${runID}
+pinned-plan-digest      ${pinned}
+requested-plan-digest   ${requested}
+group-count             1
+message                 API accepted repin annotation; controller consumption...
+follow-up               kubectl ome rollout explain chat -n prod --context=pr...
+hint                    Use -o json or -o yaml for full values.
+`);
+    repinned = { pinned, requested };
+    expect(runID).toMatch(/^chat-[0-9a-f]{12}$/);
+    expect([pinned, requested]).toEqual([expect.stringMatching(DIGEST), expect.stringMatching(DIGEST)]);
+    // The preview names the kubeconfig's context, which the follow-up (cut at 56 characters) ends with.
+    expect(result.terminal).toMatch(new RegExp(`Context +${CONTEXT}\r\n`));
+  });
+
+  it('Step 3: the annotation goes, a RolloutPlanRepinned event, DRIFT InSync, and explain\'s Effective view shows the new plan', async () => {
+    expect(await repinAnnotationGone()).toBe('');
+    const rows = await eventually('the RolloutPlanRepinned event', () => eventRows('RolloutPlanRepinned'), (found) => found.length === 1);
+    const [type, reason, object, message] = rows[0]?.split('  ') ?? [];
+    expect([type, reason, object]).toEqual(['Normal', 'RolloutPlanRepinned', 'inferenceservice/chat']);
+    expect(message).toMatch(new RegExp(`^run ${runID} repinned: rp1:[0-9a-f]{12} -> rp1:[0-9a-f]{12}$`));
+    expect(message).toBe(`run ${runID} repinned: ${repinned.pinned} -> ${repinned.requested}`);
+
+    expect(await eventually('DRIFT InSync', () => shOk(walk, PLAN_COLUMNS), (out) => out === planColumns('InSync'))).toBe('PLAN-READY   DRIFT\nPinned       InSync\n');
+    const after = await chat();
+    const run = after.status.rollout?.activeRun;
+    expect(run).toMatchObject({ runID, openedAt });
+    expect(planDigest([run?.plan.groups[0]?.portableDigest ?? ''])).toBe(repinned.requested);
+    const effective = explainView(await explain(), 'Effective');
+    expect(effective).toEqual(
+      expect.arrayContaining([
+        'DRIFT  False/InSync; evidence=Reported',
+        `CONFIG  digest=${after.status.rollout?.groups?.[0]?.observedDigest ?? ''}`,
+        'STEP 1/2  capacity=25%; traffic=5%; gate=Manual',
+      ]),
+    );
+  });
+
+  it('counts the applied repin in ome_rollout_repin_total by namespace and outcome', async () => {
+    const counted = await eventually('the repin metric', async () => metrics.lines.filter((line) => line.includes('ome_rollout_repin_total')), (lines) => lines.length >= 1, 10_000);
+    expect(JSON.parse(counted[0] ?? '{}')).toMatchObject({ namespace: 'prod', outcome: 'applied', ome_rollout_repin_total: 1 });
+  });
+
+  it('repins by annotation, with the digest computed in the shell as the guide does', async () => {
+    const generation = await applyChat([manual('25%', 5), immediate('75%', 100)]);
+    const drifted = await driftReported(generation, 'SpecNewerThanRun');
+
+    const digests = await shOk(walk, GROUP_DIGESTS);
+    expect(digests).toMatch(/^0 rp1:[0-9a-f]{12}\n$/);
+    const groupDigest = digests.slice(2).trim();
+    expect(groupDigest).toBe(drifted.status.rollout?.groups?.[0]?.observedDigest);
+    const hash = await shOk(walk, `printf '%s' '${groupDigest}' | sha256sum | cut -c1-12`);
+    expect(hash).toMatch(/^[0-9a-f]{12}\n$/);
+    expect(`rp1:${hash.trim()}`).toBe(planDigest([groupDigest]));
+
+    expect(await shOk(walk, `kubectl annotate inferenceservice chat -n prod ome.io/rollout-repin=rp1:${hash.trim()}`)).toBe('inferenceservice.ome.io/chat annotated\n');
+    expect(await repinAnnotationGone()).toBe('');
+    expect(await eventually('DRIFT InSync', () => shOk(walk, PLAN_COLUMNS), (out) => out === planColumns('InSync'))).toBe(planColumns('InSync'));
+    const rows = await eventually('a second RolloutPlanRepinned event', () => eventRows('RolloutPlanRepinned'), (found) => found.length === 2);
+    expect(rows.some((row) => row.endsWith(`-> rp1:${hash.trim()}`))).toBe(true);
+    expect((await chat()).status.rollout?.activeRun).toMatchObject({ runID, openedAt });
+  });
+
+  describe('refusals: nothing changes and the plugin exits 1', () => {
+    const refusal = async (name: string, reason: string) => {
+      const result = await sh(walk, `kubectl ome rollout repin ${name} -n prod --yes`);
+      expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ code: 1, stdout: '', stderr: `error: rollout repin refused: ${reason}\n` });
+    };
+
+    it('the current plan is already pinned', async () => {
+      await refusal('chat', 'the current plan is already pinned');
+    });
+
+    it('no active pinned run', async () => {
+      await eventually('idle deployed directly', () => shOk(walk, 'kubectl get inferenceservice idle -n prod -o jsonpath={.status.observedGeneration}'), (out) => out === '1');
+      await refusal('idle', 'no active pinned run');
+    });
+
+    it('this command supports at most one canary group', async () => {
+      await refusal('multi', 'this command supports at most one canary group');
+    });
+
+    it('live and pinned rollout topology differ (a group added), until the edit is undone', async () => {
+      const added = await applyChat([manual('25%', 5), immediate('75%', 100)], [{ components: ['router'] }]);
+      await driftReported(added, 'SpecNewerThanRun');
+      await refusal('chat', 'live and pinned rollout topology differ');
+      const undone = await applyChat([manual('25%', 5), immediate('75%', 100)]);
+      await driftReported(undone, 'InSync');
+      await refusal('chat', 'the current plan is already pinned');
+    });
+
+    it('controller plan evidence is missing, stale or inconsistent (an edit the controller has not reported yet)', async () => {
+      // The bus is slow: nothing reaches the functions until released.
+      const release = walk.hold(() => true);
+      let generation: number;
+      try {
+        generation = await applyChat([manual('50%', 30), immediate('75%', 100)]);
+        await refusal('chat', 'controller plan evidence is missing, stale or inconsistent');
+      } finally {
+        release();
+      }
+      await driftReported(generation, 'SpecNewerThanRun');
+    });
+
+    it('a rollout action mailbox is already present (a promote waits)', async () => {
+      const release = walk.hold(() => true);
+      try {
+        const target = (await chat()).status.canary?.canaryRevisionHash ?? '';
+        expect(await shOk(walk, `kubectl annotate inferenceservice chat -n prod ome.io/rollout-promote=${target}`)).toBe('inferenceservice.ome.io/chat annotated\n');
+        await refusal('chat', 'a rollout action mailbox is already present');
+        await shOk(walk, 'kubectl annotate inferenceservice chat -n prod ome.io/rollout-promote-');
+      } finally {
+        release();
+      }
+    });
+
+    it('exits 3 when the InferenceService changes between the preview and the answer', async () => {
+      const result = await runOnTerminal(walk, 'kubectl ome rollout repin chat -n prod', {
+        prompt: PROMPT,
+        answer: 'y',
+        beforeAnswer: async () => {
+          await shOk(walk, 'kubectl label inferenceservice chat -n prod reviewed=yes');
+        },
+      });
+      expect(result.code).toBe(3);
+      expect(result.stdout).toBe('');
+      expect(result.terminal).toContain('error: guarded annotation patch rejected; refresh rollout explain and retry explicitly');
+      expect(await shOk(walk, REPIN_ANNOTATION)).toBe('');
+    });
+  });
+
+  it('the controller rejects a digest previewed before a concurrent edit, and removes the annotation', async () => {
+    const previewed = planDigest([(await shOk(walk, GROUP_DIGESTS)).slice(2).trim()]);
+    const generation = await applyChat([manual('50%', 30), immediate('80%', 100)]);
+    const edited = await driftReported(generation, 'SpecNewerThanRun');
+    const current = planDigest([edited.status.rollout?.groups?.[0]?.observedDigest ?? '']);
+    expect(current).not.toBe(previewed);
+
+    expect(await shOk(walk, `kubectl annotate inferenceservice chat -n prod ome.io/rollout-repin=${previewed}`)).toBe('inferenceservice.ome.io/chat annotated\n');
+    expect(await repinAnnotationGone()).toBe('');
+    const rows = await eventually('the RolloutRepinRejected event', () => eventRows('RolloutRepinRejected'), (found) => found.length === 1);
+    expect(rows[0]).toBe(
+      `Warning  RolloutRepinRejected  inferenceservice/chat  repin rejected: expected render digest ${previewed} but the current render is ${current} (a concurrent edit landed; re-issue with the current digest)`,
+    );
+    expect(await shOk(walk, PLAN_COLUMNS)).toBe(planColumns('SpecNewerThanRun'));
+    const counted = await eventually('the rejected repin counted', async () => metrics.lines.filter((line) => line.includes('"rejected"')), (lines) => lines.length >= 1, 10_000);
+    expect(JSON.parse(counted[0] ?? '{}')).toMatchObject({ namespace: 'prod', outcome: 'rejected', ome_rollout_repin_total: 1 });
+  });
+
+  it('holds the canary before a step whose traffic rose (CanaryPreStep), Pending then Paused, until the promote annotation releases it', async () => {
+    const before = await chat();
+    expect(before.status.canary?.observedTrafficWeight).toBeLessThan(30);
+    // Deliveries to rollout-run wait, so the canary's scaling to the new capacity can be seen.
+    const release = walk.hold((functionName) => functionName === 'rollout-run');
+    let target = '';
+    try {
+      expect((await sh(walk, 'kubectl ome rollout repin chat -n prod --yes')).code).toBe(0);
+      await repinAnnotationGone();
+      const pending = await eventually('PHASE Pending', explain, (out) => explainView(out, 'Effective').includes('PHASE  Pending'));
+      const effective = explainView(pending, 'Effective');
+      expect(effective).toEqual(expect.arrayContaining(['HOLD  CanaryPreStep; evidence=Reported', 'STEP 1/2  capacity=50%; traffic=30%; gate=Manual']));
+      target = /target=([0-9a-f]{8})/.exec(effective.find((row) => row.startsWith('REVISIONS')) ?? '')?.[1] ?? '';
+      expect(target).toBe(before.status.canary?.canaryRevisionHash);
+      expect(await shOk(walk, 'kubectl get deployment chat-engine-canary -n prod -o jsonpath={.spec.replicas}')).toBe('2');
+      const refused = await sh(walk, 'kubectl ome rollout promote chat -n prod --yes');
+      expect([refused.code, refused.stderr]).toEqual([1, 'error: action refused: promote requires an active indefinite manual gate; analysis requires explicit override\n']);
+    } finally {
+      release();
+    }
+
+    const paused = await eventually('PHASE Paused', explain, (out) => explainView(out, 'Effective').includes('PHASE  Paused'));
+    expect(explainView(paused, 'Effective')).toContain('HOLD  CanaryPreStep; evidence=Reported');
+    expect((await chat()).status.canary).toMatchObject({ preStepHold: true, observedTrafficWeight: before.status.canary?.observedTrafficWeight });
+    expect((await sh(walk, 'kubectl ome rollout promote chat -n prod --yes')).code).toBe(1);
+
+    expect(await shOk(walk, `kubectl annotate inferenceservice chat -n prod ome.io/rollout-promote=${target}`)).toBe('inferenceservice.ome.io/chat annotated\n');
+    const released = await eventually('the hold released', chat, (isvc) => isvc.status.canary?.preStepHold === false);
+    expect(released.status.canary).toMatchObject({ currentStep: 0, observedTrafficWeight: 30 });
+    expect(released.metadata.annotations?.['ome.io/rollout-promote']).toBeUndefined();
+    const view = explainView(await explain(), 'Effective');
+    expect(view.some((row) => row.startsWith('HOLD'))).toBe(false);
+    expect(view).toContain('PHASE  Paused');
+
+    // The step's own manual gate then applies as usual: the plugin's promote passes it, and the run completes.
+    expect((await sh(walk, 'kubectl ome rollout promote chat -n prod --yes')).code).toBe(0);
+    const done = await eventually('the run completed', chat, (isvc) => isvc.status.rollout?.lastRun?.outcome === 'Completed');
+    expect(done.status.rollout?.lastRun?.runID).toBe(runID);
+    expect(await shOk(walk, PLAN_COLUMNS)).toBe('PLAN-READY    DRIFT\nNoActiveRun   InSync\n');
+  });
+});
