@@ -4,6 +4,7 @@
  * client per registered cluster. Nothing here runs at import time: the first call to
  * `getAppContext` reads the environment.
  */
+import { createDefaultAwsCredentialResolver } from '../adapters/aws-credentials';
 import { createDynamoClient, createDynamoStores } from '../adapters/dynamodb';
 import { createClusterClient, kubeConfigFromRecord } from '../adapters/kubernetes';
 import type { ResolvedCredentials } from '../adapters/kubernetes';
@@ -38,11 +39,14 @@ export interface AppContextOptions {
   stores: Stores;
   clock?: Clock;
   resolveCredentials?: CredentialResolver;
-  /** How long a cluster's client (and so its short-lived credential) is reused. */
+  /**
+   * How long a cluster's client is reused at most. A client built on a credential that
+   * reports `expiresAt` is dropped by then at the latest, so it never outlives its token.
+   */
   clientTtlMs?: number;
 }
 
-// EKS tokens live 15 minutes; reuse a client well inside that.
+// EKS tokens live 15 minutes; reuse a client well inside that (the resolver's expiry caps it too).
 const DEFAULT_CLIENT_TTL_MS = 10 * 60_000;
 
 const noCredentials: CredentialResolver = async (record) => {
@@ -59,11 +63,13 @@ export function createAppContext(options: AppContextOptions): AppContext {
   const resolve = options.resolveCredentials ?? noCredentials;
   const handles = new Map<string, { handle: Promise<ClusterHandle>; expiresAt: number }>();
 
-  async function connect(clusterId: string): Promise<ClusterHandle> {
+  async function connect(clusterId: string): Promise<{ handle: ClusterHandle; expiresAt: number | undefined }> {
     const record = await options.stores.clusters.getCluster(clusterId);
     if (!record) throw new NotFoundError(`cluster ${clusterId} is not registered`);
-    const kubeConfig = kubeConfigFromRecord(record, await resolve(record));
-    return { id: record.id, client: createClusterClient(kubeConfig), omeNamespace: record.omeNamespace || options.config.omeNamespace };
+    const resolved = await resolve(record);
+    const kubeConfig = kubeConfigFromRecord(record, resolved);
+    const handle = { id: record.id, client: createClusterClient(kubeConfig), omeNamespace: record.omeNamespace || options.config.omeNamespace };
+    return { handle, expiresAt: resolved.expiresAt };
   }
 
   return {
@@ -73,11 +79,19 @@ export function createAppContext(options: AppContextOptions): AppContext {
     cluster(clusterId) {
       const cached = handles.get(clusterId);
       if (cached && cached.expiresAt > clock.now()) return cached.handle;
-      const handle = connect(clusterId);
+      const entry = {
+        expiresAt: clock.now() + ttl,
+        handle: connect(clusterId).then(({ handle, expiresAt }) => {
+          if (expiresAt !== undefined) entry.expiresAt = Math.min(entry.expiresAt, expiresAt);
+          return handle;
+        }),
+      };
       // A failed connect is not cached: the next delivery tries again.
-      handle.catch(() => handles.delete(clusterId));
-      handles.set(clusterId, { handle, expiresAt: clock.now() + ttl });
-      return handle;
+      entry.handle.catch(() => {
+        if (handles.get(clusterId) === entry) handles.delete(clusterId);
+      });
+      handles.set(clusterId, entry);
+      return entry.handle;
     },
   };
 }
@@ -92,7 +106,9 @@ export function getAppContext(env: Record<string, string | undefined> = process.
       region: config.region,
       ...(config.dynamoDbEndpoint === undefined ? {} : { endpoint: config.dynamoDbEndpoint }),
     });
-    processContext = createAppContext({ config, stores: createDynamoStores(client, { tableName: config.tableName }) });
+    // Secret and EKS records are resolved through AWS; kubeconfig records never call it.
+    const resolveCredentials = createDefaultAwsCredentialResolver({ region: config.region, secretPrefix: env.CLUSTER_SECRET_PREFIX ?? '' });
+    processContext = createAppContext({ config, stores: createDynamoStores(client, { tableName: config.tableName }), resolveCredentials });
   }
   return processContext;
 }

@@ -75,13 +75,19 @@ export interface ResolvedCredentials {
   token?: string;
   /** A whole kubeconfig, when the secret holds one. */
   kubeconfig?: string;
+  /** With a token: the API server to use instead of the record's (EKS DescribeCluster, or the secret). */
+  server?: string;
+  /** With a token: the base64 PEM CA bundle to use instead of the record's. */
+  caData?: string;
+  /** Epoch milliseconds after which the credential must not be used; clients built on it are dropped before then. */
+  expiresAt?: number;
 }
 
 /**
  * A KubeConfig for a registered cluster. A kubeconfig record is used as stored (with its
  * context, if any). Secret and EKS records carry no credential themselves: the caller
  * resolves it (reads the secret, presigns the EKS token and caches it under its lifetime)
- * and passes it in `resolved`.
+ * and passes it in `resolved`; a resolved `server`/`caData` overrides the record's.
  */
 export function kubeConfigFromRecord(record: ClusterRecord, resolved: ResolvedCredentials = {}): KubeConfig {
   const { credentials } = record;
@@ -97,7 +103,7 @@ export function kubeConfigFromRecord(record: ClusterRecord, resolved: ResolvedCr
   }
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
-    clusters: [{ name: record.id, server: record.server, caData: record.caData, skipTLSVerify: false }],
+    clusters: [{ name: record.id, server: resolved.server ?? record.server, caData: resolved.caData ?? record.caData, skipTLSVerify: false }],
     users: [{ name: record.id, token: resolved.token }],
     contexts: [{ name: record.id, cluster: record.id, user: record.id }],
     currentContext: record.id,
