@@ -74,6 +74,14 @@ const prodManifest = [
   }),
 ].join('---\n');
 
+const policyManifest = (traffic: number): string =>
+  stringify({
+    apiVersion: 'ome.io/v1beta1',
+    kind: 'RolloutPolicy',
+    metadata: { name: 'guarded', namespace: 'prod' },
+    spec: { canary: { steps: [manual('50%', traffic), immediate('100%', 100)] } },
+  });
+
 let walk: RolloutWalk;
 let metrics: ReturnType<typeof captureEmfMetrics>;
 
@@ -133,8 +141,11 @@ describe('Repin a drifted rollout plan, walked with kubectl and kubectl ome', ()
     // A second service whose plan has two canary groups, for a refusal below.
     const canaryOf = (component: string) => ({ components: [component], canary: { steps: [manual('50%', 10)] } });
     await writeFile(join(walk.workDir, 'multi.yaml'), isvcManifest('multi', [canaryOf('router'), canaryOf('engine')], { router: { minReplicas: 1 } }));
-    expect(await shOk(walk, 'kubectl apply -f prod.yaml -f chat.yaml -f multi.yaml')).toBe(
-      'namespace/prod created\nservingruntime.ome.io/srt created\ninferenceservice.ome.io/chat created\ninferenceservice.ome.io/multi created\n',
+    // A third whose group takes its progression from a RolloutPolicy, for DRIFT PolicyNewerThanRun.
+    await writeFile(join(walk.workDir, 'guarded.yaml'), [policyManifest(10), isvcManifest('guarded', [{ components: ['engine'], policyRef: { name: 'guarded', progression: 'canary' } }])].join('---\n'));
+    expect(await shOk(walk, 'kubectl apply -f prod.yaml -f chat.yaml -f multi.yaml -f guarded.yaml')).toBe(
+      'namespace/prod created\nservingruntime.ome.io/srt created\ninferenceservice.ome.io/chat created\ninferenceservice.ome.io/multi created\n' +
+        'rolloutpolicy.ome.io/guarded created\ninferenceservice.ome.io/guarded created\n',
     );
     const direct = await eventually('the first revision deployed', () => shOk(walk, 'kubectl get deployment chat-engine -n prod -o jsonpath={.status.readyReplicas}').catch(() => ''), (out) => out === '4');
     expect(direct).toBe('4');
@@ -153,7 +164,10 @@ describe('Repin a drifted rollout plan, walked with kubectl and kubectl ome', ()
     expect(await shOk(walk, 'kubectl get deployment chat-engine-canary -n prod -o jsonpath={.spec.replicas}')).toBe('1');
     const openedEvents = await eventually('the RolloutRunOpened event', () => eventRows('RolloutRunOpened'), (rows) => rows.some((row) => row.includes(`run ${runID} opened for engine=`)));
     expect(openedEvents.find((row) => row.includes(runID))).toMatch(/^Normal {2}RolloutRunOpened {2}inferenceservice\/chat {2}run chat-[0-9a-f]{12} opened for engine=[0-9a-f]{8} \(stable [0-9a-f]{8}\); plan rp1:[0-9a-f]{12}$/);
-    await eventually('multi\'s run opened', () => shOk(walk, 'kubectl get inferenceservice multi -n prod -o jsonpath={.status.rollout.activeRun.runID}'), (out) => /^multi-/.test(out));
+    for (const name of ['multi', 'guarded']) {
+      const runOf = `kubectl get inferenceservice ${name} -n prod -o jsonpath={.status.rollout.activeRun.runID}`;
+      await eventually(`${name}'s run opened`, () => shOk(walk, runOf), (out) => out.startsWith(`${name}-`));
+    }
 
     // Created after the runtime change: deployed directly, no run to repin.
     await writeFile(join(walk.workDir, 'idle.yaml'), isvcManifest('idle', [{ components: ['engine'], canary: { steps: [manual('25%', 10)] } }]));
@@ -260,6 +274,23 @@ hint                    Use -o json or -o yaml for full values.
     expect((await chat()).status.rollout?.activeRun).toMatchObject({ runID, openedAt });
   });
 
+  it('reports an edit to a RolloutPolicy as PolicyNewerThanRun, and repins it with the plugin', async () => {
+    const columns = PLAN_COLUMNS.replace('chat', 'guarded');
+    expect(await shOk(walk, columns)).toBe(planColumns('InSync'));
+    await writeFile(join(walk.workDir, 'guarded.yaml'), policyManifest(20));
+    expect(await shOk(walk, 'kubectl apply -f guarded.yaml')).toBe('rolloutpolicy.ome.io/guarded configured\n');
+    expect(await eventually('DRIFT PolicyNewerThanRun', () => shOk(walk, columns), (out) => out === planColumns('PolicyNewerThanRun'))).toBe(
+      'PLAN-READY   DRIFT\nPinned       PolicyNewerThanRun\n',
+    );
+
+    const result = await sh(walk, 'kubectl ome rollout repin guarded -n prod --yes');
+    expect([result.code, result.stderr.split('\n')[0]]).toEqual([0, 'ALPHA guarded rollout repin (not controller convergence)']);
+    expect(result.stdout).toContain('target                  InferenceService/prod/guarded\ndry-run                 none\naccepted                Yes\napplied                 Yes\n');
+    expect(await eventually('DRIFT InSync', () => shOk(walk, columns), (out) => out === planColumns('InSync'))).toBe(planColumns('InSync'));
+    const explained = explainView(await shOk(walk, 'kubectl ome rollout explain guarded -n prod'), 'Effective');
+    expect(explained).toContain('STEP 1/2  capacity=50%; traffic=20%; gate=Manual');
+  });
+
   describe('refusals: nothing changes and the plugin exits 1', () => {
     const refusal = async (name: string, reason: string) => {
       const result = await sh(walk, `kubectl ome rollout repin ${name} -n prod --yes`);
@@ -282,6 +313,8 @@ hint                    Use -o json or -o yaml for full values.
     it('live and pinned rollout topology differ (a group added), until the edit is undone', async () => {
       const added = await applyChat([manual('25%', 5), immediate('75%', 100)], [{ components: ['router'] }]);
       await driftReported(added, 'SpecNewerThanRun');
+      // A group that sets no progression reports the default blue-green digest, never a blank one.
+      expect(await shOk(walk, GROUP_DIGESTS)).toMatch(/^0 rp1:[0-9a-f]{12}\n1 rp1:cca45ec1fb0f\n$/);
       await refusal('chat', 'live and pinned rollout topology differ');
       const undone = await applyChat([manual('25%', 5), immediate('75%', 100)]);
       await driftReported(undone, 'InSync');
