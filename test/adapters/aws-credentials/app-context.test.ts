@@ -1,0 +1,156 @@
+/**
+ * The whole path for an EKS-style record: the registry names an EKS cluster, the resolver
+ * describes it and presigns a token, the context builds a client, and a real HTTP peer on
+ * 127.0.0.1 stands in for the API server and its authenticator: it checks the bearer token's
+ * SigV4 signature for its own cluster name, as STS would, before answering.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createAwsCredentialResolver, EKS_TOKEN_PREFIX } from '../../../shared/adapters/aws-credentials';
+import { createAppContext } from '../../../shared/app/context';
+import type { ControlPlaneConfig } from '../../../shared/config';
+import { Resources } from '../../../shared/model/resources';
+import { createMemoryStores } from '../../../shared/stores/memory';
+import { reply, startCannedServer, status } from '../kubernetes/canned-server';
+import type { CannedServer, RecordedRequest } from '../kubernetes/canned-server';
+
+const eksMock = mockClient(EKSClient);
+
+const CLUSTER_NAME = 'green-eks';
+const REGION = 'eu-west-1';
+const KEYS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session/token+=' };
+const T0 = Date.parse('2026-03-01T10:00:00Z');
+const MINUTE = 60_000;
+const EMPTY_SHA256 = createHash('sha256').update('').digest('hex');
+
+const config: ControlPlaneConfig = {
+  tableName: 't',
+  eventBusName: 'b',
+  region: REGION,
+  omeNamespace: 'ome',
+  revisionRetention: 10,
+  revisionGracePeriodMs: 86_400_000,
+  renderWorkloads: true,
+  leaseTtlMs: 30_000,
+  maxConflictRetries: 5,
+};
+
+const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
+const rfc3986 = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/**
+ * Why a bearer token would be refused by the authenticator for `clusterName`, or undefined
+ * when it is a valid presigned GetCallerIdentity (SigV4 recomputed independently here).
+ */
+function refuseToken(authorization: string | undefined, clusterName: string): string | undefined {
+  if (!authorization?.startsWith(`Bearer ${EKS_TOKEN_PREFIX}`)) return `not an EKS bearer token: ${authorization}`;
+  const url = new URL(Buffer.from(authorization.slice(`Bearer ${EKS_TOKEN_PREFIX}`.length), 'base64url').toString('utf8'));
+  const query = url.searchParams;
+  if (url.origin !== `https://sts.${REGION}.amazonaws.com` || url.pathname !== '/') return `wrong STS endpoint ${url.origin}${url.pathname}`;
+  if (query.get('Action') !== 'GetCallerIdentity' || query.get('Version') !== '2011-06-15') return 'not GetCallerIdentity';
+  if (query.get('X-Amz-Expires') !== '60') return 'X-Amz-Expires is not 60';
+  if (query.get('X-Amz-SignedHeaders') !== 'host;x-k8s-aws-id') return `signed headers ${query.get('X-Amz-SignedHeaders')}`;
+  const [accessKeyId, date, region, service] = (query.get('X-Amz-Credential') ?? '').split('/');
+  if (accessKeyId !== KEYS.accessKeyId || region !== REGION || service !== 'sts' || !date) return 'wrong credential scope';
+  const canonicalQuery = [...query.entries()]
+    .filter(([name]) => name !== 'X-Amz-Signature')
+    .map(([name, value]) => `${rfc3986(name)}=${rfc3986(value)}`)
+    .sort()
+    .join('&');
+  const canonicalRequest = ['GET', '/', canonicalQuery, `host:${url.host}`, `x-k8s-aws-id:${clusterName}`, '', 'host;x-k8s-aws-id', EMPTY_SHA256].join('\n');
+  const scope = `${date}/${REGION}/sts/aws4_request`;
+  const stringToSign = ['AWS4-HMAC-SHA256', query.get('X-Amz-Date'), scope, createHash('sha256').update(canonicalRequest).digest('hex')].join('\n');
+  const key = hmac(hmac(hmac(hmac(`AWS4${KEYS.secretAccessKey}`, date), REGION), 'sts'), 'aws4_request');
+  const expected = hmac(key, stringToSign).toString('hex');
+  return query.get('X-Amz-Signature') === expected ? undefined : `signature does not match cluster ${clusterName}`;
+}
+
+let server: CannedServer;
+
+beforeAll(async () => {
+  server = await startCannedServer();
+  server.route = (request: RecordedRequest, response) => {
+    const refusal = refuseToken(request.headers.authorization, CLUSTER_NAME);
+    if (refusal) return reply(response, 401, status(401, 'Unauthorized', refusal));
+    if (request.method === 'GET' && request.path === '/api/v1/namespaces/ome') {
+      return reply(response, 200, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ome', uid: 'ns-uid' } });
+    }
+    return reply(response, 404, status(404, 'NotFound', `${request.path} not found`));
+  };
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+beforeEach(() => {
+  eksMock.reset();
+  server.requests.length = 0;
+  eksMock.on(DescribeClusterCommand).resolves({
+    cluster: { name: CLUSTER_NAME, status: 'ACTIVE', endpoint: server.url, certificateAuthority: { data: Buffer.from('unused for http').toString('base64') } },
+  });
+});
+
+async function newContext() {
+  const clock = { time: T0, now: () => clock.time };
+  const stores = createMemoryStores(clock);
+  await stores.clusters.putCluster({
+    id: 'green',
+    server: 'https://stale.example:443',
+    credentials: { kind: 'eks', clusterName: CLUSTER_NAME, region: REGION },
+    omeNamespace: 'ome',
+  });
+  const resolveCredentials = createAwsCredentialResolver({
+    secrets: new SecretsManagerClient({ region: REGION }),
+    eks: new EKSClient({ region: REGION }),
+    credentials: async () => KEYS,
+    clock,
+    secretPrefix: 'ome-pinning/test/clusters/',
+  });
+  // clientTtlMs above the token's life: only the credential's expiry can make the context rebuild.
+  return { clock, app: createAppContext({ config, stores, clock, resolveCredentials, clientTtlMs: 60 * MINUTE }) };
+}
+
+describe('createAppContext with the AWS resolver', () => {
+  it('gives a working client for an EKS record: the API server accepts its token', async () => {
+    // Prepare
+    const { app } = await newContext();
+
+    // Act
+    const handle = await app.cluster('green');
+    const namespace = await handle.client.get(Resources.namespaces, undefined, 'ome');
+
+    // Assess
+    expect(namespace.metadata.uid).toBe('ns-uid');
+    expect(handle.omeNamespace).toBe('ome');
+    expect(server.requests).toHaveLength(1);
+    expect(refuseToken(server.requests[0]?.headers.authorization, CLUSTER_NAME)).toBeUndefined();
+    // The same token names no other cluster.
+    expect(refuseToken(server.requests[0]?.headers.authorization, 'another-cluster')).toContain('signature does not match');
+  });
+
+  it('reuses the client while the token lives and builds one on a fresh token before it dies', async () => {
+    // Prepare
+    const { app, clock } = await newContext();
+    const first = await app.cluster('green');
+    await first.client.get(Resources.namespaces, undefined, 'ome');
+
+    // Act
+    clock.time = T0 + 14 * MINUTE - 1;
+    const reused = await app.cluster('green');
+    clock.time = T0 + 14 * MINUTE;
+    const rebuilt = await app.cluster('green');
+    await rebuilt.client.get(Resources.namespaces, undefined, 'ome');
+
+    // Assess
+    expect(reused).toBe(first);
+    expect(rebuilt).not.toBe(first);
+    const [before, after] = server.requests.map((request) => request.headers.authorization);
+    expect(after).not.toBe(before);
+    expect(refuseToken(after, CLUSTER_NAME)).toBeUndefined();
+    expect(eksMock.commandCalls(DescribeClusterCommand)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,311 @@
+import { AccessDeniedException as EksAccessDenied, DescribeClusterCommand, EKSClient, ResourceNotFoundException as EksNotFound, ServerException, ThrottlingException } from '@aws-sdk/client-eks';
+import {
+  DecryptionFailure,
+  GetSecretValueCommand,
+  InternalServiceError,
+  ResourceNotFoundException as SecretNotFound,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import { allCustomMatcher } from 'aws-sdk-client-mock-vitest';
+import 'aws-sdk-client-mock-vitest/extend';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { createAwsCredentialResolver, EKS_TOKEN_PREFIX } from '../../../shared/adapters/aws-credentials';
+import { ControlPlaneError, InvalidInputError, NotFoundError, ThrottledError, UnavailableError } from '../../../shared/errors';
+import type { ClusterRecord } from '../../../shared/ports/store';
+
+expect.extend(allCustomMatcher);
+
+const secretsMock = mockClient(SecretsManagerClient);
+const eksMock = mockClient(EKSClient);
+
+const PREFIX = 'ome-pinning/prod/clusters/';
+const SECRET_NAME = `${PREFIX}blue`;
+const SECRET_ARN = `arn:aws:secretsmanager:eu-west-1:111122223333:secret:${SECRET_NAME}-AbCdEf`;
+const T0 = Date.parse('2026-03-01T10:00:00Z');
+const MINUTE = 60_000;
+const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
+
+const base = { server: 'https://registered.example:443', omeNamespace: 'ome' };
+const secretRecord = (secretArn = SECRET_ARN): ClusterRecord => ({ ...base, id: 'blue', credentials: { kind: 'secret', secretArn } });
+const eksRecord: ClusterRecord = { ...base, id: 'green', credentials: { kind: 'eks', clusterName: 'green-eks', region: 'eu-west-1' } };
+
+const metadata = { $metadata: {} };
+
+/** A service error as the SDK raises it when the service's model does not name it. */
+function sdkError(name: string, message: string): Error {
+  return Object.assign(new Error(message), { name, $fault: 'client', $metadata: { httpStatusCode: 400 } });
+}
+
+function newResolver() {
+  const clock = { time: T0, now: () => clock.time };
+  const resolve = createAwsCredentialResolver({
+    secrets: new SecretsManagerClient({ region: 'eu-west-1' }),
+    eks: new EKSClient({ region: 'eu-west-1' }),
+    credentials: async () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret', sessionToken: 'session' }),
+    clock,
+    secretPrefix: PREFIX,
+  });
+  return { clock, resolve };
+}
+
+function describedCluster(endpoint = 'https://ABC.gr7.eu-west-1.eks.amazonaws.com') {
+  return { cluster: { name: 'green-eks', status: 'ACTIVE' as const, endpoint, certificateAuthority: { data: CA } } };
+}
+
+beforeEach(() => {
+  secretsMock.reset();
+  eksMock.reset();
+});
+
+describe('Function: createAwsCredentialResolver', () => {
+  describe('kubeconfig records', () => {
+    it('need nothing resolved and call no AWS service', async () => {
+      // Prepare
+      const { resolve } = newResolver();
+
+      // Act
+      const resolved = await resolve({ ...base, id: 'local', credentials: { kind: 'kubeconfig', kubeconfig: 'apiVersion: v1' } });
+
+      // Assess
+      expect(resolved).toEqual({});
+      expect(secretsMock).not.toHaveReceivedAnyCommand();
+      expect(eksMock).not.toHaveReceivedAnyCommand();
+    });
+  });
+
+  describe('secret records', () => {
+    it('read a token secret with its server and CA, valid for five minutes', async () => {
+      // Prepare
+      secretsMock.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ token: 'sa-token', server: 'https://blue.example:6443', caData: CA }) });
+      const { resolve } = newResolver();
+
+      // Act
+      const resolved = await resolve(secretRecord());
+
+      // Assess
+      expect(secretsMock).toHaveReceivedCommandWith(GetSecretValueCommand, { SecretId: SECRET_ARN });
+      expect(resolved).toEqual({ token: 'sa-token', server: 'https://blue.example:6443', caData: CA, expiresAt: T0 + 5 * MINUTE });
+    });
+
+    it('read a kubeconfig secret (YAML), by name as well as by ARN', async () => {
+      // Prepare
+      const kubeconfig = stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'blue', cluster: { server: 'https://blue.example' } }],
+        users: [{ name: 'blue', user: { token: 't' } }],
+        contexts: [{ name: 'blue', context: { cluster: 'blue', user: 'blue' } }],
+        'current-context': 'blue',
+      });
+      secretsMock.on(GetSecretValueCommand).resolves({ SecretString: kubeconfig });
+      const { resolve } = newResolver();
+
+      // Act
+      const resolved = await resolve(secretRecord(SECRET_NAME));
+
+      // Assess
+      expect(secretsMock).toHaveReceivedCommandWith(GetSecretValueCommand, { SecretId: SECRET_NAME });
+      expect(resolved).toEqual({ kubeconfig, expiresAt: T0 + 5 * MINUTE });
+    });
+
+    it('reuse the secret until it expires, then read it again and pick up a rotation', async () => {
+      // Prepare
+      secretsMock
+        .on(GetSecretValueCommand)
+        .resolvesOnce({ SecretString: '{"token":"before"}' })
+        .resolvesOnce({ SecretString: '{"token":"after"}' });
+      const { clock, resolve } = newResolver();
+
+      // Act
+      const first = await resolve(secretRecord());
+      clock.time = T0 + 5 * MINUTE - 1;
+      const cached = await resolve(secretRecord());
+      clock.time = T0 + 5 * MINUTE;
+      const rotated = await resolve(secretRecord());
+
+      // Assess
+      expect([first.token, cached.token, rotated.token]).toEqual(['before', 'before', 'after']);
+      expect(rotated.expiresAt).toBe(T0 + 10 * MINUTE);
+      expect(secretsMock).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+    });
+
+    it('share one GetSecretValue among concurrent resolutions of a cluster', async () => {
+      // Prepare
+      const answers: Array<(value: { SecretString: string }) => void> = [];
+      secretsMock.on(GetSecretValueCommand).callsFake(() => new Promise((resolve) => answers.push(resolve)));
+      const { resolve } = newResolver();
+
+      // Act
+      const pending = Array.from({ length: 10 }, () => resolve(secretRecord()));
+      await new Promise((settle) => setTimeout(settle, 20));
+      for (const answer of answers) answer({ SecretString: '{"token":"shared"}' });
+      const resolved = await Promise.all(pending);
+
+      // Assess
+      expect(secretsMock).toHaveReceivedCommandTimes(GetSecretValueCommand, 1);
+      expect(new Set(resolved.map((credentials) => credentials.token))).toEqual(new Set(['shared']));
+    });
+
+    it('forget a failed read so the next delivery tries again', async () => {
+      // Prepare
+      secretsMock
+        .on(GetSecretValueCommand)
+        .rejectsOnce(new InternalServiceError({ message: 'try later', ...metadata }))
+        .resolvesOnce({ SecretString: '{"token":"ok"}' });
+      const { resolve } = newResolver();
+
+      // Act
+      const failed = await resolve(secretRecord()).catch((error: unknown) => error);
+      const resolved = await resolve(secretRecord());
+
+      // Assess
+      expect(failed).toBeInstanceOf(UnavailableError);
+      expect(resolved.token).toBe('ok');
+    });
+
+    it.each([
+      ['a name outside the prefix', 'other-service/prod/clusters/blue'],
+      ['a name that only shares the prefix text', 'ome-pinning/prod/clusters-extra/blue'],
+      ['an ARN outside the prefix', 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:prod/db-password-AbCdEf'],
+      ['an ARN of another service', `arn:aws:ssm:eu-west-1:111122223333:parameter/${SECRET_NAME}`],
+    ])('refuse %s without reading it', async (_case, secretArn) => {
+      // Prepare
+      const { resolve } = newResolver();
+
+      // Act
+      const error = await resolve(secretRecord(secretArn)).catch((caught: unknown) => caught);
+
+      // Assess
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect((error as Error).message).toContain(secretArn);
+      expect(secretsMock).not.toHaveReceivedAnyCommand();
+    });
+
+    it('refuse every secret when no prefix is configured', async () => {
+      // Prepare
+      const resolve = createAwsCredentialResolver({
+        secrets: new SecretsManagerClient({ region: 'eu-west-1' }),
+        eks: new EKSClient({ region: 'eu-west-1' }),
+        credentials: async () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret' }),
+        secretPrefix: '',
+      });
+
+      // Act / Assess
+      await expect(resolve(secretRecord())).rejects.toThrow('CLUSTER_SECRET_PREFIX is not set');
+      expect(secretsMock).not.toHaveReceivedAnyCommand();
+    });
+
+    it.each([
+      ['plain text', 'hunter2-plain-token'],
+      ['JSON without a token or clusters', '{"password":"hunter2"}'],
+      ['an empty token', '{"token":""}'],
+      ['a server that is not a URL', '{"token":"hunter2","server":"blue.example"}'],
+      ['text that is neither JSON nor YAML', '{"token": "hunter2"'],
+    ])('reject a secret holding %s without quoting it', async (_case, content) => {
+      // Prepare
+      secretsMock.on(GetSecretValueCommand).resolves({ SecretString: content });
+      const { resolve } = newResolver();
+
+      // Act
+      const error = await resolve(secretRecord()).catch((caught: unknown) => caught);
+
+      // Assess
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect((error as Error).message).not.toContain('hunter2');
+      expect((error as Error).cause).toBeUndefined();
+    });
+
+    it.each([
+      ['ResourceNotFoundException', new SecretNotFound({ message: 'no such secret', ...metadata }), NotFoundError, 'does not exist'],
+      ['ThrottlingException', sdkError('ThrottlingException', 'Rate exceeded'), ThrottledError, 'throttled'],
+      ['AccessDeniedException', sdkError('AccessDeniedException', 'not authorized'), ControlPlaneError, `needs secretsmanager:GetSecretValue on ${SECRET_ARN}`],
+      ['DecryptionFailure', new DecryptionFailure({ message: 'KMS denied', ...metadata }), ControlPlaneError, 'needs kms:Decrypt'],
+      ['InternalServiceError', new InternalServiceError({ message: 'boom', ...metadata }), UnavailableError, 'unavailable'],
+    ])('map %s to a typed error', async (_name, awsError, type, message) => {
+      // Prepare
+      secretsMock.on(GetSecretValueCommand).rejects(awsError);
+      const { resolve } = newResolver();
+
+      // Act
+      const error = await resolve(secretRecord()).catch((caught: unknown) => caught);
+
+      // Assess
+      expect((error as Error).name).toBe(type.name);
+      expect((error as ControlPlaneError).retryable).toBe(type === ThrottledError || type === UnavailableError);
+      expect((error as Error).message).toContain(message);
+      expect((error as Error).cause).toBe(awsError);
+    });
+  });
+
+  describe('EKS records', () => {
+    it('take endpoint and CA from DescribeCluster and a fresh token valid for 14 minutes', async () => {
+      // Prepare
+      eksMock.on(DescribeClusterCommand).resolves(describedCluster());
+      const { resolve } = newResolver();
+
+      // Act
+      const resolved = await resolve(eksRecord);
+
+      // Assess
+      expect(eksMock).toHaveReceivedCommandWith(DescribeClusterCommand, { name: 'green-eks' });
+      expect(resolved).toMatchObject({ server: 'https://ABC.gr7.eu-west-1.eks.amazonaws.com', caData: CA, expiresAt: T0 + 14 * MINUTE });
+      const url = new URL(Buffer.from((resolved.token ?? '').slice(EKS_TOKEN_PREFIX.length), 'base64url').toString('utf8'));
+      expect(url.host).toBe('sts.eu-west-1.amazonaws.com');
+      expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('host;x-k8s-aws-id');
+    });
+
+    it('reuse the token until 14 minutes, then sign a new one; the endpoint is described again only after an hour', async () => {
+      // Prepare
+      eksMock.on(DescribeClusterCommand).resolves(describedCluster());
+      const { clock, resolve } = newResolver();
+
+      // Act
+      const first = await resolve(eksRecord);
+      clock.time = T0 + 14 * MINUTE - 1;
+      const cached = await resolve(eksRecord);
+      clock.time = T0 + 14 * MINUTE;
+      const refreshed = await resolve(eksRecord);
+      const describesWithinTheHour = eksMock.commandCalls(DescribeClusterCommand).length;
+      clock.time = T0 + 70 * MINUTE;
+      await resolve(eksRecord);
+
+      // Assess
+      expect(cached.token).toBe(first.token);
+      expect(refreshed.token).not.toBe(first.token);
+      expect(refreshed.expiresAt).toBe(T0 + 28 * MINUTE);
+      expect(describesWithinTheHour).toBe(1);
+      expect(eksMock).toHaveReceivedCommandTimes(DescribeClusterCommand, 2);
+    });
+
+    it('wait for a cluster that has no endpoint yet (retryable)', async () => {
+      // Prepare
+      eksMock.on(DescribeClusterCommand).resolves({ cluster: { name: 'green-eks', status: 'CREATING' } });
+      const { resolve } = newResolver();
+
+      // Act / Assess
+      await expect(resolve(eksRecord)).rejects.toThrow(UnavailableError);
+      await expect(resolve(eksRecord)).rejects.toThrow('status CREATING');
+    });
+
+    it.each([
+      ['ResourceNotFoundException', new EksNotFound({ message: 'No cluster found for name: green-eks.', ...metadata }), NotFoundError, 'does not exist'],
+      ['ThrottlingException', new ThrottlingException({ message: 'slow down', ...metadata }), ThrottledError, 'throttled'],
+      ['AccessDeniedException', new EksAccessDenied({ message: 'not authorized', ...metadata }), ControlPlaneError, 'needs eks:DescribeCluster on arn:aws:eks:eu-west-1:<account>:cluster/green-eks'],
+      ['ServerException', new ServerException({ message: 'boom', ...metadata }), UnavailableError, 'unavailable'],
+    ])('map %s to a typed error', async (_name, awsError, type, message) => {
+      // Prepare
+      eksMock.on(DescribeClusterCommand).rejects(awsError);
+      const { resolve } = newResolver();
+
+      // Act
+      const error = await resolve(eksRecord).catch((caught: unknown) => caught);
+
+      // Assess
+      expect((error as Error).name).toBe(type.name);
+      expect((error as ControlPlaneError).retryable).toBe(type === ThrottledError || type === UnavailableError);
+      expect((error as Error).message).toContain(message);
+    });
+  });
+});
