@@ -57,15 +57,11 @@ export function parseStartFlags(argv: string[]): StartFlags {
 }
 
 /**
- * The AWS SDK warns on Node 20 that releases from 2027 will need Node 22; locally that
- * line only hides the progress. Every other warning is still printed.
+ * The AWS SDK warns on Node 20 that its releases from 2027 will need Node 22; locally that
+ * line only hides the progress. The SDK's own switch turns it off; other warnings print.
  */
 function quietNodeVersionWarning(): void {
-  process.removeAllListeners('warning');
-  process.on('warning', (warning) => {
-    if (warning.name === 'NodeVersionSupportWarning' || warning.message.startsWith('NodeVersionSupportWarning')) return;
-    process.stderr.write(`${warning.name}: ${warning.message}\n`);
-  });
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 }
 
 async function main(): Promise<number> {
@@ -82,7 +78,6 @@ async function main(): Promise<number> {
   }
 
   quietNodeVersionWarning();
-  // Imported after the warning filter is in place: the AWS SDK warns as it loads.
   const { startControlPlane } = await import('./control-plane');
   const started = Date.now();
   let plane: ControlPlane | undefined;
