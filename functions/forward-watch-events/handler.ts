@@ -9,7 +9,6 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import { createEventBridgeClient } from '../../shared/adapters/eventbridge/client';
 import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher';
@@ -18,6 +17,7 @@ import type { AppContext } from '../../shared/app/context';
 import { runForwarderFor } from '../../shared/forwarder';
 import type { ForwarderStats } from '../../shared/forwarder';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
+import { publishMetrics } from '../../shared/app/publish-metrics';
 
 const SERVICE = 'forward-watch-events';
 /** Left for Lambda after the run: logs, metrics and the response. */
@@ -75,4 +75,4 @@ async function forward(event: { detail?: { clusterId?: string } } | undefined, c
   return { clusters: stats.filter((entry): entry is ForwarderStats => entry !== undefined) };
 }
 
-export const handler = middy(forward).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+export const handler = middy(forward).use(injectLambdaContext(logger)).use(publishMetrics(metrics));

@@ -7,11 +7,11 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext } from '../../shared/app/context';
 import { sweepClusters, type ClusterSweepOutcome } from '../../shared/revision-gc/sweep-clusters';
+import { publishMetrics } from '../../shared/app/publish-metrics';
 
 const SERVICE = 'revision-gc';
 const logger = new Logger({ serviceName: SERVICE });
@@ -65,4 +65,4 @@ async function handle(event: GcEvent | undefined, context: Context): Promise<{ c
   return { clusters: outcomes.length, failed: outcomes.filter((o) => o.outcome === 'failed').length };
 }
 
-export const handler = middy(handle).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+export const handler = middy(handle).use(injectLambdaContext(logger)).use(publishMetrics(metrics));

@@ -9,12 +9,12 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { Context } from 'aws-lambda';
 import { isRetryable } from '../errors';
 import type { EventBridgeEnvelope, HintDetail } from '../events/hint-event';
 import type { AppContext, ClusterHandle } from './context';
 import { getAppContext } from './context';
+import { publishMetrics } from './publish-metrics';
 
 export interface HintInvocation {
   hint: HintDetail;
@@ -59,5 +59,5 @@ export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandl
     }
   };
 
-  return middy(run).use(injectLambdaContext(logger)).use(logMetrics(metrics));
+  return middy(run).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
 }
