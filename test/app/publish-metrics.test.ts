@@ -8,7 +8,7 @@ const context = { awsRequestId: 'r-1', getRemainingTimeInMillis: () => 10_000 } 
 
 function prepare(body: (metrics: Metrics) => Promise<void>) {
   const metrics = new Metrics({ namespace: 'Test', serviceName: 'test' });
-  const publish = vi.spyOn(metrics, 'publishStoredMetrics').mockImplementation(() => undefined);
+  const publish = vi.spyOn(metrics, 'publishStoredMetrics').mockReturnThis();
   const handler = middy(async () => body(metrics)).use(publishMetrics(metrics));
   return { handler, publish };
 }
@@ -21,7 +21,9 @@ describe('Middleware: publishMetrics', () => {
   });
 
   it('publishes what the invocation recorded', async () => {
-    const { handler, publish } = prepare(async (metrics) => metrics.addMetric('Pinned', MetricUnit.Count, 1));
+    const { handler, publish } = prepare(async (metrics) => {
+      metrics.addMetric('Pinned', MetricUnit.Count, 1);
+    });
     await handler({}, context);
     expect(publish).toHaveBeenCalledTimes(1);
   });
