@@ -29,6 +29,11 @@ export interface ControlPlaneConfig {
   maxConflictRetries: number;
   /** How long one scheduled forwarder run works before it checkpoints (FORWARDER_MAX_RUNTIME); unset: the invocation's time. */
   forwarderMaxRuntimeMs?: number;
+  /**
+   * The only Secrets Manager names cluster records may point at (CLUSTER_SECRET_PREFIX);
+   * empty refuses every secret record.
+   */
+  clusterSecretPrefix?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -79,6 +84,7 @@ export function loadConfig(env: Env): ControlPlaneConfig {
     renderWorkloads: readBool(env, 'RENDER_WORKLOADS', true),
     leaseTtlMs: parseDuration('LEASE_TTL', env.LEASE_TTL || '30s'),
     maxConflictRetries: readInt(env, 'MAX_CONFLICT_RETRIES', 5, 0),
+    clusterSecretPrefix: env.CLUSTER_SECRET_PREFIX ?? '',
   };
   if (env.DYNAMODB_ENDPOINT) config.dynamoDbEndpoint = env.DYNAMODB_ENDPOINT;
   if (env.EVENTBRIDGE_ENDPOINT) config.eventBridgeEndpoint = env.EVENTBRIDGE_ENDPOINT;

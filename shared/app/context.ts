@@ -107,7 +107,7 @@ export function getAppContext(env: Record<string, string | undefined> = process.
       ...(config.dynamoDbEndpoint === undefined ? {} : { endpoint: config.dynamoDbEndpoint }),
     });
     // Secret and EKS records are resolved through AWS; kubeconfig records never call it.
-    const resolveCredentials = createDefaultAwsCredentialResolver({ region: config.region, secretPrefix: env.CLUSTER_SECRET_PREFIX ?? '' });
+    const resolveCredentials = createDefaultAwsCredentialResolver({ region: config.region, secretPrefix: config.clusterSecretPrefix ?? '' });
     processContext = createAppContext({ config, stores: createDynamoStores(client, { tableName: config.tableName }), resolveCredentials });
   }
   return processContext;
