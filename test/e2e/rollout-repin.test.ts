@@ -129,7 +129,8 @@ afterAll(async () => {
   delete process.env.POWERTOOLS_METRICS_DISABLED;
 });
 
-describe('Repin a drifted rollout plan, walked with kubectl and kubectl ome', () => {
+// Each step waits for the controller several times; on a loaded machine each wait can take tens of seconds.
+describe('Repin a drifted rollout plan, walked with kubectl and kubectl ome', { timeout: 180_000 }, () => {
   let runID = '';
   let openedAt = '';
   /** The plan digests Step 2 printed. */
@@ -199,6 +200,13 @@ describe('Repin a drifted rollout plan, walked with kubectl and kubectl ome', ()
     const isvc = await chat();
     const pinned = planDigest([isvc.status.rollout?.activeRun?.plan.groups[0]?.portableDigest ?? '']);
     const requested = planDigest([isvc.status.rollout?.groups?.[0]?.observedDigest ?? '']);
+
+    // --dry-run server: the API server checks the patch and stores nothing.
+    const dryRun = await sh(walk, 'kubectl ome rollout repin chat -n prod --dry-run server --yes');
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.stdout).toContain('dry-run                 server\naccepted                Yes\napplied                 No\n');
+    expect(dryRun.stdout).toContain('message                 API dry-run accepted; no changes persisted.\n');
+    expect(await shOk(walk, REPIN_ANNOTATION)).toBe('');
 
     const result = await runOnTerminal(walk, 'kubectl ome rollout repin chat -n prod', { prompt: PROMPT, answer: 'y' });
 
@@ -393,7 +401,8 @@ hint                    Use -o json or -o yaml for full values.
       expect(effective).toEqual(expect.arrayContaining(['HOLD  CanaryPreStep; evidence=Reported', 'STEP 1/2  capacity=50%; traffic=30%; gate=Manual']));
       target = /target=([0-9a-f]{8})/.exec(effective.find((row) => row.startsWith('REVISIONS')) ?? '')?.[1] ?? '';
       expect(target).toBe(before.status.canary?.canaryRevisionHash);
-      expect(await shOk(walk, 'kubectl get deployment chat-engine-canary -n prod -o jsonpath={.spec.replicas}')).toBe('2');
+      const canaryReplicas = () => shOk(walk, 'kubectl get deployment chat-engine-canary -n prod -o jsonpath={.spec.replicas}');
+      expect(await eventually('the canary scaled to the new step\'s capacity', canaryReplicas, (out) => out === '2')).toBe('2');
       const refused = await sh(walk, 'kubectl ome rollout promote chat -n prod --yes');
       expect([refused.code, refused.stderr]).toEqual([1, 'error: action refused: promote requires an active indefinite manual gate; analysis requires explicit override\n']);
     } finally {
@@ -406,7 +415,8 @@ hint                    Use -o json or -o yaml for full values.
     expect((await sh(walk, 'kubectl ome rollout promote chat -n prod --yes')).code).toBe(1);
 
     expect(await shOk(walk, `kubectl annotate inferenceservice chat -n prod ome.io/rollout-promote=${target}`)).toBe('inferenceservice.ome.io/chat annotated\n');
-    const released = await eventually('the hold released', chat, (isvc) => isvc.status.canary?.preStepHold === false);
+    // The controller consumes the annotation after it writes the status.
+    const released = await eventually('the hold released and the annotation consumed', chat, (isvc) => isvc.status.canary?.preStepHold === false && !isvc.metadata.annotations?.['ome.io/rollout-promote']);
     expect(released.status.canary).toMatchObject({ currentStep: 0, observedTrafficWeight: 30 });
     expect(released.metadata.annotations?.['ome.io/rollout-promote']).toBeUndefined();
     const view = explainView(await explain(), 'Effective');

@@ -176,9 +176,11 @@ export async function runOnTerminal(
 
 /**
  * Polls `read` until `accept` holds; resolves with that value. After `timeoutMs` it
- * rejects with the last value read, so a failure shows where the walk got stuck.
+ * rejects with the last value read, so a failure shows where the walk got stuck. The
+ * default is generous: on a loaded machine, deliveries that lost the object's lease to
+ * another function are retried with the bus's backoff, which grows to tens of seconds.
  */
-export async function eventually<T>(what: string, read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(what: string, read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let value = await read();
   while (!accept(value)) {
