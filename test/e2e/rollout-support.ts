@@ -206,35 +206,21 @@ export function explainView(output: string, view: 'Declared' | 'Live' | 'Effecti
   return rows;
 }
 
-const NO_METRICS_WARNING = 'No application metrics to publish';
-
-/**
- * Collects the EMF metric lines the functions print, keeping them (and Powertools' warning
- * for an invocation that recorded none) out of the test's output.
- */
+/** Collects the EMF metric lines the functions print to stdout, keeping them out of the test's output. */
 export function captureEmfMetrics(): { lines: string[]; restore(): void } {
   const lines: string[] = [];
-  const streams = [process.stdout, process.stderr] as const;
-  const originals = streams.map((stream) => stream.write.bind(stream));
-  streams.forEach((stream, index) => {
-    const original = originals[index] as (...args: unknown[]) => boolean;
-    const capture = (chunk: unknown, ...rest: unknown[]): boolean => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString() : '';
-      if (text.includes('"_aws"')) {
-        lines.push(...text.split('\n').filter((line) => line.includes('"_aws"')));
-        return true;
-      }
-      if (text.startsWith(NO_METRICS_WARNING)) return true;
-      return original(chunk, ...rest);
-    };
-    stream.write = capture as typeof stream.write;
-  });
+  const original = process.stdout.write.bind(process.stdout) as (...args: unknown[]) => boolean;
+  const capture = (chunk: unknown, ...rest: unknown[]): boolean => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString() : '';
+    if (!text.includes('"_aws"')) return original(chunk, ...rest);
+    lines.push(...text.split('\n').filter((line) => line.includes('"_aws"')));
+    return true;
+  };
+  process.stdout.write = capture as typeof process.stdout.write;
   return {
     lines,
     restore() {
-      streams.forEach((stream, index) => {
-        stream.write = originals[index] as typeof stream.write;
-      });
+      process.stdout.write = original as typeof process.stdout.write;
     },
   };
 }
