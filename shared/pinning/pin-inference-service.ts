@@ -245,7 +245,10 @@ async function writePin(deps: PinningDeps, evaluation: Evaluation): Promise<{ is
     const stored = revisions.get(decision.serve.revisionName);
     if (stored) await takeRevisionFromCollector(deps.client, stored);
   }
-  const status = computeNextStatus(evaluation.isvc.status, decision, deps.clock.now());
+  // Where we render the workload we are the InferenceService's controller, so we report the
+  // generation we acted on; where OME renders, its own controller owns observedGeneration.
+  const generation = deps.config.renderWorkloads ? evaluation.isvc.metadata.generation : undefined;
+  const status = computeNextStatus(evaluation.isvc.status, decision, deps.clock.now(), generation);
   if (status === undefined) return { isvc: evaluation.isvc, revisionCreated, statusWritten: false };
   // The re-read object carries its resourceVersion: a concurrent write makes this a 409.
   const updated = await deps.client.replaceStatus<InferenceService>(Resources.inferenceServices, { ...evaluation.isvc, status }, { fieldManager: FIELD_MANAGER });

@@ -35,11 +35,18 @@ export function isPausedByDrift(status: InferenceServiceStatus | undefined): boo
 }
 
 /**
- * Applies the decision to a status: pinned revision, last token and `RuntimeDrifted`.
- * Returns undefined when nothing changes, so the caller writes nothing: a no-op status
- * write still reaches every watcher.
+ * Applies the decision to a status: pinned revision, last token and `RuntimeDrifted`,
+ * and, when given, the generation the decision was made for (`observedGeneration`, which
+ * `kubectl ome runtime effective` reads to tell current status from stale). Returns
+ * undefined when nothing changes, so the caller writes nothing: a no-op status write
+ * still reaches every watcher.
  */
-export function computeNextStatus(status: InferenceServiceStatus | undefined, decision: PinDecision, nowMs: number): InferenceServiceStatus | undefined {
+export function computeNextStatus(
+  status: InferenceServiceStatus | undefined,
+  decision: PinDecision,
+  nowMs: number,
+  observedGeneration?: number,
+): InferenceServiceStatus | undefined {
   const before = (status?.conditions ?? []) as StatusCondition[];
   const now = formatConditionTime(nowMs);
   let conditions = before;
@@ -52,9 +59,11 @@ export function computeNextStatus(status: InferenceServiceStatus | undefined, de
   const fieldsChange =
     fields !== undefined &&
     (fields.pinnedRevisionName !== (status?.pinnedRevisionName ?? '') || fields.lastRuntimeSyncToken !== (status?.lastRuntimeSyncToken ?? ''));
-  if (conditions === before && !fieldsChange) return undefined;
+  const generationChange = observedGeneration !== undefined && status?.observedGeneration !== observedGeneration;
+  if (conditions === before && !fieldsChange && !generationChange) return undefined;
 
   const next: InferenceServiceStatus = { ...(status ?? {}) };
+  if (generationChange) next.observedGeneration = observedGeneration;
   if (conditions !== before) {
     if (conditions.length > 0) next.conditions = conditions as Condition[];
     else delete next.conditions;

