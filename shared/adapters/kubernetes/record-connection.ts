@@ -1,0 +1,226 @@
+/**
+ * Connections for registered clusters, as the functions build them: from a kubeconfig
+ * record (or a kubeconfig held in a secret), or from a resolved bearer token. Only static
+ * credentials are read — a token, a token file, a client certificate, basic auth — so this
+ * needs neither @kubernetes/client-node nor anything it pulls in. Users that run credential
+ * plugins (`exec`, `auth-provider`) are refused: a function has no plugin binaries, and a
+ * plugin's credentials would have to come from somewhere the record should name instead.
+ */
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { parse as parseYaml } from 'yaml';
+import { InvalidInputError } from '../../errors';
+import type { ClusterRecord } from '../../ports/store';
+import type { ClusterConnection, ConnectionRequestOptions, ResolvedCredentials } from './connection';
+
+/** What to store instead of a credential plugin, for the refusal message. */
+export const STATIC_CREDENTIALS_HINT =
+  'store a kubeconfig whose user has a token (or tokenFile) or a client certificate (client-certificate-data and client-key-data), a secret holding {"token": ...}, or register the cluster as an EKS record';
+
+type Document = Record<string, unknown>;
+
+interface Named {
+  name: string;
+  body: Document;
+}
+
+interface TlsSettings {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+  servername?: string;
+  rejectUnauthorized?: false;
+}
+
+interface UserCredentials {
+  token?: string;
+  tokenFile?: string;
+  auth?: string;
+  impersonate?: string;
+}
+
+function isDocument(value: unknown): value is Document {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Reads kubeconfig fields with messages that name the field, never its value (it may be a secret). */
+class KubeconfigReader {
+  constructor(private readonly clusterId: string) {}
+
+  fail(message: string): never {
+    throw new InvalidInputError(`cluster ${this.clusterId}: ${message}`);
+  }
+
+  string(document: Document, field: string, where: string): string | undefined {
+    const value = document[field];
+    if (value === undefined || value === null || value === '') return undefined;
+    if (typeof value !== 'string') this.fail(`${where}: "${field}" must be a string`);
+    return value;
+  }
+
+  boolean(document: Document, field: string, where: string): boolean {
+    const value = document[field];
+    if (value === undefined || value === null) return false;
+    if (typeof value !== 'boolean') this.fail(`${where}: "${field}" must be true or false`);
+    return value;
+  }
+
+  /** `clusters`, `users` or `contexts`: a list of `{name, <item>: {...}}`. */
+  entries(document: Document, list: string, item: string): Named[] {
+    const value = document[list];
+    if (value === undefined || value === null) return [];
+    if (!Array.isArray(value)) this.fail(`the kubeconfig's "${list}" must be a list`);
+    return value.map((entry: unknown, index) => {
+      if (!isDocument(entry) || typeof entry.name !== 'string' || !entry.name) this.fail(`the kubeconfig's ${list}[${index}] has no name`);
+      const body = entry[item] ?? {};
+      if (!isDocument(body)) this.fail(`the kubeconfig's ${list}[${index}].${item} must be a mapping`);
+      return { name: entry.name, body };
+    });
+  }
+
+  /** base64 `<field>-data`, else the file `<field>` (read now: TLS material is fixed for a client's life). */
+  material(document: Document, field: string, where: string): Buffer | undefined {
+    const data = this.string(document, `${field}-data`, where);
+    if (data !== undefined) return Buffer.from(data, 'base64');
+    const file = this.string(document, field, where);
+    if (file === undefined) return undefined;
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      throw new InvalidInputError(`cluster ${this.clusterId}: ${where}: cannot read ${field} ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { cause: error });
+    }
+  }
+}
+
+function parseDocument(clusterId: string, text: string): Document {
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch {
+    // No cause: the parser's message quotes the text, which holds credentials.
+    throw new InvalidInputError(`cluster ${clusterId}: the kubeconfig is not valid YAML or JSON`);
+  }
+  if (!isDocument(document)) throw new InvalidInputError(`cluster ${clusterId}: the kubeconfig is not a mapping`);
+  return document;
+}
+
+function checkServer(reader: KubeconfigReader, server: string, where: string): string {
+  let protocol: string | undefined;
+  try {
+    ({ protocol } = new URL(server));
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'https:' && protocol !== 'http:') reader.fail(`${where}: server "${server}" must be an https:// (or http://) URL`);
+  return server.replace(/\/$/, '');
+}
+
+function readUser(reader: KubeconfigReader, user: Named, where: string): { credentials: UserCredentials; cert?: Buffer; key?: Buffer } {
+  const body = user.body;
+  if (body.exec !== undefined && body.exec !== null) {
+    const command = isDocument(body.exec) && typeof body.exec.command === 'string' ? ` (exec: ${body.exec.command})` : '';
+    reader.fail(`${where} runs a credential plugin${command}; functions cannot run credential plugins: ${STATIC_CREDENTIALS_HINT}`);
+  }
+  if (body['auth-provider'] !== undefined && body['auth-provider'] !== null) {
+    const provider = isDocument(body['auth-provider']) && typeof body['auth-provider'].name === 'string' ? ` (auth-provider: ${body['auth-provider'].name})` : '';
+    reader.fail(`${where} uses an auth provider plugin${provider}; functions cannot run credential plugins: ${STATIC_CREDENTIALS_HINT}`);
+  }
+  const cert = reader.material(body, 'client-certificate', where);
+  const key = reader.material(body, 'client-key', where);
+  if ((cert === undefined) !== (key === undefined)) reader.fail(`${where}: a client certificate needs both client-certificate(-data) and client-key(-data)`);
+  const token = reader.string(body, 'token', where);
+  // kubectl spells it tokenFile; client-node reads token-file.
+  const tokenFile = reader.string(body, 'tokenFile', where) ?? reader.string(body, 'token-file', where);
+  const username = reader.string(body, 'username', where);
+  const password = reader.string(body, 'password', where);
+  const impersonate = reader.string(body, 'as', where);
+  const credentials: UserCredentials = {
+    ...(token === undefined ? {} : { token }),
+    ...(token === undefined && tokenFile !== undefined ? { tokenFile } : {}),
+    ...(username === undefined ? {} : { auth: `${username}:${password ?? ''}` }),
+    ...(impersonate === undefined ? {} : { impersonate }),
+  };
+  return { credentials, ...(cert === undefined ? {} : { cert }), ...(key === undefined ? {} : { key }) };
+}
+
+/**
+ * A connection from a kubeconfig text: the named context, else the current one; its
+ * cluster's server, CA (`certificate-authority-data` or `certificate-authority`),
+ * `insecure-skip-tls-verify` and `tls-server-name`; its user's token, tokenFile (read again
+ * for every request, as it rotates), client certificate, basic auth and `as`. Every problem
+ * is an InvalidInputError naming the cluster; no message quotes a credential.
+ */
+export function connectionFromKubeconfigText(clusterId: string, text: string, contextName?: string): ClusterConnection {
+  const reader: KubeconfigReader = new KubeconfigReader(clusterId);
+  const document = parseDocument(clusterId, text);
+  const name = contextName || reader.string(document, 'current-context', 'the kubeconfig');
+  if (!name) reader.fail('no usable kubeconfig: it has no current-context and the record names no context');
+  const context = reader.entries(document, 'contexts', 'context').find((entry) => entry.name === name);
+  if (!context) reader.fail(`context "${name}" does not exist`);
+  const clusterName = reader.string(context.body, 'cluster', `context "${name}"`);
+  const cluster = reader.entries(document, 'clusters', 'cluster').find((entry) => entry.name === clusterName);
+  if (!cluster) reader.fail(`context "${name}" names a cluster that is not defined`);
+  const clusterWhere = `cluster "${cluster.name}"`;
+  const server = reader.string(cluster.body, 'server', clusterWhere);
+  if (!server) reader.fail(`${clusterWhere} has no server`);
+  if (reader.string(cluster.body, 'proxy-url', clusterWhere)) reader.fail(`${clusterWhere}: proxy-url is not supported for registered clusters; functions connect to the API server directly`);
+  const ca = reader.material(cluster.body, 'certificate-authority', clusterWhere);
+  const servername = reader.string(cluster.body, 'tls-server-name', clusterWhere);
+  const skipTlsVerify = reader.boolean(cluster.body, 'insecure-skip-tls-verify', clusterWhere);
+
+  const userName = reader.string(context.body, 'user', `context "${name}"`);
+  let user: ReturnType<typeof readUser> = { credentials: {} };
+  if (userName) {
+    const entry = reader.entries(document, 'users', 'user').find((candidate) => candidate.name === userName);
+    if (!entry) reader.fail(`context "${name}" names a user that is not defined`);
+    user = readUser(reader, entry, `user "${userName}" of context "${name}"`);
+  }
+  const tls: TlsSettings = {
+    ...(ca === undefined ? {} : { ca }),
+    ...(user.cert === undefined ? {} : { cert: user.cert }),
+    ...(user.key === undefined ? {} : { key: user.key }),
+    ...(servername === undefined ? {} : { servername }),
+    ...(skipTlsVerify ? { rejectUnauthorized: false as const } : {}),
+  };
+  return staticConnection(checkServer(reader, server, clusterWhere), tls, user.credentials);
+}
+
+function staticConnection(server: string, tls: TlsSettings, credentials: UserCredentials): ClusterConnection {
+  const headers: OutgoingHttpHeaders = {};
+  if (credentials.token !== undefined) headers.Authorization = `Bearer ${credentials.token}`;
+  if (credentials.impersonate !== undefined) headers['Impersonate-User'] = credentials.impersonate;
+  return {
+    server,
+    async applyTo(options: ConnectionRequestOptions): Promise<void> {
+      Object.assign(options, tls);
+      if (credentials.auth !== undefined) options.auth = credentials.auth;
+      options.headers = { ...options.headers, ...headers };
+      if (credentials.tokenFile !== undefined) {
+        const token = (await readFile(credentials.tokenFile, 'utf8')).trim();
+        if (token) options.headers.Authorization = `Bearer ${token}`;
+      }
+    },
+  };
+}
+
+/**
+ * The connection for a registered cluster, without @kubernetes/client-node. A kubeconfig
+ * record is used as stored (with its context, if any); a secret holding a kubeconfig is
+ * read the same way. Secret and EKS records carry no credential themselves: the caller
+ * resolves it (reads the secret, presigns the EKS token and caches it under its lifetime)
+ * and passes it in `resolved`; a resolved `server`/`caData` overrides the record's.
+ */
+export function connectionFromRecord(record: ClusterRecord, resolved: ResolvedCredentials = {}): ClusterConnection {
+  const { credentials } = record;
+  const kubeconfigText = credentials.kind === 'kubeconfig' ? credentials.kubeconfig : resolved.kubeconfig;
+  if (kubeconfigText) return connectionFromKubeconfigText(record.id, kubeconfigText, credentials.kind === 'kubeconfig' ? credentials.context : undefined);
+  if (!resolved.token) {
+    throw new InvalidInputError(`cluster ${record.id}: ${credentials.kind} credentials must be resolved to a token or a kubeconfig first`);
+  }
+  const reader: KubeconfigReader = new KubeconfigReader(record.id);
+  const server = resolved.server ?? record.server;
+  if (!server) reader.fail('the record has no server');
+  const caData = resolved.caData ?? record.caData;
+  return staticConnection(checkServer(reader, server, 'the record'), caData ? { ca: Buffer.from(caData, 'base64') } : {}, { token: resolved.token });
+}
