@@ -12,7 +12,7 @@
 import { fileURLToPath } from 'node:url';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { createEventPublisher } from '../shared/adapters/eventbridge/publisher';
-import { createClusterClient, kubeConfigFromRecord } from '../shared/adapters/kubernetes';
+import { connectionFromRecord, createClusterClient } from '../shared/adapters/kubernetes';
 import type { HintEvent } from '../shared/events/hint-event';
 import { forwarderLeaseKey, listWatchedResources, runForwarder } from '../shared/forwarder';
 import { Resources } from '../shared/model/resources';
@@ -119,7 +119,7 @@ const suite: BenchSuite = {
     const bus = await startLocalBus({ serverlessYmlPath, schedules: false });
     for (const fn of bus.functions) bus.registerTarget(fn.name, () => undefined);
     const client = createClusterClient(
-      kubeConfigFromRecord({ id: 'bench', server: cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig } }),
+      connectionFromRecord({ id: 'bench', server: cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig } }),
     );
     const options = { region: bus.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
     const toBus = countPutEvents(new EventBridgeClient({ ...options, endpoint: bus.endpoint }), false);

@@ -30,12 +30,12 @@ function terminalInput(): PromptInput {
 }
 
 async function connect(options: ConnectOptions): Promise<Connection> {
-  const { loadKubeConfig, createClusterClient } = await import('../shared/adapters/kubernetes/index');
+  const { loadKubeConfig, connectionFromKubeConfig, createClusterClient } = await import('../shared/adapters/kubernetes/index');
   const kubeConfig = loadKubeConfig({
     ...(options.kubeconfig ? { kubeconfigPath: options.kubeconfig } : {}),
     ...(options.context ? { context: options.context } : {}),
   });
-  const client = createClusterClient(kubeConfig, {
+  const client = createClusterClient(connectionFromKubeConfig(kubeConfig), {
     userAgent: 'kubectl-ome',
     ...(options.requestTimeoutMs > 0 ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
   });

@@ -20,7 +20,7 @@ import type { Context } from 'aws-lambda';
 import { parse as parseYaml } from 'yaml';
 import { createDynamoClient, createDynamoStores } from '../shared/adapters/dynamodb';
 import { createEventPublisher } from '../shared/adapters/eventbridge/publisher';
-import { loadKubeConfig } from '../shared/adapters/kubernetes';
+import { connectionFromKubeConfig, kubeConfigFromRecord, loadKubeConfig } from '../shared/adapters/kubernetes';
 import { createAppContext, setAppContext } from '../shared/app/context';
 import type { AppContext } from '../shared/app/context';
 import { loadConfig } from '../shared/config';
@@ -28,6 +28,7 @@ import { listWatchedResources, runForwarder } from '../shared/forwarder';
 import type { ForwarderLogger, ForwarderStats } from '../shared/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import type { ClusterRecord } from '../shared/ports/store';
+import type { ResolvedCredentials } from '../shared/adapters/kubernetes';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
@@ -183,7 +184,12 @@ async function startParts(
 
   const busName = bus.busNames.find((name) => name !== 'default') ?? 'default';
   const env = setFunctionEnvironment({ dynamoDbEndpoint: dynamo.local.endpoint, busEndpoint: bus.endpoint, busName, logLevel: options.functionLogLevel });
-  const app = createAppContext({ config: loadConfig(env), stores });
+  // A real cluster's kubeconfig may run credential plugins (exec, auth-provider), which the
+  // functions' own connections refuse; locally, client-node runs them as kubectl would.
+  const connectCluster = options.kubeconfig
+    ? (record: ClusterRecord, resolved: ResolvedCredentials) => connectionFromKubeConfig(kubeConfigFromRecord(record, resolved))
+    : undefined;
+  const app = createAppContext({ config: loadConfig(env), stores, ...(connectCluster ? { connectCluster } : {}) });
   setAppContext(app);
   stoppers.push({ name: 'app context', stop: async () => setAppContext(undefined) });
 

@@ -6,8 +6,11 @@
  */
 import { createDefaultAwsCredentialResolver } from '../adapters/aws-credentials';
 import { createDynamoClient, createDynamoStores } from '../adapters/dynamodb';
-import { createClusterClient, kubeConfigFromRecord } from '../adapters/kubernetes';
-import type { ResolvedCredentials } from '../adapters/kubernetes';
+// The adapter files, not the kubernetes index: that also exports the @kubernetes/client-node
+// based kubeconfig loading, which the function bundles must not carry.
+import { createClusterClient } from '../adapters/kubernetes/cluster-client';
+import type { ClusterConnection, ResolvedCredentials } from '../adapters/kubernetes/connection';
+import { connectionFromRecord } from '../adapters/kubernetes/record-connection';
 import type { ControlPlaneConfig } from '../config';
 import { loadConfig } from '../config';
 import { NotFoundError } from '../errors';
@@ -26,6 +29,9 @@ export interface ClusterHandle {
 /** Turns a secret or EKS cluster record into a usable credential; kubeconfig records need none. */
 export type CredentialResolver = (record: ClusterRecord) => Promise<ResolvedCredentials>;
 
+/** Builds the connection to a registered cluster from its record and resolved credential. */
+export type ClusterConnector = (record: ClusterRecord, resolved: ResolvedCredentials) => ClusterConnection;
+
 export interface AppContext {
   config: ControlPlaneConfig;
   clock: Clock;
@@ -39,6 +45,11 @@ export interface AppContextOptions {
   stores: Stores;
   clock?: Clock;
   resolveCredentials?: CredentialResolver;
+  /**
+   * Default connectionFromRecord: static credentials only, no credential plugins. The local
+   * control plane passes client-node's full kubeconfig semantics for a `--kubeconfig` cluster.
+   */
+  connectCluster?: ClusterConnector;
   /**
    * How long a cluster's client is reused at most. A client built on a credential that
    * reports `expiresAt` is dropped by then at the latest, so it never outlives its token.
@@ -61,14 +72,14 @@ export function createAppContext(options: AppContextOptions): AppContext {
   const clock = options.clock ?? systemClock;
   const ttl = options.clientTtlMs ?? DEFAULT_CLIENT_TTL_MS;
   const resolve = options.resolveCredentials ?? noCredentials;
+  const connectCluster = options.connectCluster ?? connectionFromRecord;
   const handles = new Map<string, { handle: Promise<ClusterHandle>; expiresAt: number }>();
 
   async function connect(clusterId: string): Promise<{ handle: ClusterHandle; expiresAt: number | undefined }> {
     const record = await options.stores.clusters.getCluster(clusterId);
     if (!record) throw new NotFoundError(`cluster ${clusterId} is not registered`);
     const resolved = await resolve(record);
-    const kubeConfig = kubeConfigFromRecord(record, resolved);
-    const handle = { id: record.id, client: createClusterClient(kubeConfig), omeNamespace: record.omeNamespace || options.config.omeNamespace };
+    const handle = { id: record.id, client: createClusterClient(connectCluster(record, resolved)), omeNamespace: record.omeNamespace || options.config.omeNamespace };
     return { handle, expiresAt: resolved.expiresAt };
   }
 

@@ -3,7 +3,7 @@
  * from fresh policy reads, the plan conditions and `status.rollout.groups[]`, the canary
  * state of every canary group, and the one guarded status write every use-case makes.
  */
-import { recordEvent } from '../adapters/kubernetes';
+import { recordEvent } from '../adapters/kubernetes/events';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import { Resources } from '../model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';

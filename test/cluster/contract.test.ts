@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { createClusterClient, loadKubeConfig, type ClosableClusterClient } from '../../shared/adapters/kubernetes';
+import { connectionFromKubeConfig, createClusterClient, loadKubeConfig, type ClosableClusterClient } from '../../shared/adapters/kubernetes';
 import type { ClusterClient, KubeObject, ResourceType, WatchEvent } from '../../shared/ports/cluster';
 import { FIXTURE_CRDS } from './support';
 
@@ -100,7 +100,7 @@ describe('in-process client and client-node over HTTP', () => {
   beforeAll(async () => {
     cluster = await startEmbeddedCluster({ crdDir: FIXTURE_CRDS, namespaces: ['default', NS] });
     await cluster.writeKubeconfig(join(dir, 'kubeconfig'));
-    http = createClusterClient(loadKubeConfig({ env: { KUBECONFIG: join(dir, 'kubeconfig') } }), { requestTimeoutMs: 5000 });
+    http = createClusterClient(connectionFromKubeConfig(loadKubeConfig({ env: { KUBECONFIG: join(dir, 'kubeconfig') } })), { requestTimeoutMs: 5000 });
   });
 
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { expect } from 'vitest';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
-import { createClusterClient, kubeConfigFromRecord } from '../../shared/adapters/kubernetes';
+import { connectionFromRecord, createClusterClient } from '../../shared/adapters/kubernetes';
 import type { ClosableClusterClient } from '../../shared/adapters/kubernetes';
 import type { HintDetail, HintEvent } from '../../shared/events/hint-event';
 import { Resources } from '../../shared/model/resources';
@@ -37,8 +37,8 @@ export async function startForwarderWorld(options: { watchWindow?: number; bookm
     startEmbeddedCluster({ watchWindow: options.watchWindow ?? 1000, bookmarkIntervalMs: options.bookmarkIntervalMs ?? 200, workloadReadyDelayMs: 50 }),
     startDynamoDbLocal(),
   ]);
-  const kubeConfig = kubeConfigFromRecord({ id: 'local', server: cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig } });
-  const client = createClusterClient(kubeConfig, { requestTimeoutMs: 10_000 });
+  const connection = connectionFromRecord({ id: 'local', server: cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig } });
+  const client = createClusterClient(connection, { requestTimeoutMs: 10_000 });
   const documentClient = createDynamoClient({ endpoint: dynamo.endpoint, region: 'us-east-1', requestTimeoutMs: 10_000 });
   return {
     cluster,

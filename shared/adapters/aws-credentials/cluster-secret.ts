@@ -4,7 +4,7 @@
  */
 import { parse as parseYaml } from 'yaml';
 import { InvalidInputError } from '../../errors';
-import type { ResolvedCredentials } from '../kubernetes';
+import type { ResolvedCredentials } from '../kubernetes/connection';
 
 /** The two documented secret formats, for messages. */
 export const CLUSTER_SECRET_FORMATS = 'a kubeconfig (YAML or JSON, static credentials) or JSON {"token": "...", "server"?: "https://...", "caData"?: "<base64 PEM>"}';
@@ -44,7 +44,7 @@ function optionalString(clusterId: string, document: Record<string, unknown>, fi
   return value;
 }
 
-/** Reads a cluster secret's text: either format becomes credentials for kubeConfigFromRecord. */
+/** Reads a cluster secret's text: either format becomes credentials for connectionFromRecord. */
 export function parseClusterSecret(clusterId: string, text: string): ResolvedCredentials {
   let document: unknown;
   try {

@@ -14,7 +14,7 @@ import { InvalidInputError, UnavailableError } from '../../errors';
 import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
 import type { ClusterRecord } from '../../ports/store';
-import type { ResolvedCredentials } from '../kubernetes';
+import type { ResolvedCredentials } from '../kubernetes/connection';
 import { assertSecretInPrefix, parseClusterSecret } from './cluster-secret';
 import type { AwsCredentialsProvider } from './eks-token';
 import { createEksToken } from './eks-token';

@@ -1,5 +1,4 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type {
   ClusterClient,
   DeleteOptions,
@@ -15,6 +14,7 @@ import type {
 import { InvalidInputError, UnavailableError } from '../../errors';
 import { FIELD_MANAGER } from '../../vocabulary';
 import { apiVersionOf } from '../../model/resources';
+import type { ClusterConnection } from './connection';
 import { errorFromStatus, errorFromTransport, type ApiStatus } from './errors';
 import { collectionPath, objectPath } from './paths';
 import { KubeTransport, type Query } from './transport';
@@ -60,9 +60,9 @@ function requireMetadata(type: ResourceType, object: KubeObject): void {
  * The ClusterClient port over one API server, for real clusters and the embedded one.
  * Every failure is a typed error of shared/errors.ts; see errors.ts for the mapping.
  */
-export function createClusterClient(kubeConfig: KubeConfig, options: ClusterClientOptions = {}): ClosableClusterClient {
+export function createClusterClient(connection: ClusterConnection, options: ClusterClientOptions = {}): ClosableClusterClient {
   const fieldManager = options.fieldManager ?? FIELD_MANAGER;
-  const transport = new KubeTransport(kubeConfig, {
+  const transport = new KubeTransport(connection, {
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     userAgent: options.userAgent ?? FIELD_MANAGER,
   });

@@ -4,6 +4,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { Cluster, Context, User } from '@kubernetes/client-node';
 import { InvalidInputError } from '../../errors';
 import type { ClusterRecord } from '../../ports/store';
+import type { ClusterConnection, ResolvedCredentials } from './connection';
+
+export type { ResolvedCredentials } from './connection';
 
 export interface LoadKubeConfigOptions {
   /** `--kubeconfig FILE`: this file only, as kubectl does. */
@@ -70,21 +73,9 @@ function selectContext(kubeConfig: KubeConfig, context: string | undefined): voi
   if (!kubeConfig.getCurrentCluster()) throw new InvalidInputError(`context "${current}" names a cluster that is not defined`);
 }
 
-export interface ResolvedCredentials {
-  /** A bearer token: an EKS token presigned with STS, or a ServiceAccount token from the secret. */
-  token?: string;
-  /** A whole kubeconfig, when the secret holds one. */
-  kubeconfig?: string;
-  /** With a token: the API server to use instead of the record's (EKS DescribeCluster, or the secret). */
-  server?: string;
-  /** With a token: the base64 PEM CA bundle to use instead of the record's. */
-  caData?: string;
-  /** Epoch milliseconds after which the credential must not be used; clients built on it are dropped before then. */
-  expiresAt?: number;
-}
-
 /**
- * A KubeConfig for a registered cluster. A kubeconfig record is used as stored (with its
+ * A KubeConfig for a registered cluster, with client-node's full semantics (the local control
+ * plane's `--kubeconfig` cluster; functions use connectionFromRecord). A kubeconfig record is used as stored (with its
  * context, if any). Secret and EKS records carry no credential themselves: the caller
  * resolves it (reads the secret, presigns the EKS token and caches it under its lifetime)
  * and passes it in `resolved`; a resolved `server`/`caData` overrides the record's.
@@ -109,4 +100,29 @@ export function kubeConfigFromRecord(record: ClusterRecord, resolved: ResolvedCr
     currentContext: record.id,
   });
   return kubeConfig;
+}
+
+/**
+ * A connection with client-node's full kubeconfig semantics (exec and auth-provider plugins,
+ * token files, proxies), for the CLI and the local control plane's `--kubeconfig` cluster.
+ * Functions use connectionFromRecord, which keeps client-node out of their bundles.
+ */
+export function connectionFromKubeConfig(kubeConfig: KubeConfig): ClusterConnection {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new InvalidInputError('kubeconfig has no current cluster: set current-context or pass a context');
+  const plainHttp = cluster.server.startsWith('http:');
+  return {
+    server: cluster.server,
+    providesAgent: Boolean(cluster.proxyUrl),
+    async applyTo(options) {
+      try {
+        await kubeConfig.applyToHTTPSOptions(options);
+      } catch (error) {
+        // client-node refuses to build an agent for a plain-HTTP server unless TLS checks are
+        // skipped; kubectl accepts one (a loopback server). The refusal comes after the
+        // credentials were applied, and the transport brings its own agent.
+        if (!(plainHttp && error instanceof Error && /HTTP protocol is not allowed/.test(error.message))) throw error;
+      }
+    },
+  };
 }

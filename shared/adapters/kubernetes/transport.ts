@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { InvalidInputError, UnavailableError } from '../../errors';
+import type { ClusterConnection, ConnectionRequestOptions } from './connection';
 import { errorFromStatus, errorFromTransport, parseStatus } from './errors';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -22,8 +22,8 @@ export interface TransportOptions {
 }
 
 /**
- * HTTP to one API server, authenticated by client-node's KubeConfig (certificates, tokens,
- * exec plugins, proxies). Requests go through node:http(s) rather than client-node's
+ * HTTP to one API server, authenticated by a ClusterConnection (from a cluster record, or
+ * from client-node's KubeConfig in the CLI). Requests go through node:http(s) rather than client-node's
  * generated clients so any kind is reachable by its ResourceType without discovery, the
  * status subresource and dry runs work for every kind, and a watch stream is read with
  * backpressure and its error Status kept. Connections are kept alive and reused.
@@ -33,12 +33,14 @@ export class KubeTransport {
   private agent: http.Agent | undefined;
 
   constructor(
-    private readonly kubeConfig: KubeConfig,
+    private readonly connection: ClusterConnection,
     private readonly options: TransportOptions,
   ) {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new InvalidInputError('kubeconfig has no current cluster: set current-context or pass a context');
-    this.server = new URL(cluster.server);
+    try {
+      this.server = new URL(connection.server);
+    } catch (error) {
+      throw new InvalidInputError(`the API server "${connection.server}" is not a URL`, { cause: error });
+    }
   }
 
   /** Sends a request and parses the JSON answer; every failure is a typed error. */
@@ -96,18 +98,13 @@ export class KubeTransport {
   }
 
   private async requestOptions(request: TransportRequest): Promise<https.RequestOptions> {
-    const options: https.RequestOptions = { headers: {} };
+    const options: ConnectionRequestOptions = { headers: {} };
     try {
       // Credentials are applied per request: exec plugins and token files rotate.
-      await this.kubeConfig.applyToHTTPSOptions(options);
+      await this.connection.applyTo(options);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      // client-node refuses to build an agent for a plain-HTTP server unless TLS checks are
-      // skipped; kubectl accepts one (a loopback server). The refusal comes after the
-      // credentials were applied, and this transport brings its own agent.
-      if (!(this.server.protocol === 'http:' && /HTTP protocol is not allowed/.test(message))) {
-        throw new UnavailableError(`${request.method} ${request.path}: credentials: ${message}`, { cause: error });
-      }
+      throw new UnavailableError(`${request.method} ${request.path}: credentials: ${message}`, { cause: error });
     }
     options.headers = { ...options.headers, Accept: 'application/json', 'User-Agent': this.options.userAgent };
     options.agent = this.reusableAgent(options);
@@ -115,12 +112,12 @@ export class KubeTransport {
   }
 
   /**
-   * client-node builds a fresh agent on every call, which would open a connection (and a
-   * TLS handshake) per request. Without a proxy, keep one keep-alive agent with the same
-   * TLS material; a proxy agent is used as client-node made it.
+   * A connection may build a fresh agent on every call (client-node does), which would open
+   * a connection (and a TLS handshake) per request. Unless the connection's agent must be
+   * used (a proxy), keep one keep-alive agent with the TLS material of the first request.
    */
   private reusableAgent(options: https.RequestOptions): http.Agent | undefined {
-    if (this.kubeConfig.getCurrentCluster()?.proxyUrl) return options.agent as http.Agent | undefined;
+    if (this.connection.providesAgent) return options.agent as http.Agent | undefined;
     if (!this.agent) {
       const tls = {
         ca: options.ca,

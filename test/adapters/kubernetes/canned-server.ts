@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { connectionFromKubeConfig, type ClusterConnection } from '../../../shared/adapters/kubernetes';
 
 export interface RecordedRequest {
   method: string;
@@ -15,6 +16,8 @@ export type Route = (request: RecordedRequest, response: ServerResponse) => void
 export interface CannedServer {
   url: string;
   kubeConfig: KubeConfig;
+  /** The CLI's connection (client-node's KubeConfig) to this server. */
+  connection: ClusterConnection;
   requests: RecordedRequest[];
   /** What the next requests get; the default answers 200 `{}`. */
   route: Route;
@@ -45,6 +48,11 @@ export function kubeConfigFor(url: string): KubeConfig {
   return kubeConfig;
 }
 
+/** The CLI's connection to a plain-HTTP loopback server. */
+export function connectionFor(url: string): ClusterConnection {
+  return connectionFromKubeConfig(kubeConfigFor(url));
+}
+
 /** A real HTTP peer on 127.0.0.1 that records requests and answers as `route` says. */
 export async function startCannedServer(): Promise<CannedServer> {
   const requests: RecordedRequest[] = [];
@@ -64,6 +72,7 @@ export async function startCannedServer(): Promise<CannedServer> {
   return {
     url,
     kubeConfig: kubeConfigFor(url),
+    connection: connectionFor(url),
     requests,
     get route() {
       return state.route;

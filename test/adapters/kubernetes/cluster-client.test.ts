@@ -19,7 +19,7 @@ describe('Kubernetes adapter: requests', () => {
 
   beforeAll(async () => {
     server = await startCannedServer();
-    client = createClusterClient(server.kubeConfig);
+    client = createClusterClient(server.connection);
   });
   beforeEach(() => {
     server.requests.length = 0;

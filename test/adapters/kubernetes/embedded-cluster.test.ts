@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../../local/cluster';
-import { createClusterClient, loadKubeConfig, recordEvent, type ClosableClusterClient } from '../../../shared/adapters/kubernetes';
+import { connectionFromKubeConfig, createClusterClient, loadKubeConfig, recordEvent, type ClosableClusterClient } from '../../../shared/adapters/kubernetes';
 import { AlreadyExistsError, ConflictError, ExpiredError, InvalidInputError, NotFoundError, ThrottledError, UnavailableError } from '../../../shared/errors';
 import { Resources } from '../../../shared/model';
 import type { Event, InferenceService, ServingRuntime } from '../../../shared/model';
@@ -37,7 +37,7 @@ describe('Kubernetes adapter against the embedded API server', () => {
   beforeAll(async () => {
     cluster = await startEmbeddedCluster({ watchWindow: 20 });
     await cluster.writeKubeconfig(join(dir, 'kubeconfig'));
-    client = createClusterClient(loadKubeConfig({ env: { KUBECONFIG: join(dir, 'kubeconfig') } }), { requestTimeoutMs: 5000 });
+    client = createClusterClient(connectionFromKubeConfig(loadKubeConfig({ env: { KUBECONFIG: join(dir, 'kubeconfig') } })), { requestTimeoutMs: 5000 });
     await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   });
   afterAll(async () => {

@@ -12,7 +12,7 @@ import {
 import { apiFailureOf, createClusterClient, type ClosableClusterClient } from '../../../shared/adapters/kubernetes';
 import { Resources } from '../../../shared/model';
 import type { InferenceService } from '../../../shared/model';
-import { kubeConfigFor, reply, startCannedServer, status, type CannedServer } from './canned-server';
+import { connectionFor, reply, startCannedServer, status, type CannedServer } from './canned-server';
 
 const isvc: InferenceService = {
   apiVersion: 'ome.io/v1beta1',
@@ -39,7 +39,7 @@ describe('Kubernetes adapter: error mapping', () => {
 
   beforeAll(async () => {
     server = await startCannedServer();
-    client = createClusterClient(server.kubeConfig, { requestTimeoutMs: 300 });
+    client = createClusterClient(server.connection, { requestTimeoutMs: 300 });
   });
   afterAll(async () => {
     client.close();
@@ -112,7 +112,7 @@ describe('Kubernetes adapter: error mapping', () => {
   it('maps a refused connection to UnavailableError', async () => {
     const closed = await startCannedServer();
     await closed.stop();
-    const refused = createClusterClient(kubeConfigFor(closed.url));
+    const refused = createClusterClient(connectionFor(closed.url));
     const error = await refused.get(Resources.inferenceServices, 'prod', 'chat').catch((caught: unknown) => caught);
     refused.close();
     expect(error).toBeInstanceOf(UnavailableError);

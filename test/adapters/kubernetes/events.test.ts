@@ -27,7 +27,7 @@ describe('recordEvent', () => {
 
   beforeAll(async () => {
     server = await startCannedServer();
-    client = createClusterClient(server.kubeConfig);
+    client = createClusterClient(server.connection);
     // A tiny Events API: names generated objects, counts patches, forgets `chat.gone`.
     server.route = (request, response) => {
       const body = JSON.parse(request.body) as Record<string, unknown>;

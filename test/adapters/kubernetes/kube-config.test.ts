@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { kubeConfigFromRecord, loadKubeConfig } from '../../../shared/adapters/kubernetes';
+import { KubeConfig } from '@kubernetes/client-node';
+import { connectionFromKubeConfig, kubeConfigFromRecord, loadKubeConfig, type ConnectionRequestOptions } from '../../../shared/adapters/kubernetes';
 import { InvalidInputError } from '../../../shared/errors';
 import type { ClusterRecord } from '../../../shared/ports/store';
 
@@ -79,5 +80,38 @@ describe('kubeConfigFromRecord', () => {
   it('refuses unresolved secret credentials', () => {
     const record: ClusterRecord = { ...base, credentials: { kind: 'secret', secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x' } };
     expect(() => kubeConfigFromRecord(record)).toThrow('must be resolved');
+  });
+});
+
+describe('connectionFromKubeConfig', () => {
+  function kubeConfigOf(cluster: { server: string; skipTLSVerify?: boolean; proxyUrl?: string; caData?: string }): KubeConfig {
+    const config = new KubeConfig();
+    config.loadFromOptions({
+      clusters: [{ name: 'c', skipTLSVerify: false, ...cluster }],
+      users: [{ name: 'u', token: 'the-token' }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    return config;
+  }
+
+  it('applies what client-node applies: the bearer token and the CA', async () => {
+    const connection = connectionFromKubeConfig(kubeConfigOf({ server: 'https://a.example', caData: Buffer.from('CA').toString('base64') }));
+    const options: ConnectionRequestOptions = { headers: {} };
+    await connection.applyTo(options);
+    expect(connection.server).toBe('https://a.example');
+    expect(connection.providesAgent).toBe(false);
+    expect(options.headers.Authorization).toBe('Bearer the-token');
+    expect(String(options.ca)).toBe('CA');
+  });
+
+  it('accepts a plain-HTTP server without insecure-skip-tls-verify, as kubectl does', async () => {
+    const options: ConnectionRequestOptions = { headers: {} };
+    await connectionFromKubeConfig(kubeConfigOf({ server: 'http://127.0.0.1:8080' })).applyTo(options);
+    expect(options.headers.Authorization).toBe('Bearer the-token');
+  });
+
+  it("uses client-node's agent when the cluster has a proxy", () => {
+    expect(connectionFromKubeConfig(kubeConfigOf({ server: 'https://a.example', proxyUrl: 'http://proxy:3128' })).providesAgent).toBe(true);
   });
 });

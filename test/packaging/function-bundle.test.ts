@@ -1,0 +1,27 @@
+/**
+ * A function bundle must not carry @kubernetes/client-node: functions connect to clusters
+ * through record-connection.ts, and client-node (with tr46, whatwg-url, ws, js-yaml…) would
+ * almost double every bundle and its cold start. One import of the kubernetes adapter's
+ * index, or of kube-config.ts, from code a function reaches brings it back; this catches it.
+ * One bundle, not written to disk, in a few seconds.
+ */
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { FUNCTION_BUILD_OPTIONS, REPOSITORY_ROOT } from '../../scripts/build';
+
+describe('function bundles', () => {
+  it('pin: no @kubernetes/client-node module is bundled', async () => {
+    const result = await build({
+      ...FUNCTION_BUILD_OPTIONS,
+      entryPoints: [join(REPOSITORY_ROOT, 'functions', 'pin', 'handler.ts')],
+      write: false,
+      metafile: true,
+      minify: false,
+      sourcemap: false,
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs.some((input) => input.includes('shared/adapters/kubernetes/cluster-client.ts'))).toBe(true);
+    expect(inputs.filter((input) => input.includes('node_modules/@kubernetes/client-node'))).toEqual([]);
+  }, 60_000);
+});
