@@ -3,18 +3,21 @@
  * through record-connection.ts, and client-node (with tr46, whatwg-url, ws, js-yaml…) would
  * almost double every bundle and its cold start. One import of the kubernetes adapter's
  * index, or of kube-config.ts, from code a function reaches brings it back; this catches it.
- * One bundle, not written to disk, in a few seconds.
+ * Every function's bundle, not written to disk, in a few seconds.
  */
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_BUILD_OPTIONS, REPOSITORY_ROOT } from '../../scripts/build';
 
+const FUNCTIONS = readdirSync(join(REPOSITORY_ROOT, 'functions')).sort();
+
 describe('function bundles', () => {
-  it('pin: no @kubernetes/client-node module is bundled', async () => {
+  it.each(FUNCTIONS)('%s: no @kubernetes/client-node module is bundled', async (name) => {
     const result = await build({
       ...FUNCTION_BUILD_OPTIONS,
-      entryPoints: [join(REPOSITORY_ROOT, 'functions', 'pin', 'handler.ts')],
+      entryPoints: [join(REPOSITORY_ROOT, 'functions', name, 'handler.ts')],
       write: false,
       metafile: true,
       minify: false,
