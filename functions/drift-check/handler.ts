@@ -5,22 +5,13 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { createHintHandler } from '../../shared/app/hint-handler';
-import type { ClusterClient } from '../../shared/ports/cluster';
-import type { EngineWorkloadWriter } from '../../shared/ports/workloads';
-import { checkRuntimeDrift, createDirectWorkloadWriter, createPinningDeps } from '../../shared/pinning';
-import { createRolloutWorkloadWriter } from '../../shared/rollout-runs';
-import type { Clock } from '../../shared/ports/clock';
-
-/** Engines in a rollout group roll out through a run; everything else is written directly. */
-const rolloutAwareWriter =
-  (clock: Clock) =>
-  (client: ClusterClient): EngineWorkloadWriter =>
-    createRolloutWorkloadWriter({ client, direct: createDirectWorkloadWriter(client), clock });
+import { checkRuntimeDrift, createPinningDeps } from '../../shared/pinning';
+import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
 
 export const handler = createHintHandler(
   async (invocation) => {
     const { hint, logger, metrics } = invocation;
-    const deps = createPinningDeps(invocation, rolloutAwareWriter(invocation.app.clock));
+    const deps = createPinningDeps(invocation, rolloutAwareWorkloadWriter(invocation.app.clock));
     const report = await checkRuntimeDrift(deps, {
       kind: hint.kind,
       name: hint.name,

@@ -4,22 +4,13 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { createHintHandler } from '../../shared/app/hint-handler';
-import type { ClusterClient } from '../../shared/ports/cluster';
-import type { EngineWorkloadWriter } from '../../shared/ports/workloads';
-import { createDirectWorkloadWriter, createPinningDeps, pinInferenceService } from '../../shared/pinning';
-import { createRolloutWorkloadWriter } from '../../shared/rollout-runs';
-import type { Clock } from '../../shared/ports/clock';
-
-/** Engines in a rollout group roll out through a run; everything else is written directly. */
-const rolloutAwareWriter =
-  (clock: Clock) =>
-  (client: ClusterClient): EngineWorkloadWriter =>
-    createRolloutWorkloadWriter({ client, direct: createDirectWorkloadWriter(client), clock });
+import { createPinningDeps, pinInferenceService } from '../../shared/pinning';
+import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
 
 export const handler = createHintHandler(
   async (invocation) => {
     const { hint, logger, metrics } = invocation;
-    const deps = createPinningDeps(invocation, rolloutAwareWriter(invocation.app.clock));
+    const deps = createPinningDeps(invocation, rolloutAwareWorkloadWriter(invocation.app.clock));
     const result = await pinInferenceService(deps, { namespace: hint.namespace ?? '', name: hint.name, uid: hint.uid });
     if (result.statusWritten) metrics.addMetric('PinStatusWrites', MetricUnit.Count, 1);
     if (result.tokenApplied !== undefined) metrics.addMetric('RuntimeSyncApplied', MetricUnit.Count, 1);

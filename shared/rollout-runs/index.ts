@@ -1,5 +1,6 @@
 /** Rollout runs: opening, executing and closing them, plan status, repin and promote. */
 export { createRolloutWorkloadWriter, RolloutRunMessage, type RolloutWorkloadWriterDeps } from './rollout-workload-writer';
+export { rolloutAwareWorkloadWriter } from './engine-writer';
 export { advanceRolloutRun, type AdvanceRolloutRunDeps, type AdvanceRolloutRunResult } from './advance-rollout-run';
 export { refreshPlanStatus, listPolicyConsumers, referencesPolicy, type RefreshPlanStatusResult } from './refresh-plan-status';
 export {
