@@ -46,7 +46,7 @@ export function specGroupsOf(isvc: RolloutIsvc): RolloutGroup[] {
 
 /** Index of the group whose components include `component`, or -1. */
 export function groupIndexFor(groups: readonly RolloutGroup[], component: string): number {
-  return groups.findIndex((group) => (group.components ?? []).includes(component));
+  return groups.findIndex((group) => (group.components ?? []).some((name) => name === component));
 }
 
 /** The namespace's RolloutPolicies as plan resolution sees them, read fresh. */

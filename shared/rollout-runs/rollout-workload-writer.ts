@@ -12,7 +12,7 @@ import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter
 import { canaryReplicasFor } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun, formatKubeTime, openRun } from '../rollout/run';
-import type { RolloutRun } from '../rollout/types';
+import type { RolloutGroup, RolloutRun } from '../rollout/types';
 import { EventReason } from '../vocabulary';
 import {
   applyPlanStatus,
@@ -126,7 +126,7 @@ async function openRunFor(
   if (previous) status.rollout.lastRun = closeRun(previous, 'Superseded', now);
   const pinned = run.plan.groups ?? [];
   const engineIndex = groupIndexFor(pinned.map((group) => group.group), 'engine');
-  const engineGroup = pinned[engineIndex]?.group ?? {};
+  const engineGroup: Partial<RolloutGroup> = pinned[engineIndex]?.group ?? {};
   delete status.canary;
   delete status.rollout.canaries;
   if (declaredKindOf(engineGroup) === 'canary') {
@@ -171,7 +171,7 @@ async function ensureRunWorkloads(
   direct: () => Promise<EngineWorkloadOutcome>,
 ): Promise<void> {
   const pinned = run.plan.groups ?? [];
-  const engineGroup = pinned[groupIndexFor(pinned.map((group) => group.group), 'engine')]?.group ?? {};
+  const engineGroup: Partial<RolloutGroup> = pinned[groupIndexFor(pinned.map((group) => group.group), 'engine')]?.group ?? {};
   const namespace = desired.metadata.namespace ?? '';
   const canaryName = canaryDeploymentName(desired.metadata.name);
   if (declaredKindOf(engineGroup) !== 'canary') {

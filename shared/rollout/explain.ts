@@ -127,7 +127,7 @@ function describePinnedGroup(pinned: PinnedGroup, index: number, input: ExplainI
   if (hold) push('Effective', 'HOLD', `${hold}; evidence=Reported`);
   const revisions = describeRevisions(group, observed?.canary, input);
   if (revisions) push('Effective', 'REVISIONS', revisions);
-  const traffic = (input.traffic ?? []).filter((entry) => (group.components ?? []).includes(entry.component));
+  const traffic = (input.traffic ?? []).filter((entry) => (group.components ?? []).some((name) => name === entry.component));
   if (traffic.length > 0) {
     push('Effective', 'TRAFFIC', traffic.map((entry) => `${entry.component}:${entry.revision}=${entry.percent}%`).join(','));
   }
@@ -136,7 +136,7 @@ function describePinnedGroup(pinned: PinnedGroup, index: number, input: ExplainI
 
 function describeRevisions(group: RolloutGroup, canary: CanaryState | undefined, input: ExplainInput): string | undefined {
   if (!group.canary) return undefined;
-  const target = input.rollout?.activeRun?.targetRevisions?.find((t) => (group.components ?? []).includes(t.component));
+  const target = input.rollout?.activeRun?.targetRevisions?.find((t) => (group.components ?? []).some((name) => name === t.component));
   const stable = canary?.stableRevisionHash ?? target?.stableRevision;
   const next = canary?.canaryRevisionHash ?? target?.revision;
   const parts = [stable ? `stable=${stable}` : '', next ? `target=${next}` : ''];

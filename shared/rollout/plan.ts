@@ -80,9 +80,11 @@ export function declaredSourceOf(group: RolloutGroup): DeclaredSource {
 
 /**
  * The progression kind a group runs as admission sees it: its inline arm, else the kind
- * its policyRef declares, else blue-green.
+ * its policyRef declares, else blue-green. Takes a Partial group because pinned groups
+ * are read back from `status.rollout.activeRun.plan`, which the CRD stores unvalidated
+ * (x-kubernetes-preserve-unknown-fields), and callers stand in `{}` for a missing one.
  */
-export function declaredKindOf(group: RolloutGroup): string {
+export function declaredKindOf(group: Partial<RolloutGroup>): string {
   return inlineKinds(group)[0] ?? group.policyRef?.progression ?? 'blueGreen';
 }
 
@@ -199,7 +201,11 @@ function pickProgression(body: RolloutPolicySpec): RolloutPolicySpec {
 
 const COMPONENTS = new Set(['router', 'engine', 'decoder']);
 
-/** Checks a group must pass to render; returns the first problem, or nothing. */
+/**
+ * Checks a group must pass to render; returns the first problem, or nothing. The group
+ * is typed as the API stores it, but it arrives as parsed JSON that nothing here has
+ * checked, so each rule (components, progression, traffic, durations) still guards it.
+ */
 export function findGroupProblem(group: RolloutGroup): string | undefined {
   const components = group.components ?? [];
   if (components.length === 0) return 'a group needs at least one component';

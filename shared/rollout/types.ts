@@ -1,91 +1,50 @@
 /**
- * The structural shapes this module reads and writes: `spec.rollout.groups[]`, a
- * RolloutPolicy, and `status.rollout` / `status.canary`, spelled as the JSON the API
- * server stores. Optional fields are optional because users may leave them out; the
- * Go-JSON schema decides how absence serialises.
+ * The shapes the pure rollout rules read and write. The API types of `spec.rollout` and
+ * RolloutPolicy (and the run-model pieces that only repeat them) have one definition,
+ * in `../model/rollout`, and are re-exported here under the names these rules use. What
+ * stays here is the rules' own view: the policy as plan resolution sees it, and the
+ * status-side records whose stored form the CRD leaves unvalidated.
  */
 
-export type ComponentName = 'router' | 'engine' | 'decoder';
-export type ProgressionKind = 'canary' | 'blueGreen' | 'rollingUpdate';
+import type {
+  ComponentType,
+  RolloutGroupResolution,
+  RolloutGroupStep,
+  RolloutPlanSource,
+  RolloutPolicySpec,
+  RolloutProgressionKind,
+  RolloutRunGroup,
+  RolloutRunOutcome,
+  RolloutRunProvenance,
+} from '../model';
+
+export type {
+  AnalysisMetric,
+  AnalysisPrometheus,
+  GroupBlueGreen,
+  GroupCanary,
+  GroupRollingUpdate,
+  IntOrString,
+  MaintainRatio,
+  RolloutAnalysis,
+  RolloutGroup,
+  RolloutHold,
+  RolloutPause,
+  RolloutPhase,
+  RolloutPolicyRef,
+  RolloutPolicySpec,
+} from '../model';
+
+export type ComponentName = ComponentType;
+export type ProgressionKind = RolloutProgressionKind;
 export const PROGRESSION_KINDS: readonly ProgressionKind[] = ['canary', 'blueGreen', 'rollingUpdate'];
-
-export type IntOrString = number | string;
-
-export interface RolloutPause {
-  duration?: string;
-}
-
-export interface AnalysisMetric {
-  name?: string;
-  query?: string;
-  operator?: string;
-  threshold?: string;
-}
-
-export interface RolloutAnalysis {
-  interval?: string;
-  initialDelay?: string;
-  failureLimit?: number;
-  onInconclusive?: string;
-  metrics?: AnalysisMetric[];
-}
-
-export interface CanaryStep {
-  capacity?: IntOrString;
-  traffic?: number;
-  pause?: RolloutPause;
-  analysis?: RolloutAnalysis;
-}
-
-export interface AnalysisPrometheus {
-  providerRef?: { name?: string };
-  serverAddress?: string;
-  authRef?: { name?: string; key?: string; optional?: boolean };
-  headers?: Record<string, string>;
-}
-
-export interface GroupCanary {
-  steps?: CanaryStep[];
-  prometheus?: AnalysisPrometheus;
-  scaleDownDelaySeconds?: number;
-  readyTimeout?: string;
-}
-
-export type GroupBlueGreen = Record<string, never>;
-
-export interface GroupRollingUpdate {
-  maxSurge?: IntOrString;
-  maxUnavailable?: IntOrString;
-}
-
-export interface RolloutPolicyRef {
-  name: string;
-  progression: string;
-  kind?: string;
-}
-
-export interface MaintainRatio {
-  tolerance?: number;
-}
-
-/** One entry of `spec.rollout.groups[]` (and, resolved, of a pinned plan). */
-export interface RolloutGroup {
-  components?: string[];
-  order?: string[];
-  canary?: GroupCanary;
-  blueGreen?: GroupBlueGreen;
-  rollingUpdate?: GroupRollingUpdate;
-  policyRef?: RolloutPolicyRef;
-  soak?: string;
-  maintainRatio?: MaintainRatio;
-}
-
-/** A RolloutPolicy spec: exactly one progression body. */
-export interface RolloutPolicySpec {
-  canary?: GroupCanary;
-  blueGreen?: GroupBlueGreen;
-  rollingUpdate?: GroupRollingUpdate;
-}
+export type CanaryStep = RolloutGroupStep;
+export type PlanSource = RolloutPlanSource;
+export type RunOutcome = RolloutRunOutcome;
+/** `status.rollout.activeRun.plan.groups[]`: one pinned group with its provenance. */
+export type PinnedGroup = RolloutRunGroup;
+/** `status.rollout.groups[]`: what a run opened now would pin for each spec group. */
+export type GroupResolutionStatus = RolloutGroupResolution;
 
 /** What plan resolution needs to know about one RolloutPolicy in the namespace. */
 export interface RolloutPolicyView {
@@ -98,17 +57,11 @@ export interface RolloutPolicyView {
   readyMessage?: string;
 }
 
-export type PlanSource = 'Inline' | 'Policy';
-
-/** `status.rollout.activeRun.plan.groups[]`: one pinned group with its provenance. */
-export interface PinnedGroup {
-  source: PlanSource;
-  policyRef?: RolloutPolicyRef;
-  policyGeneration?: number;
-  portableDigest?: string;
-  group: RolloutGroup;
-}
-
+/**
+ * One run target as the rules read it back from status. `component` stays a string:
+ * the CRD stores `targetRevisions[].component` without an enum (and the run model with
+ * x-kubernetes-preserve-unknown-fields), so a stored value is not known to be a ComponentType.
+ */
 export interface RunTarget {
   component: string;
   revision?: string;
@@ -124,25 +77,14 @@ export interface RolloutRun {
   plan: { groups?: PinnedGroup[] };
 }
 
-export type RunOutcome = 'Completed' | 'RolledBack' | 'Superseded';
-
-/** `status.rollout.lastRun`: digests and provenance, never the plan bodies. */
+/** `status.rollout.lastRun`: digests and provenance, never the plan bodies; also records the closed run's ID. */
 export interface RolloutRunRecord {
   outcome: RunOutcome;
   runID?: string;
   openedAt?: string;
   closedAt?: string;
   targetRevisions?: RunTarget[];
-  groups?: { source: PlanSource; policyRef?: RolloutPolicyRef; portableDigest?: string }[];
-}
-
-/** `status.rollout.groups[]`: what a run opened now would pin for each spec group. */
-export interface GroupResolutionStatus {
-  index: number;
-  source: PlanSource;
-  policyRef?: RolloutPolicyRef;
-  observedDigest?: string;
-  shadowedPolicyRef?: { name: string; wouldPinDigest?: string };
+  groups?: RolloutRunProvenance[];
 }
 
 export interface RolloutStatus {
@@ -151,7 +93,7 @@ export interface RolloutStatus {
   groups?: GroupResolutionStatus[];
 }
 
-/** `status.canary` for one canary group: the executor's persisted state machine. */
+/** `status.canary` for one canary group: the executor's persisted state machine, including `finished`. */
 export interface CanaryState {
   canaryRevisionHash?: string;
   stableRevisionHash?: string;
@@ -175,15 +117,3 @@ export interface StatusCondition {
   message?: string;
   lastTransitionTime?: string;
 }
-
-export type RolloutPhase =
-  | 'Stable'
-  | 'Canarying'
-  | 'Pending'
-  | 'Paused'
-  | 'Promoting'
-  | 'RollingBack'
-  | 'RolledBack'
-  | 'Failed';
-
-export type RolloutHold = 'GlobalPause' | 'PlanParked' | 'CanaryPreStep' | 'ObservedPaused';

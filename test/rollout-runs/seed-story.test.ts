@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../shared/model/resources';
 import { digestPlan } from '../../shared/rollout/digest';
+import type { RolloutGroup } from '../../shared/rollout/types';
 import { Message, RepinMessage } from '../../shared/vocabulary';
 import {
   advanceUntil,
@@ -239,7 +240,7 @@ describe('the canary after a repin', () => {
   });
 
   it('fits every canary group to its new steps, not only the first', async () => {
-    const router = { components: ['router'], canary: { steps: [{ capacity: '25%', traffic: 10, pause: {} }, { capacity: '50%', traffic: 20, pause: {} }] } };
+    const router: RolloutGroup = { components: ['router'], canary: { steps: [{ capacity: '25%', traffic: 10, pause: {} }, { capacity: '50%', traffic: 20, pause: {} }] } };
     await openRunOn(bench, 'multi', [router, twoSteps]);
     const isvc = await getIsvc(bench, 'multi');
     await bench.client.replaceStatus(Resources.inferenceServices, {

@@ -6,7 +6,7 @@ import { NOW } from './fixtures';
 const ENTERED = '2026-08-31T18:00:00Z'; // 30 minutes before NOW
 const manual: CanaryStep[] = [{ capacity: '25%', traffic: 10, pause: {} }, { capacity: '100%', traffic: 100 }];
 const timed: CanaryStep[] = [{ capacity: '25%', traffic: 10, pause: { duration: '1h' } }, { capacity: '100%', traffic: 100 }];
-const analysis: CanaryStep[] = [{ capacity: '25%', traffic: 10, analysis: { interval: '1m', failureLimit: 2 } }, { capacity: '100%', traffic: 100 }];
+const analysis: CanaryStep[] = [{ capacity: '25%', traffic: 10, analysis: { interval: '1m', failureLimit: 2, metrics: [] } }, { capacity: '100%', traffic: 100 }];
 const state = (extra: Partial<CanaryState> = {}): CanaryState => ({
   canaryRevisionHash: 'bbbbbbbb',
   stableRevisionHash: 'aaaaaaaa',
@@ -48,7 +48,7 @@ describe('Function: gateOf', () => {
     [{ capacity: 1, traffic: 1 }, 'Immediate'],
     [{ capacity: 1, traffic: 1, pause: {} }, 'Manual'],
     [{ capacity: 1, traffic: 1, pause: { duration: '5m' } }, 'Timed'],
-    [{ capacity: 1, traffic: 1, pause: {}, analysis: { interval: '1m' } }, 'Analysis'],
+    [{ capacity: 1, traffic: 1, pause: {}, analysis: { interval: '1m', failureLimit: 1, metrics: [] } }, 'Analysis'],
   ])('%j -> %s', (step, gate) => {
     expect(gateOf(step)).toBe(gate);
   });

@@ -7,6 +7,7 @@ import {
   digestPolicySpec,
   digestProgression,
 } from '../../shared/rollout/digest';
+import type { RolloutGroup } from '../../shared/rollout/types';
 
 const rp1 = (text: string): string => `rp1:${createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
 
@@ -27,7 +28,7 @@ describe('Function: digestProgression', () => {
 });
 
 describe('Function: digestGroupProgression', () => {
-  it.each([
+  it.each<[string, RolloutGroup, string]>([
     ['no progression, no policy', { components: ['engine'] }, DEFAULT_GROUP_DIGEST],
     ['explicit blueGreen', { components: ['engine'], blueGreen: {} }, DEFAULT_GROUP_DIGEST],
     ['shape does not count', { components: ['engine', 'decoder'], soak: '1m', blueGreen: {} }, DEFAULT_GROUP_DIGEST],

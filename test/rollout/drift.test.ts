@@ -67,7 +67,7 @@ describe('Function: evaluatePlanReady', () => {
 
 describe('Function: buildGroupResolutions', () => {
   it('reports index, source, policyRef and a digest that is never blank for default groups', () => {
-    const shadowing = { ...manualCanary(), policyRef: { name: 'guarded', progression: 'canary' } };
+    const shadowing: RolloutGroup = { ...manualCanary(), policyRef: { name: 'guarded', progression: 'canary' } };
     const live = resolveLivePlan([{ components: ['router'] }, viaPolicy, shadowing], policies(guarded));
     const [first, second, third] = buildGroupResolutions(live);
     expect(first).toEqual({ index: 0, source: 'Inline', observedDigest: 'rp1:cca45ec1fb0f' });

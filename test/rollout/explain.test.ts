@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildExplainRows, formatExplainTable, type ExplainInput } from '../../shared/rollout/explain';
-import type { RolloutRun } from '../../shared/rollout/types';
+import type { RolloutGroup, RolloutRun } from '../../shared/rollout/types';
 import { manualCanary } from './fixtures';
 
 const pinnedFromPolicy: RolloutRun = {
@@ -86,7 +86,7 @@ describe('Function: buildExplainRows', () => {
   });
 
   it('shows soak and ratio effects', () => {
-    const groups = [{ components: ['decoder'], soak: '60s' }, { components: ['engine'], soak: '1m', maintainRatio: {} }];
+    const groups: RolloutGroup[] = [{ components: ['decoder'], soak: '60s' }, { components: ['engine'], soak: '1m', maintainRatio: {} }];
     const details = buildExplainRows({ specGroups: groups }).filter((row) => row.view === 'Declared').map((row) => row.detail);
     expect(details).toContain('soak=1m0s(Configured)');
     expect(details).toContain('soak=1m0s(Configured;IgnoredFinalGroup)');

@@ -35,7 +35,7 @@ describe('Function: resolveLivePlan', () => {
   });
 
   it('lets an inline progression win over a policyRef and previews the shadowed policy', () => {
-    const group = { ...manualCanary(), policyRef: { name: 'guarded', progression: 'canary' } };
+    const group: RolloutGroup = { ...manualCanary(), policyRef: { name: 'guarded', progression: 'canary' } };
     const result = resolveLivePlan([group], policies(guarded));
     expect(result.ok).toBe(true);
     if (!result.ok) return;

@@ -3,7 +3,7 @@ import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady } from '../
 import { resolveLivePlan } from '../../shared/rollout/plan';
 import { checkRepinRefusal, decideRepin, digestPinnedPlan, fitCanaryToSteps, type RepinCheckInput } from '../../shared/rollout/repin';
 import { openRun } from '../../shared/rollout/run';
-import type { CanaryState, RolloutGroup, RolloutRun, StatusCondition } from '../../shared/rollout/types';
+import type { CanaryState, RolloutGroup, RolloutPolicyRef, RolloutRun, StatusCondition } from '../../shared/rollout/types';
 import { manualCanary, NOW, policies, policy } from './fixtures';
 
 const OPENED = new Date('2026-08-31T18:00:00Z');
@@ -157,7 +157,7 @@ describe('Function: checkRepinRefusal', () => {
   });
 
   it('accepts a policy group using the reported digest when policies are not readable', () => {
-    const ref = { name: 'guarded', progression: 'canary' };
+    const ref: RolloutPolicyRef = { name: 'guarded', progression: 'canary' };
     const old = policy('guarded', { canary: { steps: [{ capacity: '50%', traffic: 20, pause: {} }] } });
     const edited = policy('guarded', { canary: { steps: [{ capacity: '25%', traffic: 10, pause: {} }] } });
     const pinnedLive = resolveLivePlan([{ components: ['engine'], policyRef: ref }], policies(old));
