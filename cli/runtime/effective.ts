@@ -4,10 +4,9 @@
  * pin, the sync token and RuntimeDrifted stand.
  */
 import { REPORT_API_VERSION, formatTimestamp } from '../action-result';
-import { collectRuntimeEvidence, runtimeFullName, type RuntimeEvidence, type RuntimeView } from '../domain/runtime';
+import { runtimeFullName, type RuntimeEvidence, type RuntimeView } from '../domain/runtime';
 import type { CommandEnv } from '../env';
-import { CliError } from '../errors';
-import { readService } from '../read';
+import { readRuntimeEvidence } from '../read';
 import { formatStructured, formatTable, type OutputFormat } from '../output';
 import type { InferenceServiceObject } from '../isvc';
 
@@ -19,13 +18,7 @@ export interface RuntimeEffectiveOptions {
 }
 
 export async function runRuntimeEffective(env: CommandEnv, options: RuntimeEffectiveOptions): Promise<number> {
-  const isvc = await readService(env, options.namespace, options.name, 'get InferenceService');
-  let evidence: RuntimeEvidence;
-  try {
-    evidence = await collectRuntimeEvidence(env.client, isvc, options.omeNamespace);
-  } catch (error) {
-    throw new CliError(`collect runtime evidence: ${(error as Error).message}`, 1, { cause: error });
-  }
+  const { isvc, evidence } = await readRuntimeEvidence(env, options);
   env.io.stdout.write(formatEffective(isvc, evidence, options.output, env.now()));
   return 0;
 }

@@ -8,12 +8,11 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '../../shared/ports/cluster';
 import { Label } from '../../shared/vocabulary';
 import { REPORT_API_VERSION, formatTimestamp } from '../action-result';
-import { checkRevision, collectRuntimeEvidence, runtimeFullName, type RuntimeEvidence } from '../domain/runtime';
+import { checkRevision, runtimeFullName, type RuntimeEvidence } from '../domain/runtime';
 import { withTimeout, type CommandEnv } from '../env';
-import { CliError } from '../errors';
 import type { InferenceServiceObject } from '../isvc';
 import { formatStructured, formatTable, type OutputFormat } from '../output';
-import { readService } from '../read';
+import { readRuntimeEvidence } from '../read';
 import { ControllerRevisions } from '../resources';
 
 export interface RuntimeHistoryOptions {
@@ -47,13 +46,7 @@ export interface HistoryWindow {
 }
 
 export async function runRuntimeHistory(env: CommandEnv, options: RuntimeHistoryOptions): Promise<number> {
-  const isvc = await readService(env, options.namespace, options.name, 'get InferenceService');
-  let evidence: RuntimeEvidence;
-  try {
-    evidence = await collectRuntimeEvidence(env.client, isvc, options.omeNamespace);
-  } catch (error) {
-    throw new CliError(`collect runtime evidence: ${(error as Error).message}`, 1, { cause: error });
-  }
+  const { isvc, evidence } = await readRuntimeEvidence(env, options);
   const { revisions, window, reportIssues } = await listRevisions(env, options.omeNamespace, evidence);
   const entries = revisions.map((revision) => describeRevision(revision, isvc, evidence)).sort(newestFirst);
   env.io.stdout.write(formatHistory(options, isvc, window, entries, reportIssues, env.now()));
