@@ -1,7 +1,7 @@
 /**
  * `npm run build`: bundles each function of serverless.yml (entry `functions/<name>/handler.ts`)
  * into `dist/functions/<name>/index.mjs`, with the same esbuild settings serverless-esbuild
- * uses when packaging (ESM for Node 20, minified, source map, createRequire banner), and
+ * uses when packaging (ESM for Lambda's Node 24, minified, source map, createRequire banner), and
  * prints each bundle's size. Exits non-zero on any error, a missing handler file included.
  */
 import { existsSync } from 'node:fs';
@@ -28,7 +28,7 @@ export const FUNCTION_BUILD_OPTIONS: BuildOptions = {
   sourcemap: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   mainFields: ['module', 'main'],
   banner: { js: CREATE_REQUIRE_BANNER },
   logLevel: 'silent',
