@@ -1,0 +1,174 @@
+/**
+ * The roles in serverless.yml, read straight from the file (no packaging) and judged with the
+ * local IAM evaluator: per function, exactly the DynamoDB actions its code performs on each
+ * item family and nothing else, no function writing the registry, each function reading
+ * only its own cluster secrets, and the admission webhook reading only.
+ */
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { evaluatePolicy } from '../../local/iam/policy';
+import type { PolicyStatement } from '../../local/iam/policy';
+import { loadTemplateRoles } from '../../local/iam/template-roles';
+import type { TemplateRoles } from '../../local/iam/template-roles';
+import { REPOSITORY_ROOT } from '../../scripts/build';
+
+/** Item families by a representative partition key (see shared/adapters/dynamodb/table.ts). */
+const FAMILIES = {
+  'LEASE#*': 'LEASE#object#c1#InferenceService#ns#isvc',
+  'IDEMPOTENCY#*': 'IDEMPOTENCY#sync#c1#uid#token',
+  'CHECKPOINT#*': 'CHECKPOINT#c1',
+  REGISTRY: 'REGISTRY',
+} as const;
+type Family = keyof typeof FAMILIES;
+
+/**
+ * From the code: leases acquire, renew and release with UpdateItem; idempotency claims with
+ * PutItem, reads with GetItem, completes with UpdateItem and abandons with DeleteItem;
+ * checkpoints load with GetItem and save with PutItem; the registry is read with GetItem
+ * (every function that reaches a cluster) and listed with Query (the schedules).
+ */
+const LEASES = ['UpdateItem'];
+const IDEMPOTENCY = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'];
+const NEEDS: Record<string, Partial<Record<Family, string[]>>> = {
+  'forward-watch-events': { 'LEASE#*': LEASES, 'CHECKPOINT#*': ['GetItem', 'PutItem'], REGISTRY: ['GetItem', 'Query'] },
+  pin: { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'] },
+  // Hands roll-forwards to the pin use-case.
+  'drift-check': { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'] },
+  'repin-apply': { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'] },
+  'rollout-run': { 'LEASE#*': LEASES, REGISTRY: ['GetItem', 'Query'] },
+  'revision-gc': { 'LEASE#*': LEASES, REGISTRY: ['GetItem', 'Query'] },
+  'admission-webhook': { REGISTRY: ['GetItem'] },
+};
+
+const DYNAMODB_ACTIONS = [
+  'GetItem',
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'Query',
+  'Scan',
+  'BatchGetItem',
+  'BatchWriteItem',
+  'ConditionCheckItem',
+  'DescribeTable',
+  'UpdateTable',
+  'DeleteTable',
+];
+
+const asList = (value: string | string[] | undefined): string[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const dynamoStatements = (statements: PolicyStatement[]) => statements.filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
+
+let roles: TemplateRoles;
+
+beforeAll(async () => {
+  roles = await loadTemplateRoles(join(REPOSITORY_ROOT, 'serverless.yml'));
+});
+
+const statementsOf = (name: string): PolicyStatement[] => {
+  const role = roles.functions.get(name);
+  if (role === undefined) throw new Error(`serverless.yml declares no function ${name}`);
+  return role.statements;
+};
+
+describe('serverless.yml roles: DynamoDB', () => {
+  it('covers every function serverless.yml declares', () => {
+    expect([...roles.functions.keys()].sort()).toEqual(Object.keys(NEEDS).sort());
+  });
+
+  it.each(Object.entries(NEEDS))('%s: one statement per item family, naming exactly the actions used on it', (name, needs) => {
+    // Prepare
+    const statements = dynamoStatements(statementsOf(name));
+
+    // Assess: on the table only, one family each, only ForAllValues:StringLike on LeadingKeys.
+    const granted: Record<string, string[]> = {};
+    for (const statement of statements) {
+      expect(statement.Effect).toBe('Allow');
+      expect(statement.Resource, statement.Sid).toBe(roles.tableArn);
+      expect(Object.keys(statement.Condition ?? {}), statement.Sid).toEqual(['ForAllValues:StringLike']);
+      const keys = asList(statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']);
+      expect(keys, `${name} ${statement.Sid}`).toHaveLength(1);
+      const family = keys[0] as string;
+      expect(granted[family], `${name}: two statements for ${family}`).toBeUndefined();
+      granted[family] = asList(statement.Action).map((action) => action.replace('dynamodb:', '')).sort();
+    }
+    expect(granted).toEqual(Object.fromEntries(Object.entries(needs).map(([family, actions]) => [family, [...actions].sort()])));
+  });
+
+  const matrix = Object.keys(NEEDS).flatMap((name) =>
+    (Object.keys(FAMILIES) as Family[]).flatMap((family) => DYNAMODB_ACTIONS.map((action) => [name, action, family] as const)),
+  );
+  it.each(matrix)('%s: dynamodb:%s on %s is allowed only if its code does it', (name, action, family) => {
+    // Act
+    const decision = evaluatePolicy(statementsOf(name), {
+      action: `dynamodb:${action}`,
+      resource: roles.tableArn,
+      context: { 'dynamodb:LeadingKeys': [FAMILIES[family]] },
+    });
+
+    // Assess
+    expect(decision.decision).toBe(NEEDS[name]?.[family]?.includes(action) ? 'allow' : 'implicit-deny');
+  });
+
+  it.each(Object.keys(NEEDS))('%s: no write into the registry, and no call spanning two families', (name) => {
+    for (const action of ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']) {
+      expect(evaluatePolicy(statementsOf(name), { action: `dynamodb:${action}`, resource: roles.tableArn, context: { 'dynamodb:LeadingKeys': ['REGISTRY'] } }).decision).toBe('implicit-deny');
+    }
+    for (const action of ['GetItem', 'UpdateItem']) {
+      const decision = evaluatePolicy(statementsOf(name), { action: `dynamodb:${action}`, resource: roles.tableArn, context: { 'dynamodb:LeadingKeys': [FAMILIES['LEASE#*'], FAMILIES.REGISTRY] } });
+      expect(decision.decision).toBe('implicit-deny');
+    }
+  });
+
+  it.each(Object.keys(NEEDS))('%s: nothing on another table or an index', (name) => {
+    for (const resource of [roles.tableArn.replace(roles.tableName, 'other-table'), `${roles.tableArn}/index/any`]) {
+      const decision = evaluatePolicy(statementsOf(name), { action: 'dynamodb:GetItem', resource, context: { 'dynamodb:LeadingKeys': ['REGISTRY'] } });
+      expect(decision.decision, resource).toBe('implicit-deny');
+    }
+  });
+});
+
+describe('serverless.yml roles: cluster secrets', () => {
+  const names = Object.keys(NEEDS);
+  const secretArn = (secretName: string) => `arn:aws:secretsmanager:${roles.region}:${roles.accountId}:secret:${secretName}-AbC123`;
+
+  it.each(names)('%s: one statement, GetSecretValue only, on its own secrets under the prefix', (name) => {
+    // Prepare
+    const statements = statementsOf(name).filter((s) => asList(s.Action).some((a) => a.startsWith('secretsmanager:')));
+
+    // Assess
+    expect(statements).toHaveLength(1);
+    expect(statements[0]?.Action).toBe('secretsmanager:GetSecretValue');
+    expect(statements[0]?.Condition).toBeUndefined();
+    expect(statements[0]?.Resource).toBe(`arn:aws:secretsmanager:${roles.region}:${roles.accountId}:secret:${roles.clusterSecretPrefix}*/${name}-??????`);
+  });
+
+  const pairs = names.flatMap((reader) => names.map((owner) => [reader, owner] as const));
+  it.each(pairs)('%s may read the secret of %s only if they are the same function', (reader, owner) => {
+    const decision = evaluatePolicy(statementsOf(reader), { action: 'secretsmanager:GetSecretValue', resource: secretArn(`${roles.clusterSecretPrefix}prod-eu-1/${owner}`) });
+    expect(decision.decision).toBe(reader === owner ? 'allow' : 'implicit-deny');
+  });
+
+  it.each(names)('%s: no shared cluster secret, none outside the prefix, no other action', (name) => {
+    const denied = [
+      // One secret per cluster for every function: the convention before per-function secrets.
+      { action: 'secretsmanager:GetSecretValue', resource: secretArn(`${roles.clusterSecretPrefix}prod-eu-1`) },
+      { action: 'secretsmanager:GetSecretValue', resource: secretArn(`other/prefix/prod-eu-1/${name}`) },
+      { action: 'secretsmanager:GetSecretValue', resource: secretArn(`${roles.clusterSecretPrefix}prod-eu-1/${name}-backup`) },
+      { action: 'secretsmanager:PutSecretValue', resource: secretArn(`${roles.clusterSecretPrefix}prod-eu-1/${name}`) },
+      { action: 'secretsmanager:DescribeSecret', resource: secretArn(`${roles.clusterSecretPrefix}prod-eu-1/${name}`) },
+    ];
+    for (const request of denied) expect(evaluatePolicy(statementsOf(name), request).decision, JSON.stringify(request)).toBe('implicit-deny');
+  });
+});
+
+describe('serverless.yml roles: the admission webhook reads only', () => {
+  it('has no action but reads, besides writing its own logs', () => {
+    const actions = statementsOf('admission-webhook').flatMap((s) => asList(s.Action));
+    const READS = new Set(['dynamodb:GetItem', 'secretsmanager:GetSecretValue', 'eks:DescribeCluster']);
+    const LOGS = new Set(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect(actions.filter((action) => !READS.has(action) && !LOGS.has(action))).toEqual([]);
+    for (const statement of statementsOf('admission-webhook').filter((s) => asList(s.Action).some((a) => LOGS.has(a)))) {
+      expect(statement.Resource).toBe(`arn:aws:logs:${roles.region}:${roles.accountId}:log-group:/aws/lambda/${roles.service}-${roles.stage}-admission-webhook:*`);
+    }
+  });
+});
