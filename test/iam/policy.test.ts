@@ -83,7 +83,7 @@ describe('Function: evaluatePolicy', () => {
     ['ForAllValues:StringNotLike', ['ALL_OLD'], 'implicit-deny'],
   ] as const)('%s with ReturnValues %j → %s', (operator, values, expected) => {
     const statement: PolicyStatement = { Effect: 'Allow', Action: 'dynamodb:*', Resource: TABLE, Condition: { [operator]: { 'dynamodb:ReturnValues': operator.includes('Like') ? 'ALL_*' : 'ALL_NEW' } } };
-    const context = values === undefined ? {} : { 'dynamodb:ReturnValues': [...values] };
+    const context: Record<string, string[]> = values === undefined ? {} : { 'dynamodb:ReturnValues': [...values] };
     expect(evaluatePolicy([statement], { action: 'dynamodb:UpdateItem', resource: TABLE, context }).decision).toBe(expected);
   });
 

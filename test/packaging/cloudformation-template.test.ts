@@ -36,9 +36,8 @@ const STAGE = 'dev';
 /** What each function's code calls, besides writing its logs. */
 interface Needs {
   role: string;
-  /** DynamoDB actions on the control-plane table, and the item families (partition key prefixes) they touch. */
-  dynamodb: string[];
-  leadingKeys: string[];
+  /** DynamoDB actions on the control-plane table, per item family (partition key prefix): one statement each. */
+  dynamodb: Record<string, string[]>;
   /** Publishes hints (events:PutEvents on the bus). */
   publishes?: boolean;
   /** Has a dead-letter queue (asynchronous invocations and rule targets). */
@@ -49,64 +48,59 @@ interface Needs {
  * Derived from the code: leases acquire, renew and release with UpdateItem; idempotency
  * claims with PutItem, reads with GetItem, completes with UpdateItem and abandons with
  * DeleteItem; checkpoints load with GetItem and save with PutItem; the registry is read
- * with GetItem (one cluster) and Query (all clusters). Every function that talks to a
- * cluster gets its client from the registry.
+ * with GetItem (one cluster) and Query (all clusters), never written by a function. Every
+ * function that talks to a cluster gets its client from the registry. test/iam/ judges the
+ * same statements case by case, and runs the store calls under each role.
  */
 const NEEDS: Record<string, Needs> = {
   // Lists the registry, leases per cluster, checkpoints, publishes.
   'forward-watch-events': {
     role: 'ForwardWatchEventsRole',
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
-    leadingKeys: ['LEASE#*', 'CHECKPOINT#*', 'REGISTRY'],
+    dynamodb: { 'LEASE#*': ['UpdateItem'], 'CHECKPOINT#*': ['GetItem', 'PutItem'], REGISTRY: ['GetItem', 'Query'] },
     publishes: true,
     deadLetterQueue: 'ForwardWatchEventsDeadLetterQueue',
   },
   // Object lease, sync-token claims, one cluster's record.
   pin: {
     role: 'PinRole',
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
-    leadingKeys: ['LEASE#*', 'IDEMPOTENCY#*', 'REGISTRY'],
+    dynamodb: { 'LEASE#*': ['UpdateItem'], 'IDEMPOTENCY#*': ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], REGISTRY: ['GetItem'] },
     deadLetterQueue: 'PinDeadLetterQueue',
   },
   // Hands roll-forwards to the pin use-case, so the same as pin.
   'drift-check': {
     role: 'DriftCheckRole',
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
-    leadingKeys: ['LEASE#*', 'IDEMPOTENCY#*', 'REGISTRY'],
+    dynamodb: { 'LEASE#*': ['UpdateItem'], 'IDEMPOTENCY#*': ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], REGISTRY: ['GetItem'] },
     deadLetterQueue: 'DriftCheckDeadLetterQueue',
   },
   // Object lease, repin-request claims, one cluster's record.
   'repin-apply': {
     role: 'RepinApplyRole',
-    dynamodb: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
-    leadingKeys: ['LEASE#*', 'IDEMPOTENCY#*', 'REGISTRY'],
+    dynamodb: { 'LEASE#*': ['UpdateItem'], 'IDEMPOTENCY#*': ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], REGISTRY: ['GetItem'] },
     deadLetterQueue: 'RepinApplyDeadLetterQueue',
   },
   // Object lease; the scheduled sweep lists the registry.
   'rollout-run': {
     role: 'RolloutRunRole',
-    dynamodb: ['GetItem', 'UpdateItem', 'Query'],
-    leadingKeys: ['LEASE#*', 'REGISTRY'],
+    dynamodb: { 'LEASE#*': ['UpdateItem'], REGISTRY: ['GetItem', 'Query'] },
     deadLetterQueue: 'RolloutRunDeadLetterQueue',
   },
   // A sweep lease per cluster; lists the registry.
   'revision-gc': {
     role: 'RevisionGcRole',
-    dynamodb: ['GetItem', 'UpdateItem', 'Query'],
-    leadingKeys: ['LEASE#*', 'REGISTRY'],
+    dynamodb: { 'LEASE#*': ['UpdateItem'], REGISTRY: ['GetItem', 'Query'] },
     deadLetterQueue: 'RevisionGcDeadLetterQueue',
   },
   // Reads the cluster named in its URL to look up a runtime; synchronous, so no queue.
   'admission-webhook': {
     role: 'AdmissionWebhookRole',
-    dynamodb: ['GetItem'],
-    leadingKeys: ['REGISTRY'],
+    dynamodb: { REGISTRY: ['GetItem'] },
   },
 };
 
 /**
- * Cluster credentials of the kinds the registry stores for AWS (a Secrets Manager secret
- * under the service's prefix, or an EKS cluster), for every function that reaches a cluster.
+ * Cluster credentials of the kinds the registry stores for AWS (the function's own Secrets
+ * Manager secret per cluster under the service's prefix, or an EKS cluster), for every
+ * function that reaches a cluster.
  */
 const CLUSTER_CREDENTIAL_ACTIONS = ['secretsmanager:GetSecretValue', 'eks:DescribeCluster'];
 
@@ -118,7 +112,7 @@ function allowedResources(functionName: string, needs: Needs): Json[] {
   return [
     sub(`arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${SERVICE}-${STAGE}-${functionName}:*`),
     getAtt('ControlPlaneTable'),
-    sub(`arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:${SERVICE}/${STAGE}/clusters/*`),
+    sub(`arn:\${AWS::Partition}:secretsmanager:\${AWS::Region}:\${AWS::AccountId}:secret:${SERVICE}/${STAGE}/clusters/*/${functionName}-??????`),
     sub('arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/*'),
     ...(needs.publishes ? [getAtt('OmeEventBus')] : []),
     ...(needs.deadLetterQueue ? [getAtt(needs.deadLetterQueue)] : []),
@@ -129,7 +123,7 @@ function expectedActions(needs: Needs): string[] {
   return [
     'logs:CreateLogStream',
     'logs:PutLogEvents',
-    ...needs.dynamodb.map((action) => `dynamodb:${action}`),
+    ...Object.values(needs.dynamodb).flatMap((actions) => actions.map((action) => `dynamodb:${action}`)),
     ...CLUSTER_CREDENTIAL_ACTIONS,
     ...(needs.publishes ? ['events:PutEvents'] : []),
     ...(needs.deadLetterQueue ? ['sqs:SendMessage'] : []),
@@ -199,11 +193,15 @@ describe('Packaging: osls package and its CloudFormation template', () => {
         expect(allowed, `${name} ${statement.Sid}: ${JSON.stringify(resource)}`).toContainEqual(resource);
       }
     }
-    // DynamoDB only on the table, limited to the item families the function touches.
+    // DynamoDB only on the table, one statement per item family with that family's actions.
+    const families: Record<string, string[]> = {};
     for (const statement of statements.filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))) {
       expect(statement.Resource).toEqual(getAtt('ControlPlaneTable'));
-      expect(statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']?.sort()).toEqual([...needs.leadingKeys].sort());
+      const keys = statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? [];
+      expect(keys, `${name} ${statement.Sid}`).toHaveLength(1);
+      families[keys[0] ?? ''] = asList(statement.Action).map((a) => a.replace('dynamodb:', '')).sort();
     }
+    expect(families).toEqual(Object.fromEntries(Object.entries(needs.dynamodb).map(([family, actions]) => [family, [...actions].sort()])));
   });
 
   it('targets each rule at the function serverless.yml routes it to, with its pattern, retry policy and queue', () => {
