@@ -7,20 +7,11 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identitiesFromTemplate, startDynamoIamProxy } from '../../local/iam/dynamodb-proxy';
-import type { DynamoIamProxy } from '../../local/iam/dynamodb-proxy';
-import { loadTemplateRoles } from '../../local/iam/template-roles';
-import type { TemplateRoles } from '../../local/iam/template-roles';
-import { startDynamoDbLocal } from '../../local/dynamodb-local';
-import type { DynamoDbLocal } from '../../local/dynamodb-local';
-import { REPOSITORY_ROOT } from '../../scripts/build';
-import { createDynamoClient, createDynamoStores, ensureTable, idempotencyItemKey } from '../../shared/adapters/dynamodb';
-import { ControlPlaneError } from '../../shared/errors';
+import { createDynamoStores, idempotencyItemKey } from '../../shared/adapters/dynamodb';
 import type { ClusterRecord, Lease, Stores } from '../../shared/ports/store';
-
-const accessKeyIdOf = (functionName: string): string => `LOCAL${functionName.toUpperCase().replace(/-/g, '')}`;
+import { expectAccessDenied, startIamWorld } from './support';
+import type { IamWorld } from './support';
 
 const CLUSTER: ClusterRecord = { id: 'c1', server: 'https://c1.example:6443', omeNamespace: 'ome', credentials: { kind: 'eks', clusterName: 'c1', region: 'eu-west-1' } };
 
@@ -87,48 +78,32 @@ const CASES = Object.entries(ALLOWED).flatMap(([name, allowed]) =>
   (Object.keys(OPERATIONS) as Operation[]).map((operation) => [name, allowed.includes(operation) ? 'may' : 'may not', operation] as const),
 );
 
-function expectAccessDenied(error: unknown, name: string): void {
-  expect(error).toBeInstanceOf(ControlPlaneError);
-  expect((error as ControlPlaneError).retryable).toBe(false);
-  const cause = (error as { cause?: { name?: string; message?: string } }).cause;
-  expect(cause?.name).toBe('AccessDeniedException');
-  expect(cause?.message).toMatch(new RegExp(`^User: arn:aws:sts::\\d+:assumed-role/[\\w-]+/ome-pinning-dev-${name} is not authorized to perform: dynamodb:\\w+ on resource: arn:aws:dynamodb:`));
-}
-
 describe('IAM proxy: each function under its own role', () => {
-  let dynamo: DynamoDbLocal;
-  let proxy: DynamoIamProxy;
-  let roles: TemplateRoles;
-  let direct: DynamoDBDocumentClient;
+  let world: IamWorld;
 
-  const callerFor = (name: string, accessKeyId = accessKeyIdOf(name)): Caller => {
-    const client = createDynamoClient({ region: roles.region, endpoint: proxy.endpoint, credentials: { accessKeyId, secretAccessKey: 'local' }, maxAttempts: 1 });
-    return { name, client, tableName: roles.tableName, stores: createDynamoStores(client, { tableName: roles.tableName }) };
+  const callerFor = (name: string, accessKeyId?: string): Caller => {
+    const client = world.clientAs(name, accessKeyId);
+    return { name, client, tableName: world.roles.tableName, stores: createDynamoStores(client, { tableName: world.roles.tableName }) };
   };
 
   beforeAll(async () => {
-    roles = await loadTemplateRoles(join(REPOSITORY_ROOT, 'serverless.yml'));
-    dynamo = await startDynamoDbLocal();
-    direct = createDynamoClient({ region: roles.region, endpoint: dynamo.endpoint });
-    // The table and the registry come from the stack and from registration, not from a function.
-    await ensureTable(direct, roles.tableName);
-    await createDynamoStores(direct, { tableName: roles.tableName }).clusters.putCluster(CLUSTER);
-    proxy = await startDynamoIamProxy({ upstream: dynamo.endpoint, identities: identitiesFromTemplate(roles, accessKeyIdOf), accountId: roles.accountId });
+    world = await startIamWorld();
+    // The registry is written by registration, under an operator's identity, not by a function.
+    await createDynamoStores(world.direct, { tableName: world.roles.tableName }).clusters.putCluster(CLUSTER);
   }, 120_000);
 
   afterAll(async () => {
-    await proxy?.close();
-    await dynamo?.stop();
+    await world?.stop();
   });
 
   it('runs a case for every function serverless.yml declares', () => {
-    expect(Object.keys(ALLOWED).sort()).toEqual([...roles.functions.keys()].sort());
+    expect(Object.keys(ALLOWED).sort()).toEqual([...world.roles.functions.keys()].sort());
   });
 
   it.each(CASES)('%s %s %s', async (name, verdict, operation) => {
     // Prepare
     const caller = callerFor(name);
-    const before = proxy.decisions.length;
+    const before = world.proxy.decisions.length;
 
     // Act
     const outcome = await OPERATIONS[operation]?.(caller).then(
@@ -137,7 +112,7 @@ describe('IAM proxy: each function under its own role', () => {
     );
 
     // Assess: the proxy judged the calls, and the verdict is the role's.
-    const judged = proxy.decisions.slice(before).filter((decision) => decision.accessKeyId === accessKeyIdOf(name));
+    const judged = world.decisionsOf(name, before);
     expect(judged.length).toBeGreaterThan(0);
     if (verdict === 'may') {
       expect(outcome).toBeUndefined();
@@ -154,7 +129,7 @@ describe('IAM proxy: each function under its own role', () => {
     // Assess
     expectAccessDenied(error, 'pin');
     expect((error as { cause?: { message?: string } }).cause?.message).toContain('dynamodb:PutItem');
-    const planted = await direct.send(new GetCommand({ TableName: roles.tableName, Key: { pk: 'REGISTRY', sk: 'CLUSTER#planted' } }));
+    const planted = await world.direct.send(new GetCommand({ TableName: world.roles.tableName, Key: { pk: 'REGISTRY', sk: 'CLUSTER#planted' } }));
     expect(planted.Item).toBeUndefined();
   });
 
