@@ -9,6 +9,8 @@
  * this evaluator cannot judge never grants anything by accident.
  */
 
+import { InvalidInputError } from '../../shared/errors';
+
 export type Effect = 'Allow' | 'Deny';
 
 /** A condition block: operator → context key → value(s). */
@@ -40,7 +42,7 @@ export type Decision =
   | { decision: 'implicit-deny' };
 
 /** A condition operator this evaluator does not implement. */
-export class UnsupportedConditionError extends Error {
+export class UnsupportedConditionError extends InvalidInputError {
   constructor(operator: string) {
     super(`condition operator ${operator} is not supported by the local policy evaluator`);
     this.name = 'UnsupportedConditionError';

@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
+import { InvalidInputError } from '../../shared/errors';
 import type { PolicyStatement } from './policy';
 
 export interface TemplateScope {
@@ -36,7 +37,7 @@ export interface TemplateRoles {
   /** ARN of the table the stores use (`ControlPlaneTable`). */
   tableArn: string;
   tableName: string;
-  /** `custom.clusterSecretPrefix`, resolved. */
+  /** `custom.clusterSecretPrefix`, resolved; empty when the file has none. */
   clusterSecretPrefix: string;
   /** Function name → its role. */
   functions: Map<string, FunctionRole>;
@@ -83,7 +84,7 @@ function createVariableResolver(doc: Doc, scope: TemplateScope): (value: unknown
       if (next === current) return current;
       current = next;
     }
-    throw new Error(`serverless.yml: variables in ${JSON.stringify(text)} do not settle`);
+    throw new InvalidInputError(`serverless.yml: variables in ${JSON.stringify(text)} do not settle`);
   }
   const resolve = (value: unknown): unknown => {
     if (typeof value === 'string') return resolveString(value);
@@ -116,7 +117,7 @@ export function parseTemplateRoles(text: string, scope: TemplateScope = {}): Tem
       case 'AWS::SQS::Queue':
         return `arn:${partition}:sqs:${region}:${accountId}:${service}-${stage}-${logicalId}`;
       default:
-        throw new Error(`serverless.yml: cannot name the ARN of ${logicalId} (${resource?.Type ?? 'not declared'})`);
+        throw new InvalidInputError(`serverless.yml: cannot name the ARN of ${logicalId} (${resource?.Type ?? 'not declared'})`);
     }
   };
   const pseudo: Record<string, string> = { 'AWS::Partition': partition, 'AWS::Region': region, 'AWS::AccountId': accountId, 'AWS::URLSuffix': 'amazonaws.com' };
@@ -129,22 +130,22 @@ export function parseTemplateRoles(text: string, scope: TemplateScope = {}): Tem
         if (pseudo[name] !== undefined) return pseudo[name];
         const [logicalId = '', attribute] = name.split('.');
         if (attribute === 'Arn' || (attribute === undefined && resources[logicalId] !== undefined)) return arnOf(logicalId);
-        throw new Error(`serverless.yml: cannot resolve ${whole} in Fn::Sub ${sub}`);
+        throw new InvalidInputError(`serverless.yml: cannot resolve ${whole} in Fn::Sub ${sub}`);
       });
     }
     const getAtt = value['Fn::GetAtt'];
     if (Array.isArray(getAtt) && getAtt[1] === 'Arn') return arnOf(String(getAtt[0]));
-    if (value['Fn::GetAtt'] !== undefined || value['Fn::Sub'] !== undefined) throw new Error(`serverless.yml: cannot resolve ${JSON.stringify(value)}`);
+    if (value['Fn::GetAtt'] !== undefined || value['Fn::Sub'] !== undefined) throw new InvalidInputError(`serverless.yml: cannot resolve ${JSON.stringify(value)}`);
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, intrinsic(item)]));
   };
 
   const functions = new Map<string, FunctionRole>();
   for (const [functionName, definition] of Object.entries((doc.functions ?? {}) as Record<string, Doc>)) {
     const roleLogicalId = definition.role;
-    if (typeof roleLogicalId !== 'string') throw new Error(`serverless.yml: function ${functionName} names no role of its own`);
+    if (typeof roleLogicalId !== 'string') throw new InvalidInputError(`serverless.yml: function ${functionName} names no role of its own`);
     const role = resources[roleLogicalId];
-    if (role?.Type !== 'AWS::IAM::Role') throw new Error(`serverless.yml: ${functionName}'s role ${roleLogicalId} is not an AWS::IAM::Role under resources`);
-    if (role.Properties?.ManagedPolicyArns !== undefined) throw new Error(`serverless.yml: ${roleLogicalId} has managed policies, which cannot be evaluated here`);
+    if (role?.Type !== 'AWS::IAM::Role') throw new InvalidInputError(`serverless.yml: ${functionName}'s role ${roleLogicalId} is not an AWS::IAM::Role under resources`);
+    if (role.Properties?.ManagedPolicyArns !== undefined) throw new InvalidInputError(`serverless.yml: ${roleLogicalId} has managed policies, which cannot be evaluated here`);
     const policies = (role.Properties?.Policies ?? []) as Array<{ PolicyDocument?: { Statement?: unknown } }>;
     const statements = policies.flatMap((policy) => {
       const listed = policy.PolicyDocument?.Statement;
@@ -162,7 +163,7 @@ export function parseTemplateRoles(text: string, scope: TemplateScope = {}): Tem
     partition,
     tableArn: arnOf('ControlPlaneTable'),
     tableName,
-    clusterSecretPrefix: String(readPath(doc, 'custom.clusterSecretPrefix')),
+    clusterSecretPrefix: String(readPath(doc, 'custom.clusterSecretPrefix') ?? ''),
     functions,
   };
 }
