@@ -19,6 +19,8 @@ import type { Stores } from '../../shared/ports/store';
 /** The access key id a function signs with: letters only, as AWS key ids are. */
 export const accessKeyIdOf = (functionName: string): string => `LOCAL${functionName.toUpperCase().replace(/-/g, '')}`;
 
+const LOCAL_REQUEST_TIMEOUT_MS = 30_000;
+
 export interface IamWorld {
   roles: TemplateRoles;
   proxy: DynamoIamProxy;
@@ -38,14 +40,21 @@ export async function startIamWorld(): Promise<IamWorld> {
   let proxy: DynamoIamProxy | undefined;
   try {
     dynamo = await startDynamoDbLocal();
-    const direct = createDynamoClient({ region: roles.region, endpoint: dynamo.endpoint });
+    // DynamoDB Local on a busy machine can take seconds to answer; that is not what is tested.
+    const direct = createDynamoClient({ region: roles.region, endpoint: dynamo.endpoint, requestTimeoutMs: LOCAL_REQUEST_TIMEOUT_MS });
     await ensureTable(direct, roles.tableName);
     const started = await startDynamoIamProxy({ upstream: dynamo.endpoint, identities: identitiesFromTemplate(roles, accessKeyIdOf), accountId: roles.accountId });
     proxy = started;
     const local = dynamo;
     const clientAs = (functionName: string, accessKeyId = accessKeyIdOf(functionName)) =>
       // One attempt: a refusal is final, and a test must see it at once.
-      createDynamoClient({ region: roles.region, endpoint: started.endpoint, credentials: { accessKeyId, secretAccessKey: 'local' }, maxAttempts: 1 });
+      createDynamoClient({
+        region: roles.region,
+        endpoint: started.endpoint,
+        credentials: { accessKeyId, secretAccessKey: 'local' },
+        maxAttempts: 1,
+        requestTimeoutMs: LOCAL_REQUEST_TIMEOUT_MS,
+      });
     return {
       roles,
       proxy: started,
