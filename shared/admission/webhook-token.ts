@@ -24,6 +24,15 @@ const ROUTES: readonly string[] = Object.values(WebhookRoute);
 /** Shortest key accepted: 256 bits, the HMAC's own strength. */
 export const MIN_WEBHOOK_KEY_BYTES = 32;
 
+/**
+ * The key's bytes from its stored text (the secret's value, the local key file): the
+ * text without surrounding whitespace, as UTF-8. Undefined when it is too short to use.
+ */
+export function webhookKeyFromText(text: string): Buffer | undefined {
+  const key = Buffer.from(text.trim(), 'utf8');
+  return key.byteLength < MIN_WEBHOOK_KEY_BYTES ? undefined : key;
+}
+
 /** The keys a token is checked against: the current one first, then any still accepted during a rotation. */
 export interface WebhookKeys {
   current: Buffer;

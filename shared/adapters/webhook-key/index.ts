@@ -6,15 +6,15 @@
 import { readFile } from 'node:fs/promises';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { InvalidInputError, NotFoundError } from '../../errors';
-import { MIN_WEBHOOK_KEY_BYTES, type WebhookKeys } from '../../admission/webhook-token';
+import { MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText, type WebhookKeys } from '../../admission/webhook-token';
 import type { WebhookKeySourceConfig } from '../../admission/webhook-settings';
 import { mapAwsError } from '../aws-credentials/errors';
 
 export type WebhookKeyReader = () => Promise<WebhookKeys>;
 
 function toKey(text: string, where: string): Buffer {
-  const key = Buffer.from(text.trim(), 'utf8');
-  if (key.byteLength < MIN_WEBHOOK_KEY_BYTES) throw new InvalidInputError(`the webhook key in ${where} is shorter than ${MIN_WEBHOOK_KEY_BYTES} bytes`);
+  const key = webhookKeyFromText(text);
+  if (!key) throw new InvalidInputError(`the webhook key in ${where} is shorter than ${MIN_WEBHOOK_KEY_BYTES} bytes`);
   return key;
 }
 
