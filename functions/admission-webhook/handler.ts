@@ -11,7 +11,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { cacheWebhookKeys, createWebhookKeyReader, type WebhookKeyReader } from '../../shared/adapters/webhook-key';
 import { createRuntimeLookup } from '../../shared/admission/review-admission';
 import { serveAdmissionRequest, WebhookMessage, type WebhookHttpRequest, type WebhookHttpResponse } from '../../shared/admission/webhook-request';
-import { loadWebhookConfig, type WebhookConfig } from '../../shared/admission/webhook-settings';
+import { loadWebhookConfig, WebhookEnv, type WebhookConfig } from '../../shared/admission/webhook-settings';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext } from '../../shared/app/context';
 
@@ -22,13 +22,16 @@ interface Wiring {
   keys: WebhookKeyReader;
 }
 
-/** Read on the first call and kept; a changed key source (a new local plane in one process) reads again. */
+/**
+ * Read on the first call and kept. In Lambda the environment never changes; in one local
+ * process a new control plane may point the webhook at another key file, which is read then.
+ */
 let wiring: { source: string; value: Wiring } | undefined;
 
 function wiringOf(env: Record<string, string | undefined>): Wiring {
-  const config = loadWebhookConfig(env);
-  const source = JSON.stringify(config);
+  const source = JSON.stringify(Object.values(WebhookEnv).map((name) => env[name] ?? ''));
   if (wiring?.source !== source) {
+    const config = loadWebhookConfig(env);
     const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
     wiring = { source, value: { config, keys: cacheWebhookKeys(createWebhookKeyReader(config.key, region)) } };
   }
