@@ -47,24 +47,32 @@ export async function serveAdmissionHttp(
   request: WebhookHttpRequest,
   options: { appOf?: () => AppContext; remainingMs?: () => number; env?: Record<string, string | undefined> } = {},
 ): Promise<WebhookHttpResponse> {
+  // A thrown error would reach the caller as a 502 with Lambda's error text: answer 503 instead.
+  const unavailable = (message: string, error: unknown): WebhookHttpResponse => {
+    logger.error(message, { error: error instanceof Error ? error.message : String(error) });
+    return { statusCode: 503, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: WebhookMessage.unavailable }) };
+  };
   let current: Wiring;
   try {
     current = wiringOf(options.env ?? process.env);
   } catch (error) {
-    logger.error('admission webhook misconfigured', { error: error instanceof Error ? error.message : String(error) });
-    return { statusCode: 503, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: WebhookMessage.unavailable }) };
+    return unavailable('admission webhook misconfigured', error);
   }
   const appOf = options.appOf ?? (() => getAppContext());
-  return serveAdmissionRequest(request, {
-    keys: current.keys,
-    runtimeLookup: (clusterId) => async (runtimeName, kind, namespace) => {
-      const { client } = await appOf().cluster(clusterId);
-      return createRuntimeLookup(client)(runtimeName, kind, namespace);
-    },
-    settings: current.config,
-    logger,
-    ...(options.remainingMs ? { remainingMs: options.remainingMs } : {}),
-  });
+  try {
+    return await serveAdmissionRequest(request, {
+      keys: current.keys,
+      runtimeLookup: (clusterId) => async (runtimeName, kind, namespace) => {
+        const { client } = await appOf().cluster(clusterId);
+        return createRuntimeLookup(client)(runtimeName, kind, namespace);
+      },
+      settings: current.config,
+      logger,
+      ...(options.remainingMs ? { remainingMs: options.remainingMs } : {}),
+    });
+  } catch (error) {
+    return unavailable('admission webhook failed', error);
+  }
 }
 
 async function handle(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { handler } from '../../functions/admission-webhook/handler';
+import { handler, serveAdmissionHttp } from '../../functions/admission-webhook/handler';
 import { WebhookMessage } from '../../shared/admission/webhook-request';
 import { WebhookEnv } from '../../shared/admission/webhook-settings';
 import { deriveWebhookToken } from '../../shared/admission/webhook-token';
@@ -140,5 +140,15 @@ describe('admission-webhook handler', () => {
     expect(connects).toEqual(['prod-eu']);
     expect(unregistered.body).toBe(unreachable.body);
     expect(JSON.parse(unreachable.body).response).toEqual({ uid: 'i-1', allowed: false, status: { code: 500, reason: 'InternalError', message: WebhookMessage.notChecked } });
+  });
+
+  it('answers 503 with a fixed body, reading nothing, when no key is configured', async () => {
+    // Act
+    const result = await serveAdmissionHttp({ method: 'POST', path: pathFor('prod-eu'), body: isvcReview }, { env: {} });
+
+    // Assess
+    expect(result.statusCode).toBe(503);
+    expect(JSON.parse(result.body)).toEqual({ message: WebhookMessage.unavailable });
+    expect(reads).toEqual([]);
   });
 });
