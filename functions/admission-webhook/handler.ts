@@ -1,54 +1,91 @@
 /**
  * admission-webhook: the clusters' API servers call this function URL with an
- * AdmissionReview; it answers with the review's response. The cluster is named in the
- * path, `/clusters/<id>/validate/inferenceservice` (or `?cluster=<id>`), so the runtime
- * check reads that cluster's runtimes.
+ * AdmissionReview at `/clusters/<id>/<token>/validate/<kind>`; the token is checked
+ * against the webhook's key before anything else (shared/admission/webhook-request.ts).
+ * Only then is the named cluster's registry record read, to look a runtime up.
  */
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import {
-  createRuntimeLookup,
-  parseWebhookClusterId,
-  reviewAdmissionBody,
-  type HttpAdmissionResult,
-} from '../../shared/admission/review-admission';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { cacheWebhookKeys, createWebhookKeyReader, type WebhookKeyReader } from '../../shared/adapters/webhook-key';
+import { createRuntimeLookup } from '../../shared/admission/review-admission';
+import { serveAdmissionRequest, WebhookMessage, type WebhookHttpRequest, type WebhookHttpResponse } from '../../shared/admission/webhook-request';
+import { loadWebhookConfig, WebhookEnv, type WebhookConfig } from '../../shared/admission/webhook-settings';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext } from '../../shared/app/context';
 
 const logger = new Logger({ serviceName: 'admission-webhook' });
 
-/**
- * Reviews one request body for a registered cluster, without Lambda types: the local
- * control plane serves this over HTTP. The app context is read only when a runtime must
- * be looked up.
- */
-export async function reviewAdmissionHttp(
-  body: string,
-  clusterId: string | undefined,
-  appOf: () => AppContext = () => getAppContext(),
-): Promise<HttpAdmissionResult> {
-  return reviewAdmissionBody(body, {
-    async lookupRuntime(runtimeName, kind, namespace) {
-      if (clusterId === undefined) {
-        throw new Error('the webhook URL names no cluster: register it as /clusters/<id>/validate/inferenceservice');
-      }
-      const { client } = await appOf().cluster(clusterId);
-      return createRuntimeLookup(client)(runtimeName, kind, namespace);
-    },
-  });
+interface Wiring {
+  config: WebhookConfig;
+  keys: WebhookKeyReader;
 }
 
-async function handle(event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> {
-  const raw = event.body ?? '';
-  const body = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-  const clusterId = parseWebhookClusterId(event.rawPath, event.queryStringParameters);
-  const result = await reviewAdmissionHttp(body, clusterId);
-  if (result.statusCode !== 200 || !result.body.includes('"allowed":true')) {
-    logger.info('not admitted', { cluster: clusterId, statusCode: result.statusCode, response: result.body });
+/**
+ * Read on the first call and kept. In Lambda the environment never changes; in one local
+ * process a new control plane may point the webhook at another key file, which is read then.
+ */
+let wiring: { source: string; value: Wiring } | undefined;
+
+function wiringOf(env: Record<string, string | undefined>): Wiring {
+  const source = JSON.stringify(Object.values(WebhookEnv).map((name) => env[name] ?? ''));
+  if (wiring?.source !== source) {
+    const config = loadWebhookConfig(env);
+    const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
+    wiring = { source, value: { config, keys: cacheWebhookKeys(createWebhookKeyReader(config.key, region)) } };
   }
-  return { statusCode: result.statusCode, headers: { 'content-type': 'application/json' }, body: result.body };
+  return wiring.value;
+}
+
+/**
+ * Answers one request without Lambda types; the local control plane serves the same
+ * handler over HTTP. The app context (the registry, cluster clients) is read only for an
+ * authenticated review that needs a runtime.
+ */
+export async function serveAdmissionHttp(
+  request: WebhookHttpRequest,
+  options: { appOf?: () => AppContext; remainingMs?: () => number; env?: Record<string, string | undefined> } = {},
+): Promise<WebhookHttpResponse> {
+  // A thrown error would reach the caller as a 502 with Lambda's error text: answer 503 instead.
+  const unavailable = (message: string, error: unknown): WebhookHttpResponse => {
+    logger.error(message, { error: error instanceof Error ? error.message : String(error) });
+    return { statusCode: 503, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: WebhookMessage.unavailable }) };
+  };
+  let current: Wiring;
+  try {
+    current = wiringOf(options.env ?? process.env);
+  } catch (error) {
+    return unavailable('admission webhook misconfigured', error);
+  }
+  const appOf = options.appOf ?? (() => getAppContext());
+  try {
+    return await serveAdmissionRequest(request, {
+      keys: current.keys,
+      runtimeLookup: (clusterId) => async (runtimeName, kind, namespace) => {
+        const { client } = await appOf().cluster(clusterId);
+        return createRuntimeLookup(client)(runtimeName, kind, namespace);
+      },
+      settings: current.config,
+      logger,
+      ...(options.remainingMs ? { remainingMs: options.remainingMs } : {}),
+    });
+  } catch (error) {
+    return unavailable('admission webhook failed', error);
+  }
+}
+
+async function handle(event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> {
+  return serveAdmissionHttp(
+    {
+      method: event.requestContext?.http?.method ?? '',
+      path: event.rawPath,
+      query: event.queryStringParameters,
+      body: event.body ?? '',
+      isBase64Encoded: event.isBase64Encoded,
+    },
+    { remainingMs: () => context.getRemainingTimeInMillis() },
+  );
 }
 
 export const handler = middy(handle).use(injectLambdaContext(logger));

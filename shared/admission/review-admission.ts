@@ -12,9 +12,9 @@
  * server prints `admission webhook "<name>" denied the request: <reason>`; code 403 and
  * reason Forbidden, as controller-runtime's validators answer.
  *
- * A body that is not an AdmissionReview gets HTTP 400. A review whose object cannot be
- * read gets HTTP 200 with `allowed: false` and code 400 (as controller-runtime answers),
- * so the API server shows our message rather than a bare status code.
+ * A review whose object cannot be read is answered `allowed: false` with code 400 (as
+ * controller-runtime answers), so the API server shows our message rather than a bare
+ * status code. Authentication, limits and the time budget are webhook-request.ts's.
  */
 import { NotFoundError } from '../errors';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
@@ -32,9 +32,6 @@ import { OME_GROUP, RuntimeKind, type RuntimeKindName } from '../vocabulary';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
-/** The largest review body read; the API server caps objects at 3 MiB, a review holds two. */
-export const MAX_REVIEW_BYTES = 7 * 1024 * 1024;
-
 export interface AdmissionStatus {
   code: number;
   reason?: string;
@@ -45,17 +42,14 @@ export interface AdmissionResponse {
   uid: string;
   allowed: boolean;
   status?: AdmissionStatus;
+  /** Shown by kubectl as `Warning: <text>` on an admitted request. */
+  warnings?: string[];
 }
 
 export interface AdmissionReviewResponse {
   apiVersion: typeof ADMISSION_API_VERSION;
   kind: 'AdmissionReview';
   response: AdmissionResponse;
-}
-
-export interface HttpAdmissionResult {
-  statusCode: number;
-  body: string;
 }
 
 /** Finds the runtime an InferenceService names, as upstream's runtime selector looks it up. */
@@ -77,7 +71,8 @@ export class MalformedReviewError extends Error {
   }
 }
 
-interface ReviewRequest {
+/** The parts of `AdmissionReview.request` the checks read. */
+export interface ReviewRequest {
   uid: string;
   kind: { group: string; version: string; kind: string };
   operation: string;
@@ -164,16 +159,21 @@ function reviewControllerRevision(request: ReviewRequest): string | undefined {
   return checkControllerRevisionUpdate(previous, next);
 }
 
-function respond(response: AdmissionResponse): AdmissionReviewResponse {
+/** Wraps a response in its AdmissionReview envelope. */
+export function respond(response: AdmissionResponse): AdmissionReviewResponse {
   return { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response };
 }
 
 /**
  * Reviews one AdmissionReview. Throws MalformedReviewError for a review it cannot read;
- * a failed runtime lookup propagates (the caller answers 500).
+ * a failed runtime lookup propagates (the caller answers per its failure policy).
  */
 export async function reviewAdmission(review: unknown, deps: AdmissionDeps): Promise<AdmissionReviewResponse> {
-  const request = parseAdmissionReview(review);
+  return reviewAdmissionRequest(parseAdmissionReview(review), deps);
+}
+
+/** Reviews a request parseAdmissionReview accepted; throws as reviewAdmission does. */
+export async function reviewAdmissionRequest(request: ReviewRequest, deps: AdmissionDeps): Promise<AdmissionReviewResponse> {
   let denial: string | undefined;
   if (request.kind.group === OME_GROUP && request.kind.kind === 'InferenceService') {
     denial = await reviewInferenceService(request, deps);
@@ -182,41 +182,6 @@ export async function reviewAdmission(review: unknown, deps: AdmissionDeps): Pro
   }
   if (denial === undefined) return respond({ uid: request.uid, allowed: true });
   return respond({ uid: request.uid, allowed: false, status: { code: 403, reason: 'Forbidden', message: denial } });
-}
-
-function uidOf(review: unknown): string {
-  const request = isRecord(review) ? review.request : undefined;
-  return isRecord(request) && typeof request.uid === 'string' ? request.uid : '';
-}
-
-/**
- * The webhook over HTTP: a request body in, a status code and an AdmissionReview body out.
- * Never throws: a lookup failure is answered `allowed: false` with code 500 and the
- * error's message, which the API server shows under either failure policy.
- */
-export async function reviewAdmissionBody(body: string, deps: AdmissionDeps): Promise<HttpAdmissionResult> {
-  const answer = (statusCode: number, review: AdmissionReviewResponse): HttpAdmissionResult => ({ statusCode, body: JSON.stringify(review) });
-  if (Buffer.byteLength(body, 'utf8') > MAX_REVIEW_BYTES) {
-    return answer(413, respond({ uid: '', allowed: false, status: { code: 413, reason: 'RequestEntityTooLarge', message: `the AdmissionReview is larger than ${MAX_REVIEW_BYTES} bytes` } }));
-  }
-  let review: unknown;
-  try {
-    review = JSON.parse(body);
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    return answer(400, respond({ uid: '', allowed: false, status: { code: 400, reason: 'BadRequest', message: `the request body is not JSON: ${detail}` } }));
-  }
-  try {
-    return answer(200, await reviewAdmission(review, deps));
-  } catch (error) {
-    if (error instanceof MalformedReviewError) {
-      const status: AdmissionStatus = { code: 400, reason: 'BadRequest', message: error.message };
-      // Without a uid the API server cannot match our answer: say so with the HTTP status too.
-      return error.uid === undefined ? answer(400, respond({ uid: uidOf(review), allowed: false, status })) : answer(200, respond({ uid: error.uid, allowed: false, status }));
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    return answer(200, respond({ uid: uidOf(review), allowed: false, status: { code: 500, reason: 'InternalError', message } }));
-  }
 }
 
 function isDisabled(runtime: KubeObject): boolean {
@@ -247,18 +212,4 @@ export function createRuntimeLookup(client: ClusterClient): RuntimeLookup {
     if (namespaced) return { found: true, kind: RuntimeKind.namespaced, disabled: isDisabled(namespaced) };
     return { found: false };
   };
-}
-
-// Unanchored at the start: an API Gateway stage may prefix the path.
-const CLUSTER_PATH = /\/clusters\/([^/]+)\/validate(?:\/[a-z]*)?\/?$/;
-
-/**
- * The cluster a webhook call comes from: `/clusters/<id>/validate[/<kind>]` in the path,
- * or `?cluster=<id>`. Undefined when neither names one.
- */
-export function parseWebhookClusterId(path: string | undefined, query: Record<string, string | undefined> | undefined): string | undefined {
-  const match = CLUSTER_PATH.exec(path ?? '');
-  const fromPath = match?.[1] === undefined ? undefined : decodeURIComponent(match[1]);
-  const id = fromPath ?? query?.cluster;
-  return id === undefined || id === '' ? undefined : id;
 }

@@ -1,13 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reviewAdmissionHttp } from '../../functions/admission-webhook/handler';
+import { serveAdmissionHttp } from '../../functions/admission-webhook/handler';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
-import { createRuntimeLookup, parseWebhookClusterId, reviewAdmissionBody } from '../../shared/admission/review-admission';
+import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
+import { createRuntimeLookup, MalformedReviewError, reviewAdmission } from '../../shared/admission/review-admission';
+import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
+import { WebhookEnv } from '../../shared/admission/webhook-settings';
+import { deriveWebhookToken } from '../../shared/admission/webhook-token';
 import type { AppContext } from '../../shared/app/context';
 import { InvalidInputError } from '../../shared/errors';
 import { Resources } from '../../shared/model/resources';
@@ -48,8 +51,12 @@ describe('admission webhook', () => {
   let client: ClusterClient;
   let server: http.Server;
   let kubectl: KubectlHarness;
+  const keyDir = mkdtempSync(join(tmpdir(), 'webhook-key-'));
+  const key = 'review-admission-test-key-of-more-than-32-bytes';
 
   beforeAll(async () => {
+    writeFileSync(join(keyDir, 'key'), key, { mode: 0o600 });
+    const env = { [WebhookEnv.keyFile]: join(keyDir, 'key') };
     cluster = await startEmbeddedCluster();
     client = cluster.client;
     const app = { cluster: async (id: string) => ({ id, client, omeNamespace: 'ome' }) } as unknown as AppContext;
@@ -59,20 +66,20 @@ describe('admission webhook', () => {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const url = new URL(req.url ?? '/', 'http://localhost');
-        const clusterId = parseWebhookClusterId(url.pathname, Object.fromEntries(url.searchParams));
-        void reviewAdmissionHttp(Buffer.concat(chunks).toString('utf8'), clusterId, () => app).then((result) => {
-          res.writeHead(result.statusCode, { 'Content-Type': 'application/json' });
+        const request = { method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), body: Buffer.concat(chunks).toString('utf8') };
+        void serveAdmissionHttp(request, { appOf: () => app, env }).then((result) => {
+          res.writeHead(result.statusCode, result.headers);
           res.end(result.body);
         });
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/clusters/local`;
-    // Register infra/k8s/webhook.yaml as shipped, with our endpoint in place of the placeholder host.
-    const configuration = parse(readFileSync(join(CLUSTER_MANIFEST_DIRECTORY, 'webhook.yaml'), 'utf8')) as KubeObject & { webhooks: Array<{ clientConfig: { url: string } }> };
-    for (const webhook of configuration.webhooks) {
-      webhook.clientConfig.url = webhook.clientConfig.url.replace('https://ome-pinning-webhook.invalid', base);
-    }
+    // Register the shipped template, rendered for this cluster with its token.
+    const configuration = renderWebhookConfiguration(readFileSync(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), {
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      clusterId: 'local',
+      token: deriveWebhookToken(Buffer.from(key), 'local'),
+    });
     await client.create(Resources.validatingWebhookConfigurations, configuration);
     await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     await client.create(Resources.servingRuntimes, servingRuntime());
@@ -83,6 +90,7 @@ describe('admission webhook', () => {
     kubectl?.cleanup();
     await new Promise((resolve) => server?.close(resolve));
     await cluster?.stop();
+    rmSync(keyDir, { recursive: true, force: true });
   });
 
   describe('InferenceService checks through the API server', () => {
@@ -177,52 +185,34 @@ spec:
     });
   });
 
-  describe('Method: reviewAdmissionBody', () => {
+  describe('Method: reviewAdmission', () => {
     const noLookup = { lookupRuntime: () => Promise.reject(new Error('no lookup expected')) };
 
     it.each([
-      ['a body that is not JSON', '{"apiVersion":', 400, 'the request body is not JSON'],
-      ['JSON that is not a review', '[1,2]', 400, 'the request body is not a JSON object; expected an AdmissionReview'],
-      ['another kind', '{"apiVersion":"v1","kind":"Pod"}', 400, 'expected an AdmissionReview of apiVersion admission.k8s.io/v1, got kind "Pod" of apiVersion "v1"'],
-      ['a review without uid', '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{}}', 400, 'the AdmissionReview request has no uid'],
-      [
-        'an InferenceService review without object',
-        review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE' }),
-        200,
-        'request.object must be an object with metadata.name',
-      ],
+      ['JSON that is not a review', [1, 2], 'the request body is not a JSON object; expected an AdmissionReview', undefined],
+      ['another kind', { apiVersion: 'v1', kind: 'Pod' }, 'expected an AdmissionReview of apiVersion admission.k8s.io/v1, got kind "Pod" of apiVersion "v1"', undefined],
+      ['a review without uid', { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: {} }, 'the AdmissionReview request has no uid', undefined],
+      ['an InferenceService review without object', JSON.parse(review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE' })), 'request.object must be an object with metadata.name', 'u-1'],
       [
         'an InferenceService whose spec.runtime is not an object',
-        review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'UPDATE', object: { metadata: { name: 'x' }, spec: { runtime: 'srt' } } }),
-        200,
+        JSON.parse(review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'UPDATE', object: { metadata: { name: 'x' }, spec: { runtime: 'srt' } } })),
         'spec.runtime must be an object',
+        'u-1',
       ],
-    ])('answers %s with code 400 and a clear message', async (_name, body, statusCode, message) => {
-      const result = await reviewAdmissionBody(body, noLookup);
-      const response = (JSON.parse(result.body) as { response: { allowed: boolean; status: { code: number; message: string } } }).response;
-      expect(result.statusCode).toBe(statusCode);
-      expect(response.allowed).toBe(false);
-      expect(response.status.code).toBe(400);
-      expect(response.status.message).toContain(message);
+    ])('throws MalformedReviewError for %s', async (_name, body, message, uid) => {
+      const error = await reviewAdmission(body, noLookup).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(MalformedReviewError);
+      expect((error as MalformedReviewError).message).toBe(message);
+      expect((error as MalformedReviewError).uid).toBe(uid);
     });
 
-    it('echoes the uid, admits kinds and operations it does not check, and reports a failed lookup as code 500', async () => {
-      const other = await reviewAdmissionBody(review({ uid: 'abc', kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE' }), noLookup);
-      expect(JSON.parse(other.body)).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'abc', allowed: true } });
-      const deletion = await reviewAdmissionBody(review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'DELETE' }), noLookup);
-      expect(JSON.parse(deletion.body).response.allowed).toBe(true);
+    it('echoes the uid, admits kinds and operations it does not check, and lets a failed lookup propagate', async () => {
+      const other = await reviewAdmission(JSON.parse(review({ uid: 'abc', kind: { group: '', version: 'v1', kind: 'Pod' }, operation: 'CREATE' })), noLookup);
+      expect(other).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'abc', allowed: true } });
+      const deletion = await reviewAdmission(JSON.parse(review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'DELETE' })), noLookup);
+      expect(deletion.response.allowed).toBe(true);
 
-      const failing = await reviewAdmissionBody(review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE', object: isvc('x', {}) }), noLookup);
-      expect(JSON.parse(failing.body).response).toEqual({ uid: 'u-1', allowed: false, status: { code: 500, reason: 'InternalError', message: 'no lookup expected' } });
-    });
-
-    it.each([
-      ['/clusters/prod-eu/validate/inferenceservice', {}, 'prod-eu'],
-      ['/clusters/prod-eu/validate', {}, 'prod-eu'],
-      ['/validate', { cluster: 'dev' }, 'dev'],
-      ['/validate/inferenceservice', {}, undefined],
-    ])('reads the cluster id of %s %j', (path, query, expected) => {
-      expect(parseWebhookClusterId(path, query)).toBe(expected);
+      await expect(reviewAdmission(JSON.parse(review({ kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE', object: isvc('x', {}) })), noLookup)).rejects.toThrow('no lookup expected');
     });
   });
 });

@@ -6,13 +6,19 @@
  * ones the role was written for. Handlers acknowledge terminal errors, and an
  * AccessDeniedException is one, so the proof is the proxy's record, not the handler's answer.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Server } from 'node:http';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster } from '../../local/cluster';
 import type { EmbeddedCluster } from '../../local/cluster';
 import { createDynamoStores } from '../../shared/adapters/dynamodb';
+import { deriveWebhookToken } from '../../shared/admission/webhook-token';
+import { WebhookEnv } from '../../shared/admission/webhook-settings';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import { loadConfig } from '../../shared/config';
 import { Resources } from '../../shared/model/resources';
@@ -212,7 +218,12 @@ describe('Every function handler under its own role', () => {
       kind: 'AdmissionReview',
       request: { uid: 'under-roles', kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE', namespace: NS, object: seedIsvc('new-isvc') },
     };
-    const path = `/clusters/${CLUSTER_ID}/validate/inferenceservice`;
+    const key = randomBytes(32).toString('base64url');
+    const keyFile = join(await mkdtemp(join(tmpdir(), 'ome-webhook-key-')), 'key');
+    await writeFile(keyFile, key, { mode: 0o600 });
+    process.env[WebhookEnv.keyFile] = keyFile;
+    const token = deriveWebhookToken(Buffer.from(key, 'utf8'), CLUSTER_ID);
+    const path = `/clusters/${CLUSTER_ID}/${token}/validate/inferenceservice`;
 
     // Act
     const { answer, calls } = await invoke('admission-webhook', {
@@ -229,5 +240,6 @@ describe('Every function handler under its own role', () => {
     // Assess
     expect(JSON.parse((answer as { body: string }).body)).toMatchObject({ response: { uid: 'under-roles', allowed: true } });
     expect(calls).toEqual(['dynamodb:GetItem on REGISTRY']);
+    delete process.env[WebhookEnv.keyFile];
   }, 60_000);
 });

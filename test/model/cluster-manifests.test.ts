@@ -1,4 +1,8 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CLUSTER_MANIFEST_DIRECTORY, WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
+import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/admission/webhook-settings';
 import { WebhookName } from '../../shared/vocabulary';
 import { readManifests, type Manifest } from './manifests';
 
@@ -118,8 +122,8 @@ describe('cluster RBAC in infra/k8s', () => {
   });
 });
 
-describe('admission webhooks in infra/k8s/webhook.yaml', () => {
-  const configuration = documents.find((document) => document.kind === 'ValidatingWebhookConfiguration')!;
+describe('admission webhooks in infra/k8s/webhook.yaml.tmpl', () => {
+  const configuration = parse(readFileSync(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8')) as Manifest;
   const webhooks = configuration.webhooks as Array<Record<string, unknown> & { name: string; rules: Array<Record<string, string[] | string>> }>;
 
   it('registers the two upstream webhooks, failing closed with a time limit', () => {
@@ -127,10 +131,17 @@ describe('admission webhooks in infra/k8s/webhook.yaml', () => {
     expect(webhooks.map((webhook) => webhook.name)).toEqual([WebhookName.inferenceService, WebhookName.controllerRevisionImmutability]);
     for (const webhook of webhooks) {
       expect(webhook).toMatchObject({ failurePolicy: 'Fail', sideEffects: 'None', admissionReviewVersions: ['v1'] });
-      expect(webhook.timeoutSeconds).toBeGreaterThanOrEqual(1);
-      expect(webhook.timeoutSeconds).toBeLessThanOrEqual(30);
+      // The function's timeout (serverless.yml) and its time budget are derived from this.
+      expect(webhook.timeoutSeconds).toBe(WEBHOOK_TIMEOUT_SECONDS);
       expect((webhook.clientConfig as { url: string }).url).toMatch(/^https:\/\/ome-pinning-webhook\.invalid\//);
     }
+  });
+
+  it('is not a manifest that `kubectl apply -f infra/k8s/` would install', () => {
+    // kubectl reads .json, .yaml and .yml files of a directory.
+    const applied = readdirSync(CLUSTER_MANIFEST_DIRECTORY).filter((name) => /\.(json|ya?ml)$/.test(name));
+    expect(applied).not.toContain('webhook.yaml.tmpl');
+    expect(documents.filter((document) => document.kind === 'ValidatingWebhookConfiguration')).toEqual([]);
   });
 
   it('sends InferenceService creates and updates, and ControllerRevision updates', () => {

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServerlessRouting } from '../../local/bus';
 import type { ServerlessRouting } from '../../local/bus';
+import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/admission/webhook-settings';
 
 const execFileAsync = promisify(execFile);
 
@@ -42,6 +43,8 @@ interface Needs {
   publishes?: boolean;
   /** Has a dead-letter queue (asynchronous invocations and rule targets). */
   deadLetterQueue?: string;
+  /** Reads the admission webhook's key secret. */
+  webhookKey?: boolean;
 }
 
 /**
@@ -94,6 +97,7 @@ const NEEDS: Record<string, Needs> = {
   'admission-webhook': {
     role: 'AdmissionWebhookRole',
     dynamodb: { REGISTRY: ['GetItem'] },
+    webhookKey: true,
   },
 };
 
@@ -116,6 +120,7 @@ function allowedResources(functionName: string, needs: Needs): Json[] {
     sub('arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/*'),
     ...(needs.publishes ? [getAtt('OmeEventBus')] : []),
     ...(needs.deadLetterQueue ? [getAtt(needs.deadLetterQueue)] : []),
+    ...(needs.webhookKey ? [{ Ref: 'AdmissionWebhookKey' }] : []),
   ];
 }
 
@@ -127,6 +132,7 @@ function expectedActions(needs: Needs): string[] {
     ...CLUSTER_CREDENTIAL_ACTIONS,
     ...(needs.publishes ? ['events:PutEvents'] : []),
     ...(needs.deadLetterQueue ? ['sqs:SendMessage'] : []),
+    ...(needs.webhookKey ? ['secretsmanager:GetSecretValue'] : []),
   ].sort();
 }
 
@@ -229,5 +235,24 @@ describe('Packaging: osls package and its CloudFormation template', () => {
         expect(rule?.Properties.EventBusName, expected.name).toEqual({ 'Fn::GetAtt': ['OmeEventBus', 'Name'] });
       }
     }
+  });
+
+  it('runs the admission webhook with reserved concurrency, a timeout equal to the webhook timeoutSeconds, and its own generated key', () => {
+    // Prepare
+    const id = functionIds.get('admission-webhook') ?? '';
+    const fn = resources[id];
+    const url = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Url');
+    const key = resources.AdmissionWebhookKey;
+
+    // Assess
+    expect(fn?.Properties.ReservedConcurrentExecutions).toBe(20);
+    expect(fn?.Properties.Timeout).toBe(WEBHOOK_TIMEOUT_SECONDS);
+    const environment = (fn?.Properties.Environment as { Variables: Json }).Variables;
+    expect(environment).toMatchObject({ ADMISSION_WEBHOOK_KEY_SECRET: { Ref: 'AdmissionWebhookKey' }, ADMISSION_WEBHOOK_KEY_STAGES: 'AWSCURRENT', ADMISSION_FAILURE_POLICY: 'Fail' });
+    // NONE: kube-apiserver cannot sign with SigV4; the function checks the path's token first.
+    expect(url?.Properties).toMatchObject({ AuthType: 'NONE', TargetFunctionArn: getAtt(id) });
+    expect(key?.Type).toBe('AWS::SecretsManager::Secret');
+    expect(key?.Properties).toMatchObject({ Name: `${SERVICE}/${STAGE}/admission-webhook-key`, GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true } });
+    expect(key?.Properties.SecretString).toBeUndefined();
   });
 });

@@ -1,0 +1,50 @@
+/**
+ * One cluster's ValidatingWebhookConfiguration, rendered from infra/k8s/webhook.yaml.tmpl:
+ * each webhook's URL becomes the cluster's authenticated URL for its route. The template's
+ * placeholder host never resolves, so the template itself, applied by mistake, calls no one.
+ */
+import { parse as parseYaml } from 'yaml';
+import { InvalidInputError } from '../errors';
+import type { KubeObject } from '../ports/cluster';
+import { WebhookRoute, webhookUrlOf, type WebhookRouteName } from './webhook-token';
+import type { WebhookFailurePolicy } from './webhook-settings';
+
+interface TemplateWebhook {
+  name: string;
+  failurePolicy?: string;
+  clientConfig?: { url?: string; caBundle?: string };
+}
+
+export interface WebhookConfigurationInput {
+  /** The function URL (or the local server), without a path. */
+  baseUrl: string;
+  clusterId: string;
+  /** deriveWebhookToken(key, clusterId). */
+  token: string;
+  /** Overrides the template's `failurePolicy: Fail`. */
+  failurePolicy?: WebhookFailurePolicy;
+  /** base64 PEM of the endpoint's CA; none for a publicly trusted certificate (a function URL). */
+  caBundle?: string;
+}
+
+const ROUTES: readonly string[] = Object.values(WebhookRoute);
+
+function routeOf(webhook: TemplateWebhook): WebhookRouteName {
+  const route = new URL(webhook.clientConfig?.url ?? '/', 'https://placeholder.invalid').pathname.split('/').pop() ?? '';
+  if (!ROUTES.includes(route)) throw new InvalidInputError(`webhook ${webhook.name}: the template's URL names no route (${ROUTES.join(' or ')})`);
+  return route as WebhookRouteName;
+}
+
+/** Renders the template's text for one cluster; throws InvalidInputError when it is not the expected template. */
+export function renderWebhookConfiguration(templateText: string, input: WebhookConfigurationInput): KubeObject {
+  const configuration = parseYaml(templateText) as KubeObject & { webhooks?: TemplateWebhook[] };
+  if (configuration?.kind !== 'ValidatingWebhookConfiguration' || !Array.isArray(configuration.webhooks)) {
+    throw new InvalidInputError('the webhook template is not a ValidatingWebhookConfiguration with webhooks');
+  }
+  for (const webhook of configuration.webhooks) {
+    const url = webhookUrlOf(input.baseUrl, input.clusterId, input.token, routeOf(webhook));
+    webhook.clientConfig = { url, ...(input.caBundle ? { caBundle: input.caBundle } : {}) };
+    if (input.failurePolicy) webhook.failurePolicy = input.failurePolicy;
+  }
+  return configuration;
+}
