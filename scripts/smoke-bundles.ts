@@ -210,6 +210,8 @@ export async function smokeBundles(options: SmokeOptions): Promise<SmokeResult[]
         DYNAMODB_ENDPOINT: endpoint,
         EVENTBRIDGE_ENDPOINT: endpoint,
         CLUSTER_SECRET_PREFIX: 'ome-pinning/smoke/clusters/',
+        // As serverless.yml sets it; the webhook reads the secret only for a URL carrying a token.
+        ADMISSION_WEBHOOK_KEY_SECRET: 'ome-pinning/smoke/admission-webhook-key',
         POWERTOOLS_SERVICE_NAME: name,
         POWERTOOLS_METRICS_NAMESPACE: 'OmePinning',
         NODE_OPTIONS: '--enable-source-maps',
