@@ -5,6 +5,8 @@ import type { Cluster, Context, User } from '@kubernetes/client-node';
 import { InvalidInputError } from '../../errors';
 import type { ClusterRecord } from '../../ports/store';
 import type { ClusterConnection, ResolvedCredentials } from './connection';
+import { assertRecordAllowed, connectionFromRecord, kubeconfigFileContextFor } from './record-connection';
+import type { ConnectionPolicy } from './record-connection';
 
 export type { ResolvedCredentials } from './connection';
 
@@ -125,4 +127,33 @@ export function connectionFromKubeConfig(kubeConfig: KubeConfig): ClusterConnect
       }
     },
   };
+}
+
+/**
+ * The local control plane's connector. A kubeconfig-file record is the operator's own
+ * kubeconfig on this machine, so client-node reads it with kubectl's semantics, exec and
+ * auth-provider plugins included, using the context named after the calling function when
+ * the file has one, else the record's, else the file's current one. Every other record
+ * comes from the table, which anyone reaching it could have written: connectionFromRecord
+ * builds those with static credentials only, never running a plugin.
+ */
+export function connectLocalCluster(record: ClusterRecord, resolved: ResolvedCredentials, policy: ConnectionPolicy): ClusterConnection {
+  const { credentials } = record;
+  if (credentials.kind !== 'kubeconfig-file') return connectionFromRecord(record, resolved, policy);
+  assertRecordAllowed(record, policy);
+  if (!existsSync(credentials.path)) throw new InvalidInputError(`cluster ${record.id}: kubeconfig file ${credentials.path} does not exist`);
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromFile(credentials.path);
+  } catch (error) {
+    // No message of the parser: it may quote the file, which holds credentials.
+    throw new InvalidInputError(`cluster ${record.id}: kubeconfig file ${credentials.path} is not a valid kubeconfig`, { cause: error });
+  }
+  const names = kubeConfig.getContexts().map((context) => context.name);
+  try {
+    selectContext(kubeConfig, kubeconfigFileContextFor(names, credentials.context, policy.functionName));
+  } catch (error) {
+    throw new InvalidInputError(`cluster ${record.id}: kubeconfig file ${credentials.path}: ${(error as Error).message}`, { cause: error });
+  }
+  return connectionFromKubeConfig(kubeConfig);
 }
