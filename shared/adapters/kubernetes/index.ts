@@ -1,6 +1,6 @@
 export { createClusterClient } from './cluster-client';
 export type { ClosableClusterClient, ClusterClientOptions } from './cluster-client';
-export { loadKubeConfig, kubeConfigFromRecord, connectionFromKubeConfig, connectLocalCluster } from './kube-config';
+export { loadKubeConfig, connectionFromKubeConfig, connectLocalCluster } from './kube-config';
 export type { LoadKubeConfigOptions } from './kube-config';
 export { assertRecordAllowed, connectionFromRecord, connectionFromKubeconfigText, kubeconfigFileContextFor, DEPLOYED_CREDENTIALS_HINT } from './record-connection';
 export type { ConnectionPolicy } from './record-connection';

@@ -76,35 +76,6 @@ function selectContext(kubeConfig: KubeConfig, context: string | undefined): voi
 }
 
 /**
- * A KubeConfig for a registered cluster, with client-node's full semantics (the local control
- * plane's `--kubeconfig` cluster; functions use connectionFromRecord). A kubeconfig record is used as stored (with its
- * context, if any). Secret and EKS records carry no credential themselves: the caller
- * resolves it (reads the secret, presigns the EKS token and caches it under its lifetime)
- * and passes it in `resolved`; a resolved `server`/`caData` overrides the record's.
- */
-export function kubeConfigFromRecord(record: ClusterRecord, resolved: ResolvedCredentials = {}): KubeConfig {
-  const { credentials } = record;
-  const kubeconfigText = credentials.kind === 'kubeconfig' ? credentials.kubeconfig : resolved.kubeconfig;
-  if (kubeconfigText) {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(kubeconfigText);
-    selectContext(kubeConfig, credentials.kind === 'kubeconfig' ? credentials.context : undefined);
-    return kubeConfig;
-  }
-  if (!resolved.token) {
-    throw new InvalidInputError(`cluster ${record.id}: ${credentials.kind} credentials must be resolved to a token or a kubeconfig first`);
-  }
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: record.id, server: resolved.server ?? record.server, caData: resolved.caData ?? record.caData, skipTLSVerify: false }],
-    users: [{ name: record.id, token: resolved.token }],
-    contexts: [{ name: record.id, cluster: record.id, user: record.id }],
-    currentContext: record.id,
-  });
-  return kubeConfig;
-}
-
-/**
  * A connection with client-node's full kubeconfig semantics (exec and auth-provider plugins,
  * token files, proxies), for the CLI and the local control plane's `--kubeconfig` cluster.
  * Functions use connectionFromRecord, which keeps client-node out of their bundles.

@@ -4,7 +4,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { KubeConfig } from '@kubernetes/client-node';
-import { connectLocalCluster, connectionFromKubeConfig, kubeConfigFromRecord, loadKubeConfig, type ConnectionRequestOptions } from '../../../shared/adapters/kubernetes';
+import { connectLocalCluster, connectionFromKubeConfig, loadKubeConfig, type ConnectionRequestOptions } from '../../../shared/adapters/kubernetes';
 import { InvalidInputError } from '../../../shared/errors';
 import type { ClusterRecord } from '../../../shared/ports/store';
 
@@ -59,27 +59,6 @@ describe('loadKubeConfig', () => {
   ])('refuses %j', (options, message) => {
     expect(() => loadKubeConfig(options)).toThrow(InvalidInputError);
     expect(() => loadKubeConfig(options)).toThrow(message);
-  });
-});
-
-describe('kubeConfigFromRecord', () => {
-  const base = { id: 'prod-eu', server: 'https://prod.example:443', caData: 'Q0E=', omeNamespace: 'ome' };
-
-  it('uses a stored kubeconfig with its context', () => {
-    const record: ClusterRecord = { ...base, credentials: { kind: 'kubeconfig', kubeconfig: kubeconfig([['a', 'https://a.example'], ['b', 'https://b.example']], 'a'), context: 'b' } };
-    expect(kubeConfigFromRecord(record).getCurrentCluster()?.server).toBe('https://b.example');
-  });
-
-  it('builds a token kubeconfig from the record for resolved EKS credentials', () => {
-    const record: ClusterRecord = { ...base, credentials: { kind: 'eks', clusterName: 'prod', region: 'eu-west-1' } };
-    const config = kubeConfigFromRecord(record, { token: 'k8s-aws-v1.abc' });
-    expect(config.getCurrentCluster()).toMatchObject({ server: 'https://prod.example:443', caData: 'Q0E=', skipTLSVerify: false });
-    expect(config.getCurrentUser()?.token).toBe('k8s-aws-v1.abc');
-  });
-
-  it('refuses unresolved secret credentials', () => {
-    const record: ClusterRecord = { ...base, credentials: { kind: 'secret' } };
-    expect(() => kubeConfigFromRecord(record)).toThrow('must be resolved');
   });
 });
 
