@@ -130,7 +130,7 @@ export function createAppContext(options: AppContextOptions): AppContext {
       };
       const entry = {
         expiresAt: clock.now() + ttl,
-        handle: connect(clusterId, functionName, () => dropHandle()).then(({ handle, expiresAt }) => {
+        handle: connect(clusterId, functionName, dropHandle).then(({ handle, expiresAt }) => {
           if (expiresAt !== undefined) entry.expiresAt = Math.min(entry.expiresAt, expiresAt);
           return handle;
         }),
