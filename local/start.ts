@@ -14,7 +14,8 @@ function and the scheduled revision GC.
 Options:
   --data-dir DIR     where kubeconfigs are written (default .ome-local)
   --clusters N       start N embedded clusters: local, local-2, ... (default 1)
-  --kubeconfig FILE  use this real cluster instead of an embedded one (registered as local)
+  --kubeconfig FILE  use this real cluster instead of an embedded one (registered as local;
+                     the file is referenced, its credentials are not copied anywhere)
   --context NAME     the kubeconfig context to use with --kubeconfig
   -h, --help         show this help
 

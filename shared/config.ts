@@ -6,7 +6,28 @@
 import { InvalidInputError } from './errors';
 import { DEFAULT_OME_NAMESPACE } from './vocabulary';
 
+/**
+ * Where the process runs. `deployed` (every Lambda) connects only to clusters whose records
+ * hold no credential of their own and only over verified HTTPS; `local` (`npm start`) also
+ * accepts kubeconfig records and files on the operator's machine. See record-connection.ts.
+ */
+export type ControlPlaneMode = 'deployed' | 'local';
+
+/** The functions' service names (POWERTOOLS_SERVICE_NAME), each with its own cluster secrets. */
+export const FUNCTION_NAMES = ['forward-watch-events', 'pin', 'drift-check', 'repin-apply', 'rollout-run', 'revision-gc', 'admission-webhook'] as const;
+export type FunctionName = (typeof FUNCTION_NAMES)[number];
+
+/** CONTROL_PLANE_MODE: `deployed` outside Lambda forces deployed mode; `local` is refused inside a Lambda. */
+export const MODE_VARIABLE = 'CONTROL_PLANE_MODE';
+
 export interface ControlPlaneConfig {
+  /**
+   * `loadConfig` always sets it: `deployed` in Lambda (or with CONTROL_PLANE_MODE=deployed),
+   * else `local`. A configuration built by hand without it (tests) behaves as `local`.
+   */
+  mode?: ControlPlaneMode;
+  /** This function's service name (POWERTOOLS_SERVICE_NAME): it picks the function's own cluster secret. */
+  functionName?: FunctionName;
   /** The single DynamoDB table of leases, idempotency records, checkpoints and clusters. */
   tableName: string;
   /** Overrides the DynamoDB endpoint (DynamoDB Local); unset in AWS. */
@@ -72,9 +93,47 @@ function required(env: Env, name: string): string {
   return value;
 }
 
+/** True for a known function service name. */
+export function isFunctionName(value: string | undefined): value is FunctionName {
+  return (FUNCTION_NAMES as readonly string[]).includes(value ?? '');
+}
+
+/**
+ * Lambda (the runtime always sets AWS_LAMBDA_FUNCTION_NAME) is always deployed, whatever
+ * CONTROL_PLANE_MODE says: a changed variable must not unlock the local-only credentials.
+ * Elsewhere the process is local (`npm start`, tests) unless CONTROL_PLANE_MODE=deployed.
+ */
+function readMode(env: Env): ControlPlaneMode {
+  const raw = env[MODE_VARIABLE];
+  if (raw !== undefined && raw !== '' && raw !== 'local' && raw !== 'deployed') {
+    throw new InvalidInputError(`${MODE_VARIABLE}=${JSON.stringify(raw)} must be local or deployed`);
+  }
+  if (env.AWS_LAMBDA_FUNCTION_NAME) {
+    if (raw === 'local') throw new InvalidInputError(`${MODE_VARIABLE}=local is refused in Lambda (${env.AWS_LAMBDA_FUNCTION_NAME}); remove it: a deployed function always runs in deployed mode`);
+    return 'deployed';
+  }
+  return raw === 'deployed' ? 'deployed' : 'local';
+}
+
+function readFunctionName(env: Env, mode: ControlPlaneMode): FunctionName | undefined {
+  const raw = env.POWERTOOLS_SERVICE_NAME;
+  if (raw === undefined || raw === '') {
+    if (mode === 'deployed' && env.AWS_LAMBDA_FUNCTION_NAME) {
+      throw new InvalidInputError(`POWERTOOLS_SERVICE_NAME is not set; set it to the function's name (${FUNCTION_NAMES.join(', ')}): it picks the function's cluster secrets`);
+    }
+    return undefined;
+  }
+  if (!isFunctionName(raw)) throw new InvalidInputError(`POWERTOOLS_SERVICE_NAME=${JSON.stringify(raw)} is not one of ${FUNCTION_NAMES.join(', ')}`);
+  return raw;
+}
+
 /** Builds the configuration from environment variables; throws InvalidInputError naming the bad one. */
 export function loadConfig(env: Env): ControlPlaneConfig {
+  const mode = readMode(env);
+  const functionName = readFunctionName(env, mode);
   const config: ControlPlaneConfig = {
+    mode,
+    ...(functionName === undefined ? {} : { functionName }),
     tableName: required(env, 'TABLE_NAME'),
     eventBusName: env.EVENT_BUS_NAME || 'default',
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',

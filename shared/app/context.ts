@@ -1,9 +1,10 @@
 /**
  * What every function needs, built once per process (a Lambda container, or `npm start`)
  * and reused across invocations: configuration, the DynamoDB stores and a Kubernetes
- * client per registered cluster. Nothing here runs at import time: the first call to
- * `getAppContext` reads the environment.
+ * client per registered cluster and function. Nothing here runs at import time: the first
+ * call to `getAppContext` reads the environment.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createDefaultAwsCredentialResolver } from '../adapters/aws-credentials';
 import { createDynamoClient, createDynamoStores } from '../adapters/dynamodb';
 // The adapter files, not the kubernetes index: that also exports the @kubernetes/client-node
@@ -11,6 +12,7 @@ import { createDynamoClient, createDynamoStores } from '../adapters/dynamodb';
 import { createClusterClient } from '../adapters/kubernetes/cluster-client';
 import type { ClusterConnection, ResolvedCredentials } from '../adapters/kubernetes/connection';
 import { connectionFromRecord } from '../adapters/kubernetes/record-connection';
+import type { ConnectionPolicy } from '../adapters/kubernetes/record-connection';
 import type { ControlPlaneConfig } from '../config';
 import { loadConfig } from '../config';
 import { NotFoundError } from '../errors';
@@ -26,11 +28,30 @@ export interface ClusterHandle {
   omeNamespace: string;
 }
 
-/** Turns a secret or EKS cluster record into a usable credential; kubeconfig records need none. */
-export type CredentialResolver = (record: ClusterRecord) => Promise<ResolvedCredentials>;
+/** Turns a secret or EKS cluster record into a usable credential for one function; kubeconfig records need none. */
+export interface CredentialResolver {
+  resolve(record: ClusterRecord, functionName: string | undefined): Promise<ResolvedCredentials>;
+  /** Drops a credential the API server refused (401) so the next resolve gets a new one. */
+  forget(record: ClusterRecord, functionName: string | undefined, rejected: ResolvedCredentials): void;
+}
 
-/** Builds the connection to a registered cluster from its record and resolved credential. */
-export type ClusterConnector = (record: ClusterRecord, resolved: ResolvedCredentials) => ClusterConnection;
+/**
+ * Builds the connection to a registered cluster from its record and resolved credential;
+ * `policy` carries the process's mode and the calling function.
+ */
+export type ClusterConnector = (record: ClusterRecord, resolved: ResolvedCredentials, policy: ConnectionPolicy) => ClusterConnection;
+
+/**
+ * The function on whose behalf work runs, where one process hosts several (`npm start`):
+ * it picks the function's own secret and kubeconfig context. A Lambda hosts one function,
+ * named by its configuration.
+ */
+const functionIdentity = new AsyncLocalStorage<string>();
+
+/** Runs `work` as function `functionName`: clusters it connects to use that function's credentials. */
+export function runAsFunction<T>(functionName: string, work: () => T): T {
+  return functionIdentity.run(functionName, work);
+}
 
 export interface AppContext {
   config: ControlPlaneConfig;
@@ -47,7 +68,8 @@ export interface AppContextOptions {
   resolveCredentials?: CredentialResolver;
   /**
    * Default connectionFromRecord: static credentials only, no credential plugins. The local
-   * control plane passes client-node's full kubeconfig semantics for a `--kubeconfig` cluster.
+   * control plane passes one that gives kubeconfig-file records (the operator's own
+   * kubeconfig) client-node's full semantics, plugins included.
    */
   connectCluster?: ClusterConnector;
   /**
@@ -60,26 +82,37 @@ export interface AppContextOptions {
 // EKS tokens live 15 minutes; reuse a client well inside that (the resolver's expiry caps it too).
 const DEFAULT_CLIENT_TTL_MS = 10 * 60_000;
 
-const noCredentials: CredentialResolver = async (record) => {
-  if (record.credentials.kind === 'kubeconfig') return {};
-  throw new NotFoundError(
-    `cluster ${record.id}: no resolver for ${record.credentials.kind} credentials in this process; register a kubeconfig or deploy with the AWS resolver`,
-  );
+const noCredentials: CredentialResolver = {
+  async resolve(record) {
+    const { kind } = record.credentials;
+    if (kind === 'kubeconfig' || kind === 'kubeconfig-file') return {};
+    throw new NotFoundError(`cluster ${record.id}: no resolver for ${kind} credentials in this process; register a kubeconfig or deploy with the AWS resolver`);
+  },
+  forget() {},
 };
 
 /** Builds a context over the given stores (tests pass memory stores; functions the DynamoDB ones). */
 export function createAppContext(options: AppContextOptions): AppContext {
   const clock = options.clock ?? systemClock;
   const ttl = options.clientTtlMs ?? DEFAULT_CLIENT_TTL_MS;
-  const resolve = options.resolveCredentials ?? noCredentials;
+  const resolver = options.resolveCredentials ?? noCredentials;
   const connectCluster = options.connectCluster ?? connectionFromRecord;
+  const mode = options.config.mode ?? 'local';
   const handles = new Map<string, { handle: Promise<ClusterHandle>; expiresAt: number }>();
 
-  async function connect(clusterId: string): Promise<{ handle: ClusterHandle; expiresAt: number | undefined }> {
+  async function connect(clusterId: string, functionName: string | undefined, dropHandle: () => void): Promise<{ handle: ClusterHandle; expiresAt: number | undefined }> {
     const record = await options.stores.clusters.getCluster(clusterId);
     if (!record) throw new NotFoundError(`cluster ${clusterId} is not registered`);
-    const resolved = await resolve(record);
-    const handle = { id: record.id, client: createClusterClient(connectCluster(record, resolved)), omeNamespace: record.omeNamespace || options.config.omeNamespace };
+    const resolved = await resolver.resolve(record, functionName);
+    const policy: ConnectionPolicy = { mode, ...(functionName === undefined ? {} : { functionName }) };
+    // A 401 means the credential was rotated, revoked or expired early: drop it and this
+    // client so the next delivery reads the secret again or signs a new token.
+    const onUnauthorized = (): void => {
+      dropHandle();
+      resolver.forget(record, functionName, resolved);
+    };
+    const client = createClusterClient(connectCluster(record, resolved, policy), { onUnauthorized });
+    const handle = { id: record.id, client, omeNamespace: record.omeNamespace || options.config.omeNamespace };
     return { handle, expiresAt: resolved.expiresAt };
   }
 
@@ -88,20 +121,23 @@ export function createAppContext(options: AppContextOptions): AppContext {
     clock,
     stores: options.stores,
     cluster(clusterId) {
-      const cached = handles.get(clusterId);
+      const functionName = functionIdentity.getStore() ?? options.config.functionName;
+      const key = `${functionName ?? ''}\0${clusterId}`;
+      const cached = handles.get(key);
       if (cached && cached.expiresAt > clock.now()) return cached.handle;
+      const dropHandle = (): void => {
+        if (handles.get(key) === entry) handles.delete(key);
+      };
       const entry = {
         expiresAt: clock.now() + ttl,
-        handle: connect(clusterId).then(({ handle, expiresAt }) => {
+        handle: connect(clusterId, functionName, dropHandle).then(({ handle, expiresAt }) => {
           if (expiresAt !== undefined) entry.expiresAt = Math.min(entry.expiresAt, expiresAt);
           return handle;
         }),
       };
       // A failed connect is not cached: the next delivery tries again.
-      entry.handle.catch(() => {
-        if (handles.get(clusterId) === entry) handles.delete(clusterId);
-      });
-      handles.set(clusterId, entry);
+      entry.handle.catch(dropHandle);
+      handles.set(key, entry);
       return entry.handle;
     },
   };
@@ -117,7 +153,7 @@ export function getAppContext(env: Record<string, string | undefined> = process.
       region: config.region,
       ...(config.dynamoDbEndpoint === undefined ? {} : { endpoint: config.dynamoDbEndpoint }),
     });
-    // Secret and EKS records are resolved through AWS; kubeconfig records never call it.
+    // Secret and EKS records are resolved through AWS; deployed mode refuses kubeconfig records.
     const resolveCredentials = createDefaultAwsCredentialResolver({ region: config.region, secretPrefix: config.clusterSecretPrefix ?? '' });
     processContext = createAppContext({ config, stores: createDynamoStores(client, { tableName: config.tableName }), resolveCredentials });
   }

@@ -54,9 +54,26 @@ export interface CheckpointStore {
   saveCheckpoint(clusterId: string, resource: string, resourceVersion: string, lease: Lease): Promise<void>;
 }
 
+/**
+ * How functions authenticate to a registered cluster (docs/operations.md, "Registering a
+ * cluster"). Deployed functions accept only `secret` and `eks`: the record then holds no
+ * credential, and each function reads its own secret. `kubeconfig` (credentials inline in
+ * the table) and `kubeconfig-file` (a path on the operator's machine) are local only.
+ */
 export type ClusterCredentials =
   | { kind: 'kubeconfig'; kubeconfig: string; context?: string }
-  | { kind: 'secret'; secretArn: string }
+  /**
+   * `npm start` only: a kubeconfig file on this machine, read when a client is built. A
+   * function uses the context named after it when the file has one, else `context`, else
+   * the file's current-context.
+   */
+  | { kind: 'kubeconfig-file'; path: string; context?: string }
+  /**
+   * Each function F reads the Secrets Manager secret `<CLUSTER_SECRET_PREFIX><cluster-id>/<F>`.
+   * `secretArn` is the retired one-secret-for-all form: a record still holding it is refused
+   * with a message saying how to migrate.
+   */
+  | { kind: 'secret'; secretArn?: string }
   | { kind: 'eks'; clusterName: string; region: string };
 
 export interface ClusterRecord {

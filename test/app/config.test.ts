@@ -46,6 +46,26 @@ describe('Function: loadConfig', () => {
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(new InvalidInputError(message));
   });
+
+  const LAMBDA = { TABLE_NAME: 't', AWS_LAMBDA_FUNCTION_NAME: 'ome-pinning-prod-pin', POWERTOOLS_SERVICE_NAME: 'pin' };
+  it.each<[string, Record<string, string>, { mode: string; functionName?: string }]>([
+    ['a Lambda is deployed', LAMBDA, { mode: 'deployed', functionName: 'pin' }],
+    ['a Lambda stays deployed when asked for deployed', { ...LAMBDA, CONTROL_PLANE_MODE: 'deployed' }, { mode: 'deployed' }],
+    ['npm start and tests are local', { TABLE_NAME: 't' }, { mode: 'local' }],
+    ['outside Lambda, CONTROL_PLANE_MODE=deployed forces deployed', { TABLE_NAME: 't', CONTROL_PLANE_MODE: 'deployed' }, { mode: 'deployed' }],
+    ['a local process may name its function', { TABLE_NAME: 't', POWERTOOLS_SERVICE_NAME: 'drift-check' }, { mode: 'local', functionName: 'drift-check' }],
+  ])('mode: %s', (_case, env, expected) => {
+    expect(loadConfig(env)).toMatchObject(expected);
+  });
+
+  it.each([
+    [{ ...LAMBDA, CONTROL_PLANE_MODE: 'local' }, 'CONTROL_PLANE_MODE=local is refused in Lambda (ome-pinning-prod-pin); remove it: a deployed function always runs in deployed mode'],
+    [{ TABLE_NAME: 't', CONTROL_PLANE_MODE: 'prod' }, 'CONTROL_PLANE_MODE="prod" must be local or deployed'],
+    [{ ...LAMBDA, POWERTOOLS_SERVICE_NAME: '' }, "POWERTOOLS_SERVICE_NAME is not set; set it to the function's name (forward-watch-events, pin, drift-check, repin-apply, rollout-run, revision-gc, admission-webhook): it picks the function's cluster secrets"],
+    [{ ...LAMBDA, POWERTOOLS_SERVICE_NAME: 'pinner' }, 'POWERTOOLS_SERVICE_NAME="pinner" is not one of forward-watch-events, pin, drift-check, repin-apply, rollout-run, revision-gc, admission-webhook'],
+  ])('refuses %j', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(new InvalidInputError(message));
+  });
 });
 
 describe('Function: parseDuration', () => {

@@ -1,8 +1,9 @@
-/** The DynamoDB Local launcher: readable errors, and no Java left behind when its parent dies. */
+/** The DynamoDB Local launcher: readable errors, loopback only, and no Java left behind when its parent dies. */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startDynamoDbLocal } from '../../local/dynamodb-local';
+import { nonLoopbackAddresses, tryConnect } from '../support/network';
 
 function alive(pid: number): boolean {
   try {
@@ -25,6 +26,19 @@ async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean
 describe('Function: startDynamoDbLocal', () => {
   it('asks for a data directory when not in memory', async () => {
     await expect(startDynamoDbLocal({ inMemory: false })).rejects.toThrow('dataDir is required when inMemory is false');
+  });
+
+  it('listens on 127.0.0.1 only: the machine\'s other addresses refuse the connection', async () => {
+    const others = nonLoopbackAddresses();
+    // Without another address there is nothing to reach it from; the bind is still checked.
+    const local = await startDynamoDbLocal();
+    try {
+      expect(local.loopbackOnly).toBe(true);
+      expect(await tryConnect('127.0.0.1', local.port)).toBe('connected');
+      for (const address of others) expect([address, await tryConnect(address, local.port)]).toEqual([address, 'ECONNREFUSED']);
+    } finally {
+      await local.stop();
+    }
   });
 
   it('stops Java when the parent process is killed outright', async () => {

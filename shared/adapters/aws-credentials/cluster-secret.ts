@@ -1,5 +1,5 @@
 /**
- * What a cluster secret may hold, and which secrets a cluster record may name. Parse
+ * What a cluster secret may hold, and which secret a function reads for a cluster. Parse
  * failures never quote the secret: messages end up in logs.
  */
 import { parse as parseYaml } from 'yaml';
@@ -9,28 +9,40 @@ import type { ResolvedCredentials } from '../kubernetes/connection';
 /** The two documented secret formats, for messages. */
 export const CLUSTER_SECRET_FORMATS = 'a kubeconfig (YAML or JSON, static credentials) or JSON {"token": "...", "server"?: "https://...", "caData"?: "<base64 PEM>"}';
 
-/** The secret's name: the record may hold a name or an ARN (`arn:aws:secretsmanager:<region>:<account>:secret:<name>-<suffix>`). */
-export function secretNameOf(secretId: string): string {
-  if (!secretId.startsWith('arn:')) return secretId;
-  const parts = secretId.split(':');
-  if (parts.length !== 7 || parts[2] !== 'secretsmanager' || parts[5] !== 'secret' || !parts[6]) {
-    throw new InvalidInputError(`"${secretId}" is not a Secrets Manager secret ARN`);
-  }
-  return parts[6];
-}
+/** A cluster id that can be one segment of a secret name (Secrets Manager's characters, no `/`). */
+const SECRET_SEGMENT = /^[A-Za-z0-9_+=.@-]+$/;
 
 /**
- * Refuses secrets outside the deployment's cluster prefix (CLUSTER_SECRET_PREFIX, for example
- * `ome-pinning/prod/clusters/`): the functions' role may read only those, and a record must
- * not be able to point the control plane at any other secret in the account.
+ * The secret function `functionName` reads for cluster `clusterId`:
+ * `<CLUSTER_SECRET_PREFIX><cluster-id>/<function>`. One secret per function and cluster, so
+ * each function's role can be granted exactly its own (`<prefix>*\/<function>-??????`) and no
+ * credential is shared between functions. The name is derived, never read from the record:
+ * a rewritten record cannot point a function at another secret.
  */
-export function assertSecretInPrefix(clusterId: string, secretId: string, prefix: string): void {
+export function clusterSecretName(clusterId: string, functionName: string | undefined, prefix: string): string {
   if (!prefix) {
     throw new InvalidInputError(`cluster ${clusterId}: secret credentials are refused because CLUSTER_SECRET_PREFIX is not set`);
   }
-  if (!secretNameOf(secretId).startsWith(prefix)) {
-    throw new InvalidInputError(`cluster ${clusterId}: secret "${secretId}" is outside ${prefix}; store cluster secrets as ${prefix}<cluster-id>`);
+  if (!functionName) {
+    throw new InvalidInputError(`cluster ${clusterId}: secret credentials need the function's name (POWERTOOLS_SERVICE_NAME) to pick its secret ${prefix}${clusterId}/<function>`);
   }
+  if (!SECRET_SEGMENT.test(clusterId)) {
+    throw new InvalidInputError(`cluster ${clusterId}: the id cannot be part of a secret name; secret records need an id of letters, digits and _+=.@-`);
+  }
+  return `${prefix}${clusterId}/${functionName}`;
+}
+
+/**
+ * Records written before secrets were per function name one secret (`secretArn`) for every
+ * function. That secret would be readable by all of them, so it is refused with the steps
+ * to move to per-function secrets.
+ */
+export function assertNoSharedSecret(clusterId: string, credentials: { secretArn?: unknown }, prefix: string): void {
+  if (credentials.secretArn === undefined) return;
+  throw new InvalidInputError(
+    `cluster ${clusterId}: the record names one secret (secretArn ${JSON.stringify(credentials.secretArn)}) for every function, which is no longer accepted; ` +
+      `store a copy of the credentials for each function F as ${prefix || '<CLUSTER_SECRET_PREFIX>'}${clusterId}/F and register the cluster again as {"kind": "secret"} (docs/operations.md, "Registering a cluster")`,
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

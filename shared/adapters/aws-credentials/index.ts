@@ -4,6 +4,6 @@ export { createDefaultAwsCredentialResolver } from './clients';
 export type { DefaultAwsCredentialResolverOptions } from './clients';
 export { createEksToken, stsHostFor, EKS_CLUSTER_ID_HEADER, EKS_TOKEN_LIFETIME_MS, EKS_TOKEN_PREFIX, EKS_TOKEN_REFRESH_MS } from './eks-token';
 export type { AwsCredentials, AwsCredentialsProvider, EksToken, EksTokenRequest } from './eks-token';
-export { assertSecretInPrefix, parseClusterSecret, secretNameOf, CLUSTER_SECRET_FORMATS } from './cluster-secret';
+export { assertNoSharedSecret, clusterSecretName, parseClusterSecret, CLUSTER_SECRET_FORMATS } from './cluster-secret';
 export { mapAwsError } from './errors';
 export type { AwsCall } from './errors';

@@ -1,10 +1,11 @@
 /**
  * Resolves a registered cluster's credentials in AWS. Kubeconfig records need nothing.
- * Secret records read Secrets Manager (a kubeconfig, or a token with optional server and CA;
- * see parseClusterSecret). EKS records take the endpoint and CA from DescribeCluster and a
- * fresh presigned token. Results are cached per cluster until they expire — tokens 14 minutes
- * of their 15, secrets a few minutes so a rotation is picked up — and concurrent resolutions
- * of one cluster share a single call.
+ * Secret records read the calling function's own secret from Secrets Manager (a kubeconfig,
+ * or a token with optional server and CA; see parseClusterSecret). EKS records take the
+ * endpoint and CA from DescribeCluster and a fresh presigned token. Results are cached per
+ * cluster and function until they expire — tokens 14 minutes of their 15, secrets a few
+ * minutes so a rotation is picked up — or until the API server refuses them (`forget`), and
+ * concurrent resolutions of one cluster share a single call.
  */
 import { DescribeClusterCommand } from '@aws-sdk/client-eks';
 import type { EKSClient } from '@aws-sdk/client-eks';
@@ -15,7 +16,7 @@ import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
 import type { ClusterRecord } from '../../ports/store';
 import type { ResolvedCredentials } from '../kubernetes/connection';
-import { assertSecretInPrefix, parseClusterSecret } from './cluster-secret';
+import { assertNoSharedSecret, clusterSecretName, parseClusterSecret } from './cluster-secret';
 import type { AwsCredentialsProvider } from './eks-token';
 import { createEksToken } from './eks-token';
 import { mapAwsError } from './errors';
@@ -30,7 +31,7 @@ export interface AwsCredentialResolverOptions {
   /** The credentials EKS tokens are signed with: the function's role. */
   credentials: AwsCredentialsProvider;
   clock?: Clock;
-  /** Secrets a record may name start with this (CLUSTER_SECRET_PREFIX); empty refuses every secret record. */
+  /** CLUSTER_SECRET_PREFIX: function F reads `<prefix><cluster-id>/F`; empty refuses every secret record. */
   secretPrefix: string;
   /** How long a secret's content is reused before it is read again. Default 5 minutes. */
   secretTtlMs?: number;
@@ -38,7 +39,16 @@ export interface AwsCredentialResolverOptions {
   clusterInfoTtlMs?: number;
 }
 
-export type ClusterCredentialResolver = (record: ClusterRecord) => Promise<ResolvedCredentials>;
+export interface ClusterCredentialResolver {
+  /** The credential `functionName` (its service name) uses for the record's cluster. */
+  resolve(record: ClusterRecord, functionName: string | undefined): Promise<ResolvedCredentials>;
+  /**
+   * Drops `rejected`, a credential the API server answered 401 to (a rotated secret, a revoked
+   * or expired token), so the next `resolve` reads the secret again or signs a new token. A
+   * credential already replaced is left alone: many requests failing at once cost one re-read.
+   */
+  forget(record: ClusterRecord, functionName: string | undefined, rejected: ResolvedCredentials): void;
+}
 
 interface Expiring<T> {
   value: T;
@@ -46,30 +56,43 @@ interface Expiring<T> {
   expiresAt: number;
 }
 
+interface SingleFlightCache<T> {
+  get(key: string, load: () => Promise<Expiring<T>>): Promise<T>;
+  /** Drops the key's entry when it holds `value` (not a newer one, nor a load in flight). */
+  forget(key: string, value: T): void;
+}
+
 /**
  * A cache of expiring values where concurrent misses on one key share one load. A pending
  * load never expires; a failed one is forgotten so the next call tries again.
  */
-function createSingleFlightCache<T>(clock: Clock): (key: string, load: () => Promise<Expiring<T>>) => Promise<T> {
-  const entries = new Map<string, { value: Promise<T>; expiresAt: number }>();
-  return (key, load) => {
-    const hit = entries.get(key);
-    if (hit && hit.expiresAt > clock.now()) return hit.value;
-    const entry = {
-      expiresAt: Number.POSITIVE_INFINITY,
-      value: load().then(
-        (loaded) => {
-          entry.expiresAt = loaded.expiresAt;
-          return loaded.value;
-        },
-        (error: unknown) => {
-          if (entries.get(key) === entry) entries.delete(key);
-          throw error;
-        },
-      ),
-    };
-    entries.set(key, entry);
-    return entry.value;
+function createSingleFlightCache<T>(clock: Clock): SingleFlightCache<T> {
+  const entries = new Map<string, { value: Promise<T>; expiresAt: number; settled?: T }>();
+  return {
+    get(key, load) {
+      const hit = entries.get(key);
+      if (hit && hit.expiresAt > clock.now()) return hit.value;
+      const entry: { value: Promise<T>; expiresAt: number; settled?: T } = {
+        expiresAt: Number.POSITIVE_INFINITY,
+        value: load().then(
+          (loaded) => {
+            entry.expiresAt = loaded.expiresAt;
+            entry.settled = loaded.value;
+            return loaded.value;
+          },
+          (error: unknown) => {
+            if (entries.get(key) === entry) entries.delete(key);
+            throw error;
+          },
+        ),
+      };
+      entries.set(key, entry);
+      return entry.value;
+    },
+    forget(key, value) {
+      const entry = entries.get(key);
+      if (entry && entry.settled === value) entries.delete(key);
+    },
   };
 }
 
@@ -87,15 +110,15 @@ export function createAwsCredentialResolver(options: AwsCredentialResolverOption
   const resolved = createSingleFlightCache<ResolvedCredentials>(clock);
   const endpoints = createSingleFlightCache<ClusterEndpoint>(clock);
 
-  async function readSecret(record: ClusterRecord, secretArn: string): Promise<Expiring<ResolvedCredentials>> {
+  async function readSecret(record: ClusterRecord, secretName: string): Promise<Expiring<ResolvedCredentials>> {
     let text: string | undefined;
     try {
-      const output = await options.secrets.send(new GetSecretValueCommand({ SecretId: secretArn }));
+      const output = await options.secrets.send(new GetSecretValueCommand({ SecretId: secretName }));
       text = output.SecretString ?? (output.SecretBinary ? Buffer.from(output.SecretBinary).toString('utf8') : undefined);
     } catch (error) {
-      throw mapAwsError(error, { action: `cluster ${record.id}: read secret ${secretArn}`, permission: 'secretsmanager:GetSecretValue', resource: secretArn });
+      throw mapAwsError(error, { action: `cluster ${record.id}: read secret ${secretName}`, permission: 'secretsmanager:GetSecretValue', resource: `arn:aws:secretsmanager:<region>:<account>:secret:${secretName}-*` });
     }
-    if (!text) throw new InvalidInputError(`cluster ${record.id}: secret ${secretArn} is empty`);
+    if (!text) throw new InvalidInputError(`cluster ${record.id}: secret ${secretName} is empty`);
     const expiresAt = clock.now() + secretTtlMs;
     return { value: { ...parseClusterSecret(record.id, text), expiresAt }, expiresAt };
   }
@@ -124,22 +147,45 @@ export function createAwsCredentialResolver(options: AwsCredentialResolverOption
     const signToken = createEksToken({ clusterName, region, credentials: options.credentials, now: clock.now() }).catch((error: unknown) => {
       throw mapAwsError(error, { action: `sign an EKS token for ${clusterName}`, permission: 'sts:GetCallerIdentity', resource: '*' });
     });
-    const [endpoint, token] = await Promise.all([endpoints(`${region}/${clusterName}`, () => describeCluster(clusterName, region)), signToken]);
+    const [endpoint, token] = await Promise.all([endpoints.get(`${region}/${clusterName}`, () => describeCluster(clusterName, region)), signToken]);
     return { value: { token: token.token, server: endpoint.server, caData: endpoint.caData, expiresAt: token.expiresAt }, expiresAt: token.expiresAt };
   }
 
-  return async (record) => {
+  /** The cache key and loader of a record's credential for one function; undefined for kubeconfig records. */
+  function sourceOf(record: ClusterRecord, functionName: string | undefined): { key: string; load: () => Promise<Expiring<ResolvedCredentials>> } | undefined {
     const { credentials } = record;
     switch (credentials.kind) {
       case 'kubeconfig':
-        return {};
-      case 'secret':
-        assertSecretInPrefix(record.id, credentials.secretArn, options.secretPrefix);
-        return resolved(`${record.id}\0secret\0${credentials.secretArn}`, () => readSecret(record, credentials.secretArn));
+      case 'kubeconfig-file':
+        return undefined;
+      case 'secret': {
+        assertNoSharedSecret(record.id, credentials, options.secretPrefix);
+        const secretName = clusterSecretName(record.id, functionName, options.secretPrefix);
+        return { key: `${record.id}\0secret\0${secretName}`, load: () => readSecret(record, secretName) };
+      }
       case 'eks':
-        return resolved(`${record.id}\0eks\0${credentials.region}\0${credentials.clusterName}`, () =>
-          eksCredentials(credentials.clusterName, credentials.region),
-        );
+        // Signed with the process's role, whichever function asks: one token per cluster.
+        return {
+          key: `${record.id}\0eks\0${credentials.region}\0${credentials.clusterName}`,
+          load: () => eksCredentials(credentials.clusterName, credentials.region),
+        };
     }
+  }
+
+  return {
+    async resolve(record, functionName) {
+      const source = sourceOf(record, functionName);
+      return source ? resolved.get(source.key, source.load) : {};
+    },
+    forget(record, functionName, rejected) {
+      let source;
+      try {
+        source = sourceOf(record, functionName);
+      } catch {
+        // A record that cannot be resolved has nothing cached.
+        return;
+      }
+      if (source) resolved.forget(source.key, rejected);
+    },
   };
 }

@@ -25,6 +25,8 @@ export interface ClusterClientOptions {
   /** Time limit of each non-watch request; default 30 s. */
   requestTimeoutMs?: number;
   userAgent?: string;
+  /** Called when the API server answers 401 (the app context then drops the credential). */
+  onUnauthorized?: () => void;
 }
 
 /** A ClusterClient that can also drop its idle connections (at shutdown, in tests). */
@@ -65,6 +67,7 @@ export function createClusterClient(connection: ClusterConnection, options: Clus
   const transport = new KubeTransport(connection, {
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     userAgent: options.userAgent ?? FIELD_MANAGER,
+    ...(options.onUnauthorized === undefined ? {} : { onUnauthorized: options.onUnauthorized }),
   });
 
   const writeQuery = (write: WriteOptions | undefined): Query => ({

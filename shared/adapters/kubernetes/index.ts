@@ -1,8 +1,9 @@
 export { createClusterClient } from './cluster-client';
 export type { ClosableClusterClient, ClusterClientOptions } from './cluster-client';
-export { loadKubeConfig, kubeConfigFromRecord, connectionFromKubeConfig } from './kube-config';
+export { loadKubeConfig, connectionFromKubeConfig, connectLocalCluster } from './kube-config';
 export type { LoadKubeConfigOptions } from './kube-config';
-export { connectionFromRecord, connectionFromKubeconfigText } from './record-connection';
+export { assertRecordAllowed, connectionFromRecord, connectionFromKubeconfigText, kubeconfigFileContextFor, DEPLOYED_CREDENTIALS_HINT } from './record-connection';
+export type { ConnectionPolicy } from './record-connection';
 export type { ClusterConnection, ConnectionRequestOptions, ResolvedCredentials } from './connection';
 export { createEventRecorder, recordEvent } from './events';
 export type { EventRecorder, EventRecorderOptions, EventSpec } from './events';

@@ -5,6 +5,8 @@ import type { Cluster, Context, User } from '@kubernetes/client-node';
 import { InvalidInputError } from '../../errors';
 import type { ClusterRecord } from '../../ports/store';
 import type { ClusterConnection, ResolvedCredentials } from './connection';
+import { assertRecordAllowed, connectionFromRecord, kubeconfigFileContextFor } from './record-connection';
+import type { ConnectionPolicy } from './record-connection';
 
 export type { ResolvedCredentials } from './connection';
 
@@ -74,35 +76,6 @@ function selectContext(kubeConfig: KubeConfig, context: string | undefined): voi
 }
 
 /**
- * A KubeConfig for a registered cluster, with client-node's full semantics (the local control
- * plane's `--kubeconfig` cluster; functions use connectionFromRecord). A kubeconfig record is used as stored (with its
- * context, if any). Secret and EKS records carry no credential themselves: the caller
- * resolves it (reads the secret, presigns the EKS token and caches it under its lifetime)
- * and passes it in `resolved`; a resolved `server`/`caData` overrides the record's.
- */
-export function kubeConfigFromRecord(record: ClusterRecord, resolved: ResolvedCredentials = {}): KubeConfig {
-  const { credentials } = record;
-  const kubeconfigText = credentials.kind === 'kubeconfig' ? credentials.kubeconfig : resolved.kubeconfig;
-  if (kubeconfigText) {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromString(kubeconfigText);
-    selectContext(kubeConfig, credentials.kind === 'kubeconfig' ? credentials.context : undefined);
-    return kubeConfig;
-  }
-  if (!resolved.token) {
-    throw new InvalidInputError(`cluster ${record.id}: ${credentials.kind} credentials must be resolved to a token or a kubeconfig first`);
-  }
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: record.id, server: resolved.server ?? record.server, caData: resolved.caData ?? record.caData, skipTLSVerify: false }],
-    users: [{ name: record.id, token: resolved.token }],
-    contexts: [{ name: record.id, cluster: record.id, user: record.id }],
-    currentContext: record.id,
-  });
-  return kubeConfig;
-}
-
-/**
  * A connection with client-node's full kubeconfig semantics (exec and auth-provider plugins,
  * token files, proxies), for the CLI and the local control plane's `--kubeconfig` cluster.
  * Functions use connectionFromRecord, which keeps client-node out of their bundles.
@@ -125,4 +98,33 @@ export function connectionFromKubeConfig(kubeConfig: KubeConfig): ClusterConnect
       }
     },
   };
+}
+
+/**
+ * The local control plane's connector. A kubeconfig-file record is the operator's own
+ * kubeconfig on this machine, so client-node reads it with kubectl's semantics, exec and
+ * auth-provider plugins included, using the context named after the calling function when
+ * the file has one, else the record's, else the file's current one. Every other record
+ * comes from the table, which anyone reaching it could have written: connectionFromRecord
+ * builds those with static credentials only, never running a plugin.
+ */
+export function connectLocalCluster(record: ClusterRecord, resolved: ResolvedCredentials, policy: ConnectionPolicy): ClusterConnection {
+  const { credentials } = record;
+  if (credentials.kind !== 'kubeconfig-file') return connectionFromRecord(record, resolved, policy);
+  assertRecordAllowed(record, policy);
+  if (!existsSync(credentials.path)) throw new InvalidInputError(`cluster ${record.id}: kubeconfig file ${credentials.path} does not exist`);
+  const kubeConfig = new KubeConfig();
+  try {
+    kubeConfig.loadFromFile(credentials.path);
+  } catch (error) {
+    // No message of the parser: it may quote the file, which holds credentials.
+    throw new InvalidInputError(`cluster ${record.id}: kubeconfig file ${credentials.path} is not a valid kubeconfig`, { cause: error });
+  }
+  const names = kubeConfig.getContexts().map((context) => context.name);
+  try {
+    selectContext(kubeConfig, kubeconfigFileContextFor(names, credentials.context, policy.functionName));
+  } catch (error) {
+    throw new InvalidInputError(`cluster ${record.id}: kubeconfig file ${credentials.path}: ${(error as Error).message}`, { cause: error });
+  }
+  return connectionFromKubeConfig(kubeConfig);
 }

@@ -1,18 +1,37 @@
 /**
- * Connections for registered clusters, as the functions build them: from a kubeconfig
- * record (or a kubeconfig held in a secret), or from a resolved bearer token. Only static
- * credentials are read — a token, a token file, a client certificate, basic auth — so this
- * needs neither @kubernetes/client-node nor anything it pulls in. Users that run credential
- * plugins (`exec`, `auth-provider`) are refused: a function has no plugin binaries, and a
- * plugin's credentials would have to come from somewhere the record should name instead.
+ * Connections for registered clusters, as the functions build them: from a kubeconfig held
+ * in a secret, from a resolved bearer token, or (locally) from a kubeconfig record or file.
+ * Only static credentials are read — a token, a token file, a client certificate, basic
+ * auth — so this needs neither @kubernetes/client-node nor anything it pulls in. Users that
+ * run credential plugins (`exec`, `auth-provider`) are refused: a function has no plugin
+ * binaries, and a record from the table must never make the process run a command.
+ *
+ * In deployed mode a record cannot point a function at a file on its host, at a plain-HTTP
+ * server or at a server whose certificate goes unchecked, and kubeconfig records (credentials
+ * in the table) and kubeconfig-file records (the operator's machine) are refused outright.
  */
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { parse as parseYaml } from 'yaml';
 import { InvalidInputError } from '../../errors';
+import type { ControlPlaneMode } from '../../config';
 import type { ClusterRecord } from '../../ports/store';
 import type { ClusterConnection, ConnectionRequestOptions, ResolvedCredentials } from './connection';
+
+/** What a connection may use: deployed mode refuses local-only records, files, plain HTTP and unchecked TLS. */
+export interface ConnectionPolicy {
+  mode: ControlPlaneMode;
+  /** The function connecting; for a kubeconfig-file record it picks the context named after it. */
+  functionName?: string;
+}
+
+/** A hand-built caller without a policy (tests, tools) is local, as an unset config mode is. */
+const LOCAL_POLICY: ConnectionPolicy = { mode: 'local' };
+
+/** What deployed records must use, for the refusal messages. */
+export const DEPLOYED_CREDENTIALS_HINT =
+  'register the cluster as {"kind": "secret"} (each function F reads <CLUSTER_SECRET_PREFIX><cluster-id>/F) or as an EKS record';
 
 /** What to store instead of a credential plugin, for the refusal message. */
 export const STATIC_CREDENTIALS_HINT =
@@ -46,7 +65,10 @@ function isDocument(value: unknown): value is Document {
 
 /** Reads kubeconfig fields with messages that name the field, never its value (it may be a secret). */
 class KubeconfigReader {
-  constructor(private readonly clusterId: string) {}
+  constructor(
+    private readonly clusterId: string,
+    readonly mode: ControlPlaneMode,
+  ) {}
 
   fail(message: string): never {
     throw new InvalidInputError(`cluster ${this.clusterId}: ${message}`);
@@ -79,12 +101,17 @@ class KubeconfigReader {
     });
   }
 
-  /** base64 `<field>-data`, else the file `<field>` (read now: TLS material is fixed for a client's life). */
+  /**
+   * base64 `<field>-data`, else the file `<field>` (read now: TLS material is fixed for a
+   * client's life). Deployed functions read no files: a path in a secret would let whoever
+   * writes it make the function present whatever file its host holds.
+   */
   material(document: Document, field: string, where: string): Buffer | undefined {
     const data = this.string(document, `${field}-data`, where);
     if (data !== undefined) return Buffer.from(data, 'base64');
     const file = this.string(document, field, where);
     if (file === undefined) return undefined;
+    if (this.mode === 'deployed') this.fail(`${where}: ${field} names a file, and deployed functions read no files; put the file's base64 content in ${field}-data instead`);
     try {
       return readFileSync(file);
     } catch (error) {
@@ -112,7 +139,12 @@ function checkServer(reader: KubeconfigReader, server: string, where: string): s
   } catch {
     protocol = undefined;
   }
-  if (protocol !== 'https:' && protocol !== 'http:') reader.fail(`${where}: server "${server}" must be an https:// (or http://) URL`);
+  if (reader.mode === 'deployed') {
+    if (protocol === 'http:') reader.fail(`${where}: server "${server}" is plain HTTP, which deployed functions refuse (tokens would cross the network in clear); use the API server's https:// URL`);
+    if (protocol !== 'https:') reader.fail(`${where}: server "${server}" must be an https:// URL`);
+  } else if (protocol !== 'https:' && protocol !== 'http:') {
+    reader.fail(`${where}: server "${server}" must be an https:// (or http://) URL`);
+  }
   return server.replace(/\/$/, '');
 }
 
@@ -131,7 +163,11 @@ function readUser(reader: KubeconfigReader, user: Named, where: string): { crede
   if ((cert === undefined) !== (key === undefined)) reader.fail(`${where}: a client certificate needs both client-certificate(-data) and client-key(-data)`);
   const token = reader.string(body, 'token', where);
   // kubectl spells it tokenFile; client-node reads token-file.
-  const tokenFile = reader.string(body, 'tokenFile', where) ?? reader.string(body, 'token-file', where);
+  const tokenFileField = reader.string(body, 'tokenFile', where) !== undefined ? 'tokenFile' : 'token-file';
+  const tokenFile = reader.string(body, tokenFileField, where);
+  if (tokenFile !== undefined && token === undefined && reader.mode === 'deployed') {
+    reader.fail(`${where}: ${tokenFileField} names a file, and deployed functions read no files; put the token itself in "token" instead`);
+  }
   const username = reader.string(body, 'username', where);
   const password = reader.string(body, 'password', where);
   const impersonate = reader.string(body, 'as', where);
@@ -151,9 +187,13 @@ function readUser(reader: KubeconfigReader, user: Named, where: string): { crede
  * for every request, as it rotates), client certificate, basic auth and `as`. Every problem
  * is an InvalidInputError naming the cluster; no message quotes a credential.
  */
-export function connectionFromKubeconfigText(clusterId: string, text: string, contextName?: string): ClusterConnection {
-  const reader: KubeconfigReader = new KubeconfigReader(clusterId);
+export function connectionFromKubeconfigText(clusterId: string, text: string, contextName?: string, policy: ConnectionPolicy = LOCAL_POLICY): ClusterConnection {
+  const reader: KubeconfigReader = new KubeconfigReader(clusterId, policy.mode);
   const document = parseDocument(clusterId, text);
+  return connectionFromDocument(reader, document, contextName);
+}
+
+function connectionFromDocument(reader: KubeconfigReader, document: Document, contextName: string | undefined): ClusterConnection {
   const name = contextName || reader.string(document, 'current-context', 'the kubeconfig');
   if (!name) reader.fail('no usable kubeconfig: it has no current-context and the record names no context');
   const context = reader.entries(document, 'contexts', 'context').find((entry) => entry.name === name);
@@ -168,6 +208,9 @@ export function connectionFromKubeconfigText(clusterId: string, text: string, co
   const ca = reader.material(cluster.body, 'certificate-authority', clusterWhere);
   const servername = reader.string(cluster.body, 'tls-server-name', clusterWhere);
   const skipTlsVerify = reader.boolean(cluster.body, 'insecure-skip-tls-verify', clusterWhere);
+  if (skipTlsVerify && reader.mode === 'deployed') {
+    reader.fail(`${clusterWhere}: insecure-skip-tls-verify is refused in deployed mode (anyone on the path could take the credentials); remove it and set certificate-authority-data to the API server's CA`);
+  }
 
   const userName = reader.string(context.body, 'user', `context "${name}"`);
   let user: ReturnType<typeof readUser> = { credentials: {} };
@@ -205,20 +248,62 @@ function staticConnection(server: string, tls: TlsSettings, credentials: UserCre
 }
 
 /**
+ * The context a function uses in a kubeconfig file: the one named after the function when
+ * the file has it (a per-function identity), else the record's, else the file's current one
+ * (undefined here).
+ */
+export function kubeconfigFileContextFor(contextNames: readonly string[], recordContext: string | undefined, functionName: string | undefined): string | undefined {
+  if (functionName !== undefined && contextNames.includes(functionName)) return functionName;
+  return recordContext || undefined;
+}
+
+/**
+ * Refuses records deployed functions must not use, each with what to register instead. A
+ * kubeconfig record keeps credentials in the table, readable by every function and by anyone
+ * who can read the table; a kubeconfig-file record names a file on the operator's machine.
+ */
+export function assertRecordAllowed(record: ClusterRecord, policy: ConnectionPolicy): void {
+  if (policy.mode !== 'deployed') return;
+  const { kind } = record.credentials;
+  if (kind === 'kubeconfig') {
+    throw new InvalidInputError(`cluster ${record.id}: kubeconfig records keep credentials in the table and are refused in deployed mode; ${DEPLOYED_CREDENTIALS_HINT}`);
+  }
+  if (kind === 'kubeconfig-file') {
+    throw new InvalidInputError(`cluster ${record.id}: kubeconfig-file records name a file on the operator's machine and work only with npm start; ${DEPLOYED_CREDENTIALS_HINT}`);
+  }
+}
+
+function readKubeconfigFile(record: ClusterRecord, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new InvalidInputError(`cluster ${record.id}: cannot read kubeconfig file ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { cause: error });
+  }
+}
+
+/**
  * The connection for a registered cluster, without @kubernetes/client-node. A kubeconfig
- * record is used as stored (with its context, if any); a secret holding a kubeconfig is
- * read the same way. Secret and EKS records carry no credential themselves: the caller
+ * record is used as stored (with its context, if any); a kubeconfig-file record reads its
+ * file now, with the context kubeconfigFileContextFor picks; a secret holding a kubeconfig
+ * is read the same way. Secret and EKS records carry no credential themselves: the caller
  * resolves it (reads the secret, presigns the EKS token and caches it under its lifetime)
  * and passes it in `resolved`; a resolved `server`/`caData` overrides the record's.
+ * `policy` defaults to local; deployed functions pass their mode (see assertRecordAllowed).
  */
-export function connectionFromRecord(record: ClusterRecord, resolved: ResolvedCredentials = {}): ClusterConnection {
+export function connectionFromRecord(record: ClusterRecord, resolved: ResolvedCredentials = {}, policy: ConnectionPolicy = LOCAL_POLICY): ClusterConnection {
+  assertRecordAllowed(record, policy);
   const { credentials } = record;
+  const reader: KubeconfigReader = new KubeconfigReader(record.id, policy.mode);
+  if (credentials.kind === 'kubeconfig-file') {
+    const document = parseDocument(record.id, readKubeconfigFile(record, credentials.path));
+    const names = reader.entries(document, 'contexts', 'context').map((entry) => entry.name);
+    return connectionFromDocument(reader, document, kubeconfigFileContextFor(names, credentials.context, policy.functionName));
+  }
   const kubeconfigText = credentials.kind === 'kubeconfig' ? credentials.kubeconfig : resolved.kubeconfig;
-  if (kubeconfigText) return connectionFromKubeconfigText(record.id, kubeconfigText, credentials.kind === 'kubeconfig' ? credentials.context : undefined);
+  if (kubeconfigText) return connectionFromDocument(reader, parseDocument(record.id, kubeconfigText), credentials.kind === 'kubeconfig' ? credentials.context : undefined);
   if (!resolved.token) {
     throw new InvalidInputError(`cluster ${record.id}: ${credentials.kind} credentials must be resolved to a token or a kubeconfig first`);
   }
-  const reader: KubeconfigReader = new KubeconfigReader(record.id);
   const server = resolved.server ?? record.server;
   if (!server) reader.fail('the record has no server');
   const caData = resolved.caData ?? record.caData;

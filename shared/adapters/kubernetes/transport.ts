@@ -19,6 +19,8 @@ export interface TransportOptions {
   /** Per request, from sending to the last byte of the answer. Watches have none. */
   requestTimeoutMs: number;
   userAgent: string;
+  /** Called when the server answers 401: the credential was refused and should not be reused. */
+  onUnauthorized?: () => void;
 }
 
 /**
@@ -48,6 +50,7 @@ export class KubeTransport {
     const response = await this.send(request, undefined, this.options.requestTimeoutMs);
     const text = await readText(response, request);
     const code = response.statusCode ?? 0;
+    if (code === 401) this.options.onUnauthorized?.();
     if (code < 200 || code >= 300) throw errorFromStatus(code, parseStatus(text), text, request);
     if (text === '') return undefined as T;
     try {
@@ -61,6 +64,7 @@ export class KubeTransport {
   async stream(request: TransportRequest, signal: AbortSignal | undefined): Promise<IncomingMessage> {
     const response = await this.send(request, signal, undefined);
     const code = response.statusCode ?? 0;
+    if (code === 401) this.options.onUnauthorized?.();
     if (code !== 200) {
       const text = await readText(response, request);
       throw errorFromStatus(code, parseStatus(text), text, request);

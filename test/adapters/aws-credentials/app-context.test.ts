@@ -6,7 +6,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAwsCredentialResolver, EKS_TOKEN_PREFIX } from '../../../shared/adapters/aws-credentials';
@@ -15,9 +15,10 @@ import type { ControlPlaneConfig } from '../../../shared/config';
 import { Resources } from '../../../shared/model/resources';
 import { createMemoryStores } from '../../../shared/stores/memory';
 import { reply, startCannedServer, status } from '../kubernetes/canned-server';
-import type { CannedServer, RecordedRequest } from '../kubernetes/canned-server';
+import type { CannedServer, RecordedRequest, Route } from '../kubernetes/canned-server';
 
 const eksMock = mockClient(EKSClient);
+const secretsMock = mockClient(SecretsManagerClient);
 
 const CLUSTER_NAME = 'green-eks';
 const REGION = 'eu-west-1';
@@ -69,10 +70,11 @@ function refuseToken(authorization: string | undefined, clusterName: string): st
 }
 
 let server: CannedServer;
+let eksRoute: Route;
 
 beforeAll(async () => {
   server = await startCannedServer();
-  server.route = (request: RecordedRequest, response) => {
+  eksRoute = (request: RecordedRequest, response) => {
     const refusal = refuseToken(request.headers.authorization, CLUSTER_NAME);
     if (refusal) return reply(response, 401, status(401, 'Unauthorized', refusal));
     if (request.method === 'GET' && request.path === '/api/v1/namespaces/ome') {
@@ -82,13 +84,25 @@ beforeAll(async () => {
   };
 });
 
+/** Answers 401 to the first request (a token revoked or expired early), then routes as `next`. */
+function unauthorizedOnce(next: Route): Route {
+  let refused = false;
+  return (request, response) => {
+    if (refused) return next(request, response);
+    refused = true;
+    return reply(response, 401, status(401, 'Unauthorized', 'Unauthorized'));
+  };
+}
+
 afterAll(async () => {
   await server?.stop();
 });
 
 beforeEach(() => {
   eksMock.reset();
+  secretsMock.reset();
   server.requests.length = 0;
+  server.route = eksRoute;
   eksMock.on(DescribeClusterCommand).resolves({
     cluster: { name: CLUSTER_NAME, status: 'ACTIVE', endpoint: server.url, certificateAuthority: { data: Buffer.from('unused for http').toString('base64') } },
   });
@@ -152,5 +166,65 @@ describe('createAppContext with the AWS resolver', () => {
     expect(after).not.toBe(before);
     expect(refuseToken(after, CLUSTER_NAME)).toBeUndefined();
     expect(eksMock.commandCalls(DescribeClusterCommand)).toHaveLength(1);
+  });
+});
+
+describe('createAppContext after a 401', () => {
+  it('signs a new EKS token for the next client instead of reusing the refused one', async () => {
+    // Prepare
+    const { app, clock } = await newContext();
+    server.route = unauthorizedOnce(eksRoute);
+    const first = await app.cluster('green');
+    const refusal = await first.client.get(Resources.namespaces, undefined, 'ome').catch((error: unknown) => error);
+
+    // Act
+    clock.time = T0 + 1_000;
+    const second = await app.cluster('green');
+    const namespace = await second.client.get(Resources.namespaces, undefined, 'ome');
+
+    // Assess
+    expect((refusal as Error & { retryable: boolean }).retryable).toBe(true);
+    expect(second).not.toBe(first);
+    expect(namespace.metadata.uid).toBe('ns-uid');
+    const [refused, accepted] = server.requests.map((request) => request.headers.authorization);
+    expect(accepted).not.toBe(refused);
+    expect(refuseToken(accepted, CLUSTER_NAME)).toBeUndefined();
+    // Only the token was replaced: the endpoint is still the one described before.
+    expect(eksMock.commandCalls(DescribeClusterCommand)).toHaveLength(1);
+  });
+
+  it("reads the function's secret again and uses the rotated token", async () => {
+    // Prepare: the peer accepts only the rotated token; the secret still held the old one
+    // when it was first read.
+    const clock = { time: T0, now: () => clock.time };
+    const stores = createMemoryStores(clock);
+    await stores.clusters.putCluster({ id: 'blue', server: server.url, credentials: { kind: 'secret' }, omeNamespace: 'ome' });
+    secretsMock
+      .on(GetSecretValueCommand, { SecretId: 'ome-pinning/test/clusters/blue/pin' })
+      .resolvesOnce({ SecretString: JSON.stringify({ token: 'revoked' }) })
+      .resolvesOnce({ SecretString: JSON.stringify({ token: 'rotated' }) });
+    server.route = (request, response) =>
+      request.headers.authorization === 'Bearer rotated'
+        ? reply(response, 200, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ome', uid: 'ns-uid' } })
+        : reply(response, 401, status(401, 'Unauthorized', 'Unauthorized'));
+    const resolveCredentials = createAwsCredentialResolver({
+      secrets: new SecretsManagerClient({ region: REGION }),
+      eks: new EKSClient({ region: REGION }),
+      credentials: async () => KEYS,
+      clock,
+      secretPrefix: 'ome-pinning/test/clusters/',
+    });
+    // Local mode: the peer is plain HTTP, which deployed mode refuses.
+    const app = createAppContext({ config: { ...config, mode: 'local', functionName: 'pin' }, stores, clock, resolveCredentials });
+    const refusal = await (await app.cluster('blue')).client.get(Resources.namespaces, undefined, 'ome').catch((error: unknown) => error);
+
+    // Act
+    const namespace = await (await app.cluster('blue')).client.get(Resources.namespaces, undefined, 'ome');
+
+    // Assess
+    expect(refusal).toBeInstanceOf(Error);
+    expect(namespace.metadata.uid).toBe('ns-uid');
+    expect(server.requests.map((request) => request.headers.authorization)).toEqual(['Bearer revoked', 'Bearer rotated']);
+    expect(secretsMock.commandCalls(GetSecretValueCommand)).toHaveLength(2);
   });
 });

@@ -21,14 +21,14 @@ const secretsMock = mockClient(SecretsManagerClient);
 const eksMock = mockClient(EKSClient);
 
 const PREFIX = 'ome-pinning/prod/clusters/';
-const SECRET_NAME = `${PREFIX}blue`;
-const SECRET_ARN = `arn:aws:secretsmanager:eu-west-1:111122223333:secret:${SECRET_NAME}-AbCdEf`;
+/** What function `pin` reads for cluster `blue`. */
+const PIN_SECRET = `${PREFIX}blue/pin`;
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 const MINUTE = 60_000;
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
 
 const base = { server: 'https://registered.example:443', omeNamespace: 'ome' };
-const secretRecord = (secretArn = SECRET_ARN): ClusterRecord => ({ ...base, id: 'blue', credentials: { kind: 'secret', secretArn } });
+const secretRecord = (id = 'blue'): ClusterRecord => ({ ...base, id, credentials: { kind: 'secret' } });
 const eksRecord: ClusterRecord = { ...base, id: 'green', credentials: { kind: 'eks', clusterName: 'green-eks', region: 'eu-west-1' } };
 
 const metadata = { $metadata: {} };
@@ -40,14 +40,15 @@ function sdkError(name: string, message: string): Error {
 
 function newResolver() {
   const clock = { time: T0, now: () => clock.time };
-  const resolve = createAwsCredentialResolver({
+  const resolver = createAwsCredentialResolver({
     secrets: new SecretsManagerClient({ region: 'eu-west-1' }),
     eks: new EKSClient({ region: 'eu-west-1' }),
     credentials: async () => ({ accessKeyId: 'AKID', secretAccessKey: 'secret', sessionToken: 'session' }),
     clock,
     secretPrefix: PREFIX,
   });
-  return { clock, resolve };
+  const resolve = (record: ClusterRecord, functionName: string | undefined = 'pin') => resolver.resolve(record, functionName);
+  return { clock, resolve, resolver };
 }
 
 function describedCluster(endpoint = 'https://ABC.gr7.eu-west-1.eks.amazonaws.com') {
@@ -85,11 +86,27 @@ describe('Function: createAwsCredentialResolver', () => {
       const resolved = await resolve(secretRecord());
 
       // Assess
-      expect(secretsMock).toHaveReceivedCommandWith(GetSecretValueCommand, { SecretId: SECRET_ARN });
+      expect(secretsMock).toHaveReceivedCommandWith(GetSecretValueCommand, { SecretId: PIN_SECRET });
       expect(resolved).toEqual({ token: 'sa-token', server: 'https://blue.example:6443', caData: CA, expiresAt: T0 + 5 * MINUTE });
     });
 
-    it('read a kubeconfig secret (YAML), by name as well as by ARN', async () => {
+    it('read each function its own secret, <prefix><cluster>/<function>, and never share one', async () => {
+      // Prepare
+      secretsMock.on(GetSecretValueCommand, { SecretId: PIN_SECRET }).resolves({ SecretString: '{"token":"pin-token"}' });
+      secretsMock.on(GetSecretValueCommand, { SecretId: `${PREFIX}blue/drift-check` }).resolves({ SecretString: '{"token":"drift-token"}' });
+      const { resolve } = newResolver();
+
+      // Act
+      const pin = await resolve(secretRecord(), 'pin');
+      const drift = await resolve(secretRecord(), 'drift-check');
+      const pinAgain = await resolve(secretRecord(), 'pin');
+
+      // Assess
+      expect([pin.token, drift.token, pinAgain.token]).toEqual(['pin-token', 'drift-token', 'pin-token']);
+      expect(secretsMock.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input.SecretId)).toEqual([PIN_SECRET, `${PREFIX}blue/drift-check`]);
+    });
+
+    it('read a kubeconfig secret (YAML)', async () => {
       // Prepare
       const kubeconfig = stringify({
         apiVersion: 'v1',
@@ -103,10 +120,10 @@ describe('Function: createAwsCredentialResolver', () => {
       const { resolve } = newResolver();
 
       // Act
-      const resolved = await resolve(secretRecord(SECRET_NAME));
+      const resolved = await resolve(secretRecord());
 
       // Assess
-      expect(secretsMock).toHaveReceivedCommandWith(GetSecretValueCommand, { SecretId: SECRET_NAME });
+      expect(secretsMock).toHaveReceivedCommandWith(GetSecretValueCommand, { SecretId: PIN_SECRET });
       expect(resolved).toEqual({ kubeconfig, expiresAt: T0 + 5 * MINUTE });
     });
 
@@ -165,21 +182,25 @@ describe('Function: createAwsCredentialResolver', () => {
       expect(resolved.token).toBe('ok');
     });
 
-    it.each([
-      ['a name outside the prefix', 'other-service/prod/clusters/blue'],
-      ['a name that only shares the prefix text', 'ome-pinning/prod/clusters-extra/blue'],
-      ['an ARN outside the prefix', 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:prod/db-password-AbCdEf'],
-      ['an ARN of another service', `arn:aws:ssm:eu-west-1:111122223333:parameter/${SECRET_NAME}`],
-    ])('refuse %s without reading it', async (_case, secretArn) => {
+    it.each<[string, ClusterRecord, string | undefined, string]>([
+      [
+        'a record that still names one secret for every function (secretArn)',
+        { ...base, id: 'blue', credentials: { kind: 'secret', secretArn: `arn:aws:secretsmanager:eu-west-1:111122223333:secret:${PREFIX}blue-AbCdEf` } },
+        'pin',
+        `store a copy of the credentials for each function F as ${PREFIX}blue/F and register the cluster again as {"kind": "secret"}`,
+      ],
+      ['a process that does not know its function', secretRecord(), undefined, "need the function's name (POWERTOOLS_SERVICE_NAME)"],
+      ['a cluster id that would reach into another secret path', secretRecord('blue/pin'), 'drift-check', 'the id cannot be part of a secret name'],
+    ])('refuse %s without reading any secret', async (_case, record, functionName, message) => {
       // Prepare
-      const { resolve } = newResolver();
+      const { resolver } = newResolver();
 
       // Act
-      const error = await resolve(secretRecord(secretArn)).catch((caught: unknown) => caught);
+      const error = await resolver.resolve(record, functionName).catch((caught: unknown) => caught);
 
       // Assess
       expect(error).toBeInstanceOf(InvalidInputError);
-      expect((error as Error).message).toContain(secretArn);
+      expect((error as Error).message).toContain(message);
       expect(secretsMock).not.toHaveReceivedAnyCommand();
     });
 
@@ -193,7 +214,7 @@ describe('Function: createAwsCredentialResolver', () => {
       });
 
       // Act / Assess
-      await expect(resolve(secretRecord())).rejects.toThrow('CLUSTER_SECRET_PREFIX is not set');
+      await expect(resolve.resolve(secretRecord(), 'pin')).rejects.toThrow('CLUSTER_SECRET_PREFIX is not set');
       expect(secretsMock).not.toHaveReceivedAnyCommand();
     });
 
@@ -220,7 +241,7 @@ describe('Function: createAwsCredentialResolver', () => {
     it.each([
       ['ResourceNotFoundException', new SecretNotFound({ message: 'no such secret', ...metadata }), NotFoundError, 'does not exist'],
       ['ThrottlingException', sdkError('ThrottlingException', 'Rate exceeded'), ThrottledError, 'throttled'],
-      ['AccessDeniedException', sdkError('AccessDeniedException', 'not authorized'), ControlPlaneError, `needs secretsmanager:GetSecretValue on ${SECRET_ARN}`],
+      ['AccessDeniedException', sdkError('AccessDeniedException', 'not authorized'), ControlPlaneError, `needs secretsmanager:GetSecretValue on arn:aws:secretsmanager:<region>:<account>:secret:${PIN_SECRET}-*`],
       ['DecryptionFailure', new DecryptionFailure({ message: 'KMS denied', ...metadata }), ControlPlaneError, 'needs kms:Decrypt'],
       ['InternalServiceError', new InternalServiceError({ message: 'boom', ...metadata }), UnavailableError, 'unavailable'],
     ])('map %s to a typed error', async (_name, awsError, type, message) => {
@@ -306,6 +327,64 @@ describe('Function: createAwsCredentialResolver', () => {
       expect((error as Error).name).toBe(type.name);
       expect((error as ControlPlaneError).retryable).toBe(type === ThrottledError || type === UnavailableError);
       expect((error as Error).message).toContain(message);
+    });
+  });
+
+  describe('Method: forget (the API server answered 401)', () => {
+    it('drops a refused secret so the next resolution reads it again, but keeps a newer one', async () => {
+      // Prepare
+      secretsMock
+        .on(GetSecretValueCommand)
+        .resolvesOnce({ SecretString: '{"token":"revoked"}' })
+        .resolvesOnce({ SecretString: '{"token":"rotated"}' });
+      const { resolve, resolver } = newResolver();
+      const refused = await resolve(secretRecord());
+
+      // Act
+      resolver.forget(secretRecord(), 'pin', refused);
+      const reread = await resolve(secretRecord());
+      // A late 401 for the old credential (a request sent before the re-read) changes nothing.
+      resolver.forget(secretRecord(), 'pin', refused);
+      const kept = await resolve(secretRecord());
+
+      // Assess
+      expect([refused.token, reread.token, kept.token]).toEqual(['revoked', 'rotated', 'rotated']);
+      expect(secretsMock).toHaveReceivedCommandTimes(GetSecretValueCommand, 2);
+    });
+
+    it("drops only the refusing function's secret", async () => {
+      // Prepare
+      secretsMock.on(GetSecretValueCommand).resolves({ SecretString: '{"token":"t"}' });
+      const { resolve, resolver } = newResolver();
+      const pin = await resolve(secretRecord(), 'pin');
+      await resolve(secretRecord(), 'drift-check');
+
+      // Act
+      resolver.forget(secretRecord(), 'pin', pin);
+      await resolve(secretRecord(), 'pin');
+      await resolve(secretRecord(), 'drift-check');
+
+      // Assess
+      expect(secretsMock.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input.SecretId)).toEqual([PIN_SECRET, `${PREFIX}blue/drift-check`, PIN_SECRET]);
+    });
+
+    it('signs a new EKS token without describing the cluster again', async () => {
+      // Prepare
+      eksMock.on(DescribeClusterCommand).resolves(describedCluster());
+      const { clock, resolve, resolver } = newResolver();
+      const refused = await resolve(eksRecord);
+      clock.time = T0 + 1_000;
+      const unchanged = await resolve(eksRecord);
+
+      // Act
+      resolver.forget(eksRecord, 'pin', refused);
+      const fresh = await resolve(eksRecord);
+
+      // Assess
+      expect(unchanged.token).toBe(refused.token);
+      expect(fresh.token).not.toBe(refused.token);
+      expect(fresh.expiresAt).toBe(T0 + 1_000 + 14 * MINUTE);
+      expect(eksMock).toHaveReceivedCommandTimes(DescribeClusterCommand, 1);
     });
   });
 });

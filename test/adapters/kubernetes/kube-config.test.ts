@@ -4,7 +4,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { KubeConfig } from '@kubernetes/client-node';
-import { connectionFromKubeConfig, kubeConfigFromRecord, loadKubeConfig, type ConnectionRequestOptions } from '../../../shared/adapters/kubernetes';
+import { connectLocalCluster, connectionFromKubeConfig, loadKubeConfig, type ConnectionRequestOptions } from '../../../shared/adapters/kubernetes';
 import { InvalidInputError } from '../../../shared/errors';
 import type { ClusterRecord } from '../../../shared/ports/store';
 
@@ -62,27 +62,6 @@ describe('loadKubeConfig', () => {
   });
 });
 
-describe('kubeConfigFromRecord', () => {
-  const base = { id: 'prod-eu', server: 'https://prod.example:443', caData: 'Q0E=', omeNamespace: 'ome' };
-
-  it('uses a stored kubeconfig with its context', () => {
-    const record: ClusterRecord = { ...base, credentials: { kind: 'kubeconfig', kubeconfig: kubeconfig([['a', 'https://a.example'], ['b', 'https://b.example']], 'a'), context: 'b' } };
-    expect(kubeConfigFromRecord(record).getCurrentCluster()?.server).toBe('https://b.example');
-  });
-
-  it('builds a token kubeconfig from the record for resolved EKS credentials', () => {
-    const record: ClusterRecord = { ...base, credentials: { kind: 'eks', clusterName: 'prod', region: 'eu-west-1' } };
-    const config = kubeConfigFromRecord(record, { token: 'k8s-aws-v1.abc' });
-    expect(config.getCurrentCluster()).toMatchObject({ server: 'https://prod.example:443', caData: 'Q0E=', skipTLSVerify: false });
-    expect(config.getCurrentUser()?.token).toBe('k8s-aws-v1.abc');
-  });
-
-  it('refuses unresolved secret credentials', () => {
-    const record: ClusterRecord = { ...base, credentials: { kind: 'secret', secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x' } };
-    expect(() => kubeConfigFromRecord(record)).toThrow('must be resolved');
-  });
-});
-
 describe('connectionFromKubeConfig', () => {
   function kubeConfigOf(cluster: { server: string; skipTLSVerify?: boolean; proxyUrl?: string; caData?: string }): KubeConfig {
     const config = new KubeConfig();
@@ -113,5 +92,52 @@ describe('connectionFromKubeConfig', () => {
 
   it("uses client-node's agent when the cluster has a proxy", () => {
     expect(connectionFromKubeConfig(kubeConfigOf({ server: 'https://a.example', proxyUrl: 'http://proxy:3128' })).providesAgent).toBe(true);
+  });
+});
+
+describe('connectLocalCluster', () => {
+  const base = { id: 'local', server: 'https://exec.example', omeNamespace: 'ome' };
+  // A credential plugin as the operator's kubeconfig may hold one (aws eks get-token, gke-gcloud-auth-plugin).
+  const execUser = {
+    exec: {
+      apiVersion: 'client.authentication.k8s.io/v1beta1',
+      command: process.execPath,
+      args: ['-e', 'process.stdout.write(JSON.stringify({apiVersion:"client.authentication.k8s.io/v1beta1",kind:"ExecCredential",status:{token:"exec-token"}}))'],
+    },
+  };
+  const execKubeconfig = stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'c', cluster: { server: 'https://exec.example' } }],
+    users: [{ name: 'operator', user: execUser }],
+    contexts: [{ name: 'operator', context: { cluster: 'c', user: 'operator' } }],
+    'current-context': 'operator',
+  });
+
+  it("runs the credential plugin of the operator's own kubeconfig file", async () => {
+    const record: ClusterRecord = { ...base, credentials: { kind: 'kubeconfig-file', path: file('exec-file', execKubeconfig) } };
+    const options: ConnectionRequestOptions = { headers: {} };
+    await connectLocalCluster(record, {}, { mode: 'local', functionName: 'pin' }).applyTo(options);
+    expect(options.headers.Authorization).toBe('Bearer exec-token');
+  });
+
+  it('never runs a plugin from a record whose kubeconfig came from the table', () => {
+    const record: ClusterRecord = { ...base, credentials: { kind: 'kubeconfig', kubeconfig: execKubeconfig } };
+    expect(() => connectLocalCluster(record, {}, { mode: 'local' })).toThrow('functions cannot run credential plugins');
+  });
+
+  it('never runs a plugin from a kubeconfig held in a secret', () => {
+    const record: ClusterRecord = { ...base, credentials: { kind: 'secret' } };
+    expect(() => connectLocalCluster(record, { kubeconfig: execKubeconfig }, { mode: 'local' })).toThrow('functions cannot run credential plugins');
+  });
+
+  it('refuses a kubeconfig-file record in deployed mode', () => {
+    const record: ClusterRecord = { ...base, credentials: { kind: 'kubeconfig-file', path: file('exec-deployed', execKubeconfig) } };
+    expect(() => connectLocalCluster(record, {}, { mode: 'deployed' })).toThrow('work only with npm start');
+  });
+
+  it('names the file and the missing context', () => {
+    const record: ClusterRecord = { ...base, credentials: { kind: 'kubeconfig-file', path: file('exec-context', execKubeconfig), context: 'gone' } };
+    expect(() => connectLocalCluster(record, {}, { mode: 'local' })).toThrow(/cluster local: kubeconfig file .*exec-context: context "gone" does not exist/);
   });
 });

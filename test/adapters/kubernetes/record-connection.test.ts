@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { connectionFromRecord, createClusterClient, type ClosableClusterClient, type ConnectionRequestOptions, type ResolvedCredentials } from '../../../shared/adapters/kubernetes';
+import {
+  connectionFromRecord,
+  createClusterClient,
+  kubeconfigFileContextFor,
+  type ClosableClusterClient,
+  type ConnectionPolicy,
+  type ConnectionRequestOptions,
+  type ResolvedCredentials,
+} from '../../../shared/adapters/kubernetes';
 import { InvalidInputError } from '../../../shared/errors';
 import { Resources } from '../../../shared/model/resources';
 import type { ClusterRecord } from '../../../shared/ports/store';
@@ -56,11 +64,13 @@ function kubeconfig({ cluster = { server: 'https://main.example:6443' }, user = 
 const base = { id: 'prod-eu', server: 'https://record.example:443', caData: b64('RECORD CA'), omeNamespace: 'ome' };
 const kubeconfigRecord = (text: string, context?: string): ClusterRecord => ({ ...base, credentials: { kind: 'kubeconfig', kubeconfig: text, ...(context ? { context } : {}) } });
 const eksRecord: ClusterRecord = { ...base, credentials: { kind: 'eks', clusterName: 'prod', region: 'eu-west-1' } };
-const secretRecord: ClusterRecord = { ...base, credentials: { kind: 'secret', secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:ome/clusters/prod-eu' } };
+const secretRecord: ClusterRecord = { ...base, credentials: { kind: 'secret' } };
+const fileRecord = (path: string, context?: string): ClusterRecord => ({ ...base, credentials: { kind: 'kubeconfig-file', path, ...(context ? { context } : {}) } });
+const DEPLOYED: ConnectionPolicy = { mode: 'deployed', functionName: 'pin' };
 
 /** What the connection puts on a request, with buffers as text. */
-async function applied(record: ClusterRecord, resolved?: ResolvedCredentials): Promise<{ server: string; options: Record<string, unknown> }> {
-  const connection = connectionFromRecord(record, resolved);
+async function applied(record: ClusterRecord, resolved?: ResolvedCredentials, policy?: ConnectionPolicy): Promise<{ server: string; options: Record<string, unknown> }> {
+  const connection = connectionFromRecord(record, resolved, policy);
   const options: ConnectionRequestOptions = { headers: {} };
   await connection.applyTo(options);
   const readable = Object.fromEntries(Object.entries(options).map(([key, value]) => [key, Buffer.isBuffer(value) ? value.toString('utf8') : value]));
@@ -219,5 +229,104 @@ describe('Function: connectionFromRecord', () => {
       await client.get(Resources.deployments, 'ome', 'settings');
       expect(server.requests[0]?.headers.authorization).toBe('Bearer k8s-aws-v1.abc');
     });
+  });
+
+  describe('deployed mode', () => {
+    const https = 'https://main.example:6443';
+    it.each<[string, ClusterRecord, ResolvedCredentials, string]>([
+      ['a kubeconfig record (credentials in the table)', kubeconfigRecord(kubeconfig()), {}, 'kubeconfig records keep credentials in the table and are refused in deployed mode; register the cluster as {"kind": "secret"}'],
+      ['a kubeconfig-file record (a file on the operator\'s machine)', fileRecord(file('deployed-file', kubeconfig())), {}, 'kubeconfig-file records name a file on the operator\'s machine and work only with npm start; register the cluster as {"kind": "secret"}'],
+      ['a client certificate file', secretRecord, { kubeconfig: kubeconfig({ user: { 'client-certificate': certFile, 'client-key-data': b64('KEY') } }) }, 'client-certificate names a file, and deployed functions read no files; put the file\'s base64 content in client-certificate-data instead'],
+      ['a client key file', secretRecord, { kubeconfig: kubeconfig({ user: { 'client-certificate-data': b64('CERT'), 'client-key': keyFile } }) }, 'client-key names a file, and deployed functions read no files; put the file\'s base64 content in client-key-data instead'],
+      ['a CA file', secretRecord, { kubeconfig: kubeconfig({ cluster: { server: https, 'certificate-authority': caFile } }) }, 'certificate-authority names a file, and deployed functions read no files; put the file\'s base64 content in certificate-authority-data instead'],
+      ['a tokenFile', secretRecord, { kubeconfig: kubeconfig({ user: { tokenFile } }) }, 'tokenFile names a file, and deployed functions read no files; put the token itself in "token" instead'],
+      ['a token-file', secretRecord, { kubeconfig: kubeconfig({ user: { 'token-file': tokenFile } }) }, 'token-file names a file, and deployed functions read no files; put the token itself in "token" instead'],
+      ['a plain-HTTP server in a kubeconfig', secretRecord, { kubeconfig: kubeconfig({ cluster: { server: 'http://main.example:8080' } }) }, 'server "http://main.example:8080" is plain HTTP, which deployed functions refuse (tokens would cross the network in clear); use the API server\'s https:// URL'],
+      ['a plain-HTTP server in a token secret', secretRecord, { token: 'sa-token', server: 'http://secret.example' }, 'server "http://secret.example" is plain HTTP'],
+      ['a plain-HTTP record server', { ...eksRecord, server: 'http://record.example' }, { token: 'k8s-aws-v1.abc' }, 'server "http://record.example" is plain HTTP'],
+      ['insecure-skip-tls-verify', secretRecord, { kubeconfig: kubeconfig({ cluster: { server: https, 'insecure-skip-tls-verify': true } }) }, 'insecure-skip-tls-verify is refused in deployed mode (anyone on the path could take the credentials); remove it and set certificate-authority-data to the API server\'s CA'],
+    ])('refuses %s, saying what to do instead', (_name, record, resolved, message) => {
+      const attempt = (): unknown => connectionFromRecord(record, resolved, DEPLOYED);
+      expect(attempt).toThrow(InvalidInputError);
+      expect(attempt).toThrow('cluster prod-eu: ');
+      expect(attempt).toThrow(message);
+    });
+
+    it.each<[string, ClusterRecord, ResolvedCredentials]>([
+      ['a kubeconfig record', kubeconfigRecord(kubeconfig({ cluster: { server: 'http://main.example:8080', 'insecure-skip-tls-verify': true }, user: { tokenFile } })), {}],
+      ['a secret kubeconfig with files', secretRecord, { kubeconfig: kubeconfig({ cluster: { server: https, 'certificate-authority': caFile }, user: { 'client-certificate': certFile, 'client-key': keyFile } }) }],
+      ['a plain-HTTP token server', secretRecord, { token: 'sa-token', server: 'http://127.0.0.1:8080' }],
+    ])('accepts the same in local mode: %s', (_name, record, resolved) => {
+      expect(() => connectionFromRecord(record, resolved, { mode: 'local' })).not.toThrow();
+    });
+
+    it.each<[string, ClusterRecord, ResolvedCredentials, { server: string; options: Record<string, unknown> }]>([
+      ['a secret kubeconfig with inline data', secretRecord, { kubeconfig: kubeconfig({ cluster: { server: https, 'certificate-authority-data': b64('CA') }, user: { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') } }) }, { server: https, options: { headers: {}, ca: 'CA', cert: 'CERT', key: 'KEY' } }],
+      ['an EKS token over HTTPS', eksRecord, { token: 'k8s-aws-v1.abc', server: 'https://eks.example', caData: b64('EKS CA') }, { server: 'https://eks.example', options: { headers: { Authorization: 'Bearer k8s-aws-v1.abc' }, ca: 'EKS CA' } }],
+    ])('connects with %s', async (_name, record, resolved, expected) => {
+      expect(await applied(record, resolved, DEPLOYED)).toEqual(expected);
+    });
+  });
+
+  describe('kubeconfig-file records (local)', () => {
+    /** The embedded cluster's file: one context per function, plus the admin context as current. */
+    const perFunction = file(
+      'per-function',
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: 'https://file.example' } }],
+        users: [
+          { name: 'admin', user: { token: 'admin-token' } },
+          { name: 'pin', user: { token: 'pin-token' } },
+          { name: 'other', user: { token: 'other-token' } },
+        ],
+        contexts: [
+          { name: 'admin', context: { cluster: 'c', user: 'admin' } },
+          { name: 'pin', context: { cluster: 'c', user: 'pin' } },
+          { name: 'other', context: { cluster: 'c', user: 'other' } },
+        ],
+        'current-context': 'admin',
+      }),
+    );
+
+    it.each<[string, ClusterRecord, string | undefined, string]>([
+      ["the function's own context when the file has it", fileRecord(perFunction, 'other'), 'pin', 'Bearer pin-token'],
+      ["the record's context when the file has none for the function", fileRecord(perFunction, 'other'), 'drift-check', 'Bearer other-token'],
+      ["the file's current context otherwise", fileRecord(perFunction), 'drift-check', 'Bearer admin-token'],
+      ['the current context for a caller without a name', fileRecord(perFunction), undefined, 'Bearer admin-token'],
+    ])('uses %s', async (_name, record, functionName, authorization) => {
+      const { options } = await applied(record, {}, { mode: 'local', ...(functionName ? { functionName } : {}) });
+      expect((options.headers as Record<string, unknown>).Authorization).toBe(authorization);
+    });
+
+    it('reads the file when the client is built, so a rewritten file is picked up by the next client', async () => {
+      const path = file('rewritten', kubeconfig());
+      const before = await applied(fileRecord(path));
+      writeFileSync(path, kubeconfig({ user: { token: 'new-token' } }));
+      const after = await applied(fileRecord(path));
+      expect([before.options.headers, after.options.headers]).toEqual([{ Authorization: 'Bearer main-token' }, { Authorization: 'Bearer new-token' }]);
+    });
+
+    it('refuses a missing file without quoting anything but its path', () => {
+      expect(() => connectionFromRecord(fileRecord(join(dir, 'absent')))).toThrow(`cluster prod-eu: cannot read kubeconfig file ${join(dir, 'absent')}: ENOENT`);
+    });
+
+    it('never runs a credential plugin: the static reader refuses exec', () => {
+      const path = file('exec', kubeconfig({ user: { exec: { command: 'aws' } } }));
+      expect(() => connectionFromRecord(fileRecord(path))).toThrow('functions cannot run credential plugins');
+    });
+  });
+});
+
+describe('Function: kubeconfigFileContextFor', () => {
+  it.each<[readonly string[], string | undefined, string | undefined, string | undefined]>([
+    [['admin', 'pin'], 'admin', 'pin', 'pin'],
+    [['admin', 'pin'], 'admin', 'drift-check', 'admin'],
+    [['admin', 'pin'], undefined, 'drift-check', undefined],
+    [['admin', 'pin'], undefined, undefined, undefined],
+    [['admin'], 'ops', undefined, 'ops'],
+  ])('contexts %j, record %s, function %s: %s', (names, recordContext, functionName, expected) => {
+    expect(kubeconfigFileContextFor(names, recordContext, functionName)).toBe(expected);
   });
 });
