@@ -116,6 +116,9 @@ export function parseTemplateRoles(text: string, scope: TemplateScope = {}): Tem
         return `arn:${partition}:events:${region}:${accountId}:event-bus/${String(properties.Name)}`;
       case 'AWS::SQS::Queue':
         return `arn:${partition}:sqs:${region}:${accountId}:${service}-${stage}-${logicalId}`;
+      case 'AWS::SecretsManager::Secret':
+        // The generated suffix is unknown before deployment; this one stands for it.
+        return `arn:${partition}:secretsmanager:${region}:${accountId}:secret:${String(properties.Name)}-AbC123`;
       default:
         throw new InvalidInputError(`serverless.yml: cannot name the ARN of ${logicalId} (${resource?.Type ?? 'not declared'})`);
     }
@@ -133,6 +136,8 @@ export function parseTemplateRoles(text: string, scope: TemplateScope = {}): Tem
         throw new InvalidInputError(`serverless.yml: cannot resolve ${whole} in Fn::Sub ${sub}`);
       });
     }
+    // `Ref` of a secret is its ARN; other resource types are not referenced by roles.
+    if (typeof value.Ref === 'string' && resources[value.Ref]?.Type === 'AWS::SecretsManager::Secret') return arnOf(value.Ref);
     const getAtt = value['Fn::GetAtt'];
     if (Array.isArray(getAtt) && getAtt[1] === 'Arn') return arnOf(String(getAtt[0]));
     if (value['Fn::GetAtt'] !== undefined || value['Fn::Sub'] !== undefined) throw new InvalidInputError(`serverless.yml: cannot resolve ${JSON.stringify(value)}`);

@@ -132,8 +132,8 @@ describe('serverless.yml roles: cluster secrets', () => {
   const secretArn = (secretName: string) => `arn:aws:secretsmanager:${roles.region}:${roles.accountId}:secret:${secretName}-AbC123`;
 
   it.each(names)('%s: one statement, GetSecretValue only, on its own secrets under the prefix', (name) => {
-    // Prepare
-    const statements = statementsOf(name).filter((s) => asList(s.Action).some((a) => a.startsWith('secretsmanager:')));
+    // Prepare: the cluster-credential statements (the webhook also reads its own key, below)
+    const statements = statementsOf(name).filter((s) => asList(s.Action).some((a) => a.startsWith('secretsmanager:')) && s.Sid !== 'WebhookKey');
 
     // Assess
     expect(statements).toHaveLength(1);
@@ -158,6 +158,11 @@ describe('serverless.yml roles: cluster secrets', () => {
       { action: 'secretsmanager:DescribeSecret', resource: secretArn(`${roles.clusterSecretPrefix}prod-eu-1/${name}`) },
     ];
     for (const request of denied) expect(evaluatePolicy(statementsOf(name), request).decision, JSON.stringify(request)).toBe('implicit-deny');
+  });
+  it.each(names)("%s may read the admission webhook's key only if it is the webhook", (name) => {
+    const key = secretArn(`${roles.service}/${roles.stage}/admission-webhook-key`);
+    const decision = evaluatePolicy(statementsOf(name), { action: 'secretsmanager:GetSecretValue', resource: key });
+    expect(decision.decision).toBe(name === 'admission-webhook' ? 'allow' : 'implicit-deny');
   });
 });
 
