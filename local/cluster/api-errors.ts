@@ -161,6 +161,11 @@ export function badRequest(message: string): ApiError {
   return new ApiError({ message, reason: 'BadRequest', code: 400 });
 }
 
+/** The storage key function's refusal of a name that cannot be a path segment. */
+export function invalidNameParameter(name: string, problems: string[]): ApiError {
+  return badRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${problems.join(';')}`);
+}
+
 export function forbidden(resource: QualifiedResource, name: string, why: string): ApiError {
   return new ApiError({
     message: `${qualifiedResourceName(resource)} "${name}" is forbidden: ${why}`,

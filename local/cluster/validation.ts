@@ -30,6 +30,16 @@ export function nameProblems(name: string, rule: NameRule): string[] {
   return problems;
 }
 
+/**
+ * apimachinery's `path.IsValidPathSegmentName`: a name the server puts into a URL path or a
+ * storage key. `.` and `..` would turn an object path into its collection's (or its
+ * namespace's) path once a client or proxy normalises the URL.
+ */
+export function pathSegmentProblems(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  return ['/', '%'].filter((part) => name.includes(part)).map((part) => `may not contain '${part}'`);
+}
+
 function qualifiedNameProblems(key: string): string[] {
   const parts = key.split('/');
   const problems: string[] = [];
