@@ -112,6 +112,17 @@ export const Message = {
     `repin rejected: expected render digest ${want} but the current render is ${fresh} (a concurrent edit landed; re-issue with the current digest)`,
 } as const;
 
+/**
+ * Our `ome.io/runtime-sync` event messages (upstream has none: it acts on any new value).
+ * The value arrives quoted and bounded (see previewAnnotationValue).
+ */
+export const SyncTokenMessage = {
+  reused: (quotedToken: string) =>
+    `ome.io/runtime-sync ${quotedToken} already rolled this InferenceService forward once and takes effect only once: set a new value, such as a date or a ticket number, to roll forward`,
+  unusable: (quotedToken: string, problem: string) =>
+    `ome.io/runtime-sync value ${quotedToken} is ignored: ${problem}, so it cannot be recorded in status.lastRuntimeSyncToken as it is; set a plain-text value, such as a date or a ticket number, to roll forward`,
+} as const;
+
 export const WebhookName = {
   inferenceService: 'inferenceservice.ome-webhook-server.validator',
   controllerRevisionImmutability: 'controllerrevision-immutability.ome-webhook-server.validator',

@@ -31,7 +31,7 @@ import {
   type PinDecision,
   type PinningSubject,
 } from '../runtime';
-import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, type DriftReasonName } from '../vocabulary';
+import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, type DriftReasonName } from '../vocabulary';
 import { computeNextStatus, toPinningSubject } from './pin-status';
 import { createRevision, RevisionCache, takeRevisionFromCollector } from './revisions';
 import { fetchLiveRuntime, toLiveRuntime, type RuntimeRef } from './runtime-source';
@@ -103,7 +103,7 @@ export class RuntimeSyncInProgressError extends ControlPlaneError {
 
 /** The message of the event for a value that already rolled the InferenceService forward. */
 export function formatTokenReusedMessage(token: string): string {
-  return `${Annotation.runtimeSync} ${previewAnnotationValue(token)} already rolled this InferenceService forward once and takes effect only once: set a new value, such as a date or a ticket number, to roll forward`;
+  return SyncTokenMessage.reused(previewAnnotationValue(token));
 }
 
 const NOTHING_DONE = { revisionCreated: false, statusWritten: false, workload: 'none' } as const;

@@ -1,6 +1,6 @@
 import { previewAnnotationValue } from '../annotation-value';
 import { InvalidInputError } from '../errors';
-import { Annotation, DriftReason, EventReason, Label, Message, RuntimeKind, type DriftReasonName } from '../vocabulary';
+import { DriftReason, EventReason, Label, Message, RuntimeKind, SyncTokenMessage, type DriftReasonName } from '../vocabulary';
 import type { JsonValue } from './go-json';
 import { buildControllerRevision, computeRevisionHash, normalizeRuntimeKind, type ControllerRevisionObject } from './revision';
 
@@ -91,7 +91,7 @@ export function findUnusableSyncToken(token: string): string | undefined {
   if (token.includes('\u0000')) problem = 'it contains a NUL character';
   else if (LONE_SURROGATE.test(token)) problem = 'it is not valid Unicode (an unpaired UTF-16 surrogate)';
   if (problem === undefined) return undefined;
-  return `${Annotation.runtimeSync} value ${previewAnnotationValue(token)} is ignored: ${problem}, so it cannot be recorded in status.lastRuntimeSyncToken as it is; set a plain-text value, such as a date or a ticket number, to roll forward`;
+  return SyncTokenMessage.unusable(previewAnnotationValue(token), problem);
 }
 
 const PAUSING: ReadonlySet<DriftReasonName> = new Set([DriftReason.revisionMismatch, DriftReason.revisionMissing, DriftReason.runtimeMismatch]);

@@ -15,7 +15,6 @@ import {
   pinColumns,
   REV_085,
   REV_090,
-  revisionNames,
   RUNTIME,
   seedIsvc,
   seedRuntime,
