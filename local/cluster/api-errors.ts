@@ -188,11 +188,12 @@ export function methodNotAllowed(): ApiError {
   });
 }
 
+/** `contentType` '' gives the Status of a create or update body, which carries no details. */
 export function unsupportedMediaType(contentType: string, accepted: string[]): ApiError {
   return new ApiError({
     message: `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
     reason: 'UnsupportedMediaType',
-    details: contentType === '' ? {} : { causes: [{ reason: 'UnexpectedServerResponse', message: contentType }] },
+    ...(contentType === '' ? {} : { details: { causes: [{ reason: 'UnexpectedServerResponse', message: contentType }] } }),
     code: 415,
   });
 }
