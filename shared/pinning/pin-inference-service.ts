@@ -229,7 +229,8 @@ async function failPin(deps: PinningDeps, evaluation: Evaluation): Promise<never
  * times the object is evaluated and by however many workers: the warning is claimed in the
  * idempotency store under the value's key (a value that is never usable never rolls
  * forward, so the key is free for it). The pin itself goes on as if the annotation were
- * absent, so nothing is retried because of the value.
+ * absent, so nothing is retried because of the value; a claim that cannot be made fails
+ * the attempt like any other store outage (no write without the store).
  */
 async function warnUnusableTokenOnce(deps: PinningDeps, evaluation: Evaluation, message: string): Promise<void> {
   const { isvc } = evaluation;
@@ -238,9 +239,10 @@ async function warnUnusableTokenOnce(deps: PinningDeps, evaluation: Evaluation, 
   if (claim.state !== 'claimed') return;
   try {
     await recordWarning(deps, isvc, message);
-  } catch (error) {
+  } catch {
+    // The warning must not hold the pin back: give the claim back so a later delivery warns.
     await deps.idempotency.abandon(key).catch(() => undefined);
-    throw error;
+    return;
   }
   await deps.idempotency.complete(key, { unusable: true });
 }

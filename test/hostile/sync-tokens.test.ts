@@ -9,7 +9,7 @@ import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import { Resources } from '../../shared/model/resources';
-import { formatTokenReusedMessage } from '../../shared/pinning';
+import { formatTokenReusedMessage, pinInferenceService } from '../../shared/pinning';
 import { systemClock } from '../../shared/ports/clock';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
 import {
@@ -134,6 +134,16 @@ describe('a value that cannot be recorded', () => {
     // A usable value set after it rolls forward as usual.
     await annotateSync(world.admin, 'nul-drifted', 'fixed-value');
     expect(await world.pin('nul-drifted')).toMatchObject({ tokenApplied: 'fixed-value', pinnedRevisionName: REV_085 });
+  });
+
+  it('a warning that cannot be recorded holds nothing back, and a later delivery records it', async () => {
+    await world.admin.create(Resources.inferenceServices, seedIsvc('nul-events-down', {}, { 'ome.io/runtime-sync': NUL }));
+    const eventsDown = { record: () => Promise.reject(new Error('events unavailable')) };
+    expect(await pinInferenceService({ ...world.deps, events: eventsDown }, { namespace: NS, name: 'nul-events-down' })).toMatchObject({ outcome: 'pinned', pinnedRevisionName: REV_085 });
+    expect(await warningEvents(world.admin, 'nul-events-down')).toEqual([]);
+    await world.pin('nul-events-down');
+    await world.pin('nul-events-down');
+    expect(await warningEvents(world.admin, 'nul-events-down')).toEqual([{ reason: 'RuntimePinError', message: warning, count: 1 }]);
   });
 
   it('does not hold back the first pin or a workload update', async () => {
