@@ -66,7 +66,7 @@ function interpretSuffix(text: string, suffix: string): { format: QuantityFormat
  * Parses a quantity exactly, at a cost bounded by its length whatever its exponent: the
  * digits are trimmed as text (zeros move into the scale), a value below one nano becomes
  * one nano without ever forming 10^|exponent|, and a large exponent stays an exponent.
- * `1e-300000000` is `1n`, as apimachinery rounds it, after a handful of steps.
+ * `1e-300000000` is one nano (`1e-9`), as apimachinery rounds it, after a handful of steps.
  */
 function parseQuantity(text: string): ParsedQuantity {
   if (text.length > MAX_QUANTITY_LENGTH) throw new InvalidInputError(`quantity ${quote(text)} is longer than ${MAX_QUANTITY_LENGTH} characters`);
