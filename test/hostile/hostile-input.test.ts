@@ -17,6 +17,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyJsonPatch } from '../../local/cluster/patch';
+import { validateObjectMeta, type NameRule } from '../../local/cluster/validation';
 import { objectPath } from '../../shared/adapters/kubernetes/paths';
 import { InvalidInputError } from '../../shared/errors';
 import { idempotencyKey } from '../../shared/ports/store';
@@ -105,6 +106,17 @@ describe('names that are not path segments', () => {
     ['.', 'chat', 'InferenceService namespace ".": may not be \'.\''],
   ])('%j/%j: %s', (namespace, name, message) => {
     expect(() => objectPath(isvc, namespace, name)).toThrow(new InvalidInputError(message));
+  });
+
+  it.each<[string, NameRule, string]>([
+    ['..', 'path', 'metadata.name: Invalid value: "..": may not be \'..\''],
+    ['.', 'path', 'metadata.name: Invalid value: ".": may not be \'.\''],
+    ['a%b', 'path', 'metadata.name: Invalid value: "a%b": may not contain \'%\''],
+    ['..', 'subdomain', 'metadata.name: Invalid value: "..": a lowercase RFC 1123 subdomain must consist of'],
+  ])('the embedded API server refuses to create %j (%s names): %s', (name, rule, message) => {
+    const errors = validateObjectMeta({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'llama-demo' } }, rule);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.message.startsWith(message)).toBe(true);
   });
 
   it('ordinary dotted names still make object paths', () => {
