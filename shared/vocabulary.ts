@@ -77,6 +77,17 @@ export const EventReason = {
   rolloutPlanParked: 'RolloutPlanParked',
 } as const;
 
+/** A runtime's kind and, for a ServingRuntime, its namespace, as a revision's labels give them. */
+export interface RuntimeScope {
+  kind: string;
+  namespace: string;
+}
+
+function describeScope({ kind, namespace }: RuntimeScope): string {
+  if (kind === RuntimeKind.cluster && namespace === '') return `${kind}, cluster-scoped`;
+  return `${kind || 'unknown kind'} in namespace ${JSON.stringify(namespace)}`;
+}
+
 export const Message = {
   revisionMismatch: (revision: string) =>
     `pinned ${revision}, live spec differs; bump ome.io/runtime-sync annotation to advance`,
@@ -86,6 +97,9 @@ export const Message = {
     `pinned revision ${revision} missing from ${omeNamespace}`,
   runtimeMismatch: (revision: string, labelRuntime: string, runtimeName: string) =>
     `revision ${revision} belongs to runtime "${labelRuntime}" but ISVC references "${runtimeName}"`,
+  /** Our addition: the runtime-of name matches but its kind or namespace label does not. */
+  runtimeScopeMismatch: (revision: string, runtimeName: string, owner: RuntimeScope, wanted: RuntimeScope) =>
+    `revision ${revision} belongs to runtime "${runtimeName}" (${describeScope(owner)}) but ISVC references "${runtimeName}" (${describeScope(wanted)})`,
   sourceRuntimeMissing: (runtimeName: string, revision: string) =>
     `runtime ${runtimeName} not found; serving from pinned revision ${revision}`,
   planPinned: (runID: string) => `run ${runID} pinned`,
@@ -96,6 +110,17 @@ export const Message = {
     `repin rejected: the current source does not render (${reason}): ${message}`,
   repinStaleDigest: (want: string, fresh: string) =>
     `repin rejected: expected render digest ${want} but the current render is ${fresh} (a concurrent edit landed; re-issue with the current digest)`,
+} as const;
+
+/**
+ * Our `ome.io/runtime-sync` event messages (upstream has none: it acts on any new value).
+ * The value arrives quoted and bounded (see previewAnnotationValue).
+ */
+export const SyncTokenMessage = {
+  reused: (quotedToken: string) =>
+    `ome.io/runtime-sync ${quotedToken} already rolled this InferenceService forward once and takes effect only once: set a new value, such as a date or a ticket number, to roll forward`,
+  unusable: (quotedToken: string, problem: string) =>
+    `ome.io/runtime-sync value ${quotedToken} is ignored: ${problem}, so it cannot be recorded in status.lastRuntimeSyncToken as it is; set a plain-text value, such as a date or a ticket number, to roll forward`,
 } as const;
 
 export const WebhookName = {
@@ -115,8 +140,9 @@ export const ROLLOUT_PAUSED_ANNOTATION = 'ome.io/rollout-paused';
 
 /** Controller-side repin rejections beyond the upstream templates in `Message`. */
 export const RepinMessage = {
-  invalidValue: (value: string) =>
-    `repin rejected: annotation value "${value}" is neither "now" nor a plan digest (rp1: followed by 12 lowercase hex characters)`,
+  /** `value` arrives quoted and bounded (see previewAnnotationValue). */
+  invalidValue: (quotedValue: string) =>
+    `repin rejected: annotation value ${quotedValue} is neither "now" nor a plan digest (rp1: followed by 12 lowercase hex characters)`,
   noActiveRun: 'repin rejected: no active rollout run to repin',
   topologyChanged: (detail: string) =>
     `repin rejected: live and pinned rollout topology differ (${detail}); the edit applies at the next run`,

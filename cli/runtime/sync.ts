@@ -5,7 +5,10 @@
  */
 import type { KubeObject } from '../../shared/ports/cluster';
 import { computeRevisionName } from '../../shared/runtime/revision';
-import { Annotation, RuntimeKind } from '../../shared/vocabulary';
+import { previewAnnotationValue } from '../../shared/annotation-value';
+import type { Event as EventObject } from '../../shared/model/core';
+import { Resources } from '../../shared/model/resources';
+import { Annotation, EventReason, RuntimeKind, SyncTokenMessage } from '../../shared/vocabulary';
 import { buildActionResult, formatActionResult, ResultMessage, type DryRunMode } from '../action-result';
 import { collectRuntimeEvidence, type RuntimeEvidence } from '../domain/runtime';
 import { DeadlineExceededError, type CommandEnv, type Deadline } from '../env';
@@ -37,6 +40,9 @@ export interface RuntimeSyncOptions {
 
 export const SyncRefusal = {
   evidence: 'managed runtime sync safety evidence is unavailable or inconsistent',
+  /** The waiting token already rolled this InferenceService forward once (the pin's warning event says so). */
+  reusedToken: (quotedToken: string, name: string, namespace: string) =>
+    `the pending ${Annotation.runtimeSync} value ${quotedToken} already rolled this InferenceService forward once and will not take effect again; remove it (kubectl annotate inferenceservice ${name} -n ${namespace} ${Annotation.runtimeSync}-) and retry`,
   mailbox: 'a rollout promote or rollback mailbox is present',
   stale: 'controller safety evidence is stale or inconsistent',
   unsafeValue: 'a logical annotation value is unsafe to preview',
@@ -60,8 +66,11 @@ export function checkRuntimeSync(isvc: InferenceServiceObject, evidence: Runtime
   return undefined;
 }
 
-/** A managed pin on its reported revision that drifted from a live runtime it can read. */
-function isManagedDrift(isvc: InferenceServiceObject, evidence: RuntimeEvidence): boolean {
+/**
+ * A managed pin on its reported revision that drifted from a live runtime it can read,
+ * with no token waiting (unless `allowPendingToken`).
+ */
+function isManagedDrift(isvc: InferenceServiceObject, evidence: RuntimeEvidence, allowPendingToken = false): boolean {
   return (
     evidence.pinMode === 'ManagedPin' &&
     evidence.pinState === 'Resolved' &&
@@ -69,9 +78,28 @@ function isManagedDrift(isvc: InferenceServiceObject, evidence: RuntimeEvidence)
     evidence.drift === 'ReportedTrue/RevisionMismatch' &&
     evidence.live.state === 'Available' &&
     evidence.liveRelation === 'Different' &&
-    evidence.sync !== 'Pending' &&
+    (allowPendingToken || evidence.sync !== 'Pending') &&
     (isvc.spec?.runtime?.apiGroup === undefined || isvc.spec.runtime.apiGroup === 'ome.io')
   );
+}
+
+/**
+ * True when the only thing between this InferenceService and a sync is a waiting token
+ * that the pin refused because it had already rolled the object forward once: the pin
+ * records that as a Warning event naming the value. Without the event (it expired, or
+ * the pin has not seen the value yet) the generic refusal stands.
+ */
+async function isPendingTokenReused(env: CommandEnv, deadline: Deadline, isvc: InferenceServiceObject, evidence: RuntimeEvidence): Promise<boolean> {
+  if (evidence.sync !== 'Pending' || !isManagedDrift(isvc, evidence, true)) return false;
+  const uid = isvc.metadata.uid ?? '';
+  const wanted = SyncTokenMessage.reused(previewAnnotationValue(annotationOf(isvc, Annotation.runtimeSync) ?? ''));
+  const cap = env.requestTimeoutMs > 0 ? Math.min(env.requestTimeoutMs, GUARDED_REQUEST_CAP_MS) : GUARDED_REQUEST_CAP_MS;
+  try {
+    const page = await deadline.run(() => env.client.list<EventObject>(Resources.events, { namespace: isvc.metadata.namespace ?? '', fieldSelector: `involvedObject.uid=${uid}` }), cap);
+    return page.items.some((event) => event.involvedObject?.uid === uid && event.reason === EventReason.runtimePinError && event.message === wanted);
+  } catch {
+    return false; // Events are advisory here: without them the generic refusal stands.
+  }
 }
 
 /** What must not change between the preview and the patch. */
@@ -102,6 +130,10 @@ export async function runRuntimeSync(env: CommandEnv, options: RuntimeSyncOption
   checkTargetIdentity(isvc, options.namespace, options.name);
   const evidence = await collect(env, deadline, isvc, options.omeNamespace);
   const refusal = checkRuntimeSync(isvc, evidence);
+  if (refusal === SyncRefusal.evidence && (await isPendingTokenReused(env, deadline, isvc, evidence))) {
+    const token = annotationOf(isvc, Annotation.runtimeSync) ?? '';
+    throw new CliError(CliMessage.actionRefused(SyncRefusal.reusedToken(previewAnnotationValue(token), options.name, options.namespace)));
+  }
   if (refusal) throw new CliError(CliMessage.actionRefused(refusal));
 
   const requestID = env.newRequestId();

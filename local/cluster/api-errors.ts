@@ -161,6 +161,11 @@ export function badRequest(message: string): ApiError {
   return new ApiError({ message, reason: 'BadRequest', code: 400 });
 }
 
+/** The storage key function's refusal of a name that cannot be a path segment. */
+export function invalidNameParameter(name: string, problems: string[]): ApiError {
+  return badRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${problems.join(';')}`);
+}
+
 export function forbidden(resource: QualifiedResource, name: string, why: string): ApiError {
   return new ApiError({
     message: `${qualifiedResourceName(resource)} "${name}" is forbidden: ${why}`,
@@ -183,11 +188,12 @@ export function methodNotAllowed(): ApiError {
   });
 }
 
+/** `contentType` '' gives the Status of a create or update body, which carries no details. */
 export function unsupportedMediaType(contentType: string, accepted: string[]): ApiError {
   return new ApiError({
     message: `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
     reason: 'UnsupportedMediaType',
-    details: contentType === '' ? {} : { causes: [{ reason: 'UnexpectedServerResponse', message: contentType }] },
+    ...(contentType === '' ? {} : { details: { causes: [{ reason: 'UnexpectedServerResponse', message: contentType }] } }),
     code: 415,
   });
 }

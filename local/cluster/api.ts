@@ -11,6 +11,7 @@ import {
   ApiError,
   alreadyExists,
   badRequest,
+  invalidNameParameter,
   conflict,
   fieldError,
   forbidden,
@@ -28,7 +29,7 @@ import { ResourceRegistry, groupVersion, storageKey, type KubeObject, type Resou
 import { applyStructuralSchema } from './schema';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors';
 import { ObjectStore } from './store';
-import { validateDeployment, validateMetaUpdate, validateObjectMeta } from './validation';
+import { pathSegmentProblems, validateDeployment, validateMetaUpdate, validateObjectMeta } from './validation';
 import { WatchHub, asServed, type WatchHandle, type WatchSink } from './watch';
 import { DeploymentSimulator } from './workloads';
 
@@ -226,10 +227,18 @@ export class ClusterApi {
     return namespace;
   }
 
+  /** The scope of a request naming one object, refusing a name no storage key may hold. */
+  private objectScope(def: ResourceDef, namespace: string | undefined, name: string): string | undefined {
+    const ns = this.scopeOf(def, namespace);
+    const problems = pathSegmentProblems(name);
+    if (problems.length > 0) throw invalidNameParameter(name, problems);
+    return ns;
+  }
+
   // ---- reads ---------------------------------------------------------------------------
 
   async get(def: ResourceDef, namespace: string | undefined, name: string, subresource = ''): Promise<KubeObject> {
-    const ns = this.scopeOf(def, namespace);
+    const ns = this.objectScope(def, namespace, name);
     await this.checkFault('get', def, ns, name, subresource);
     const object = this.store.get(storageKey(def), ns, name);
     if (!object) throw notFound(def, name);
@@ -455,7 +464,7 @@ export class ClusterApi {
   }
 
   async update(def: ResourceDef, namespace: string | undefined, name: string, body: unknown, subresource = '', options: WriteOptions = {}): Promise<WriteResult> {
-    const ns = this.scopeOf(def, namespace);
+    const ns = this.objectScope(def, namespace, name);
     await this.checkFault('update', def, ns, name, subresource, options.internal);
     const decoded = this.decode(def, body);
     return this.writeUpdate(def, ns, name, subresource, options, 'update', () => structuredClone(decoded));
@@ -470,7 +479,7 @@ export class ClusterApi {
     subresource = '',
     options: WriteOptions & { force?: boolean } = {},
   ): Promise<WriteResult> {
-    const ns = this.scopeOf(def, namespace);
+    const ns = this.objectScope(def, namespace, name);
     await this.checkFault('patch', def, ns, name, subresource, options.internal);
     if (type === 'strategic' && !def.strategicMergeKeys) {
       throw unsupportedMediaType('application/strategic-merge-patch+json', ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
@@ -610,7 +619,7 @@ export class ClusterApi {
   }
 
   async delete(def: ResourceDef, namespace: string | undefined, name: string, params: DeleteParams = {}): Promise<WriteResult> {
-    const ns = this.scopeOf(def, namespace);
+    const ns = this.objectScope(def, namespace, name);
     await this.checkFault('delete', def, ns, name, '', params.internal);
     const key = storageKey(def);
     const current = this.store.get(key, ns, name);

@@ -95,6 +95,26 @@ function mediaType(req: http.IncomingMessage): string {
   return (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
+/**
+ * The media type of a create or update body, as kube-apiserver negotiates it: none means
+ * JSON; anything its serializers do not decode is 415 UnsupportedMediaType (custom
+ * resources have no protobuf).
+ */
+function writeMediaType(req: http.IncomingMessage, def: ResourceDef): string {
+  const type = mediaType(req) || 'application/json';
+  const accepted = def.crdName === undefined ? ['application/json', 'application/yaml', PROTOBUF_CONTENT_TYPE] : ['application/json', 'application/yaml'];
+  if (!accepted.includes(type)) throw unsupportedMediaType('', accepted);
+  return type;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`invalid path segment ${JSON.stringify(segment)}: malformed percent-encoding`);
+  }
+}
+
 function decodeBody(body: Buffer, type: string): unknown {
   if (type === PROTOBUF_CONTENT_TYPE) return decodeProtobufObject(body);
   const text = body.toString('utf8');
@@ -158,7 +178,10 @@ export class ApiHttpServer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname.replace(/\/+$/, '') || '/';
+    // The path as sent: URL parsing would resolve `.`/`..` segments (also as `%2e%2e`), so
+    // `DELETE …/configmaps/..` would reach the namespace. kube-apiserver does not resolve them.
+    const raw = req.url?.startsWith('/') ? (req.url.split('?')[0] ?? '/') : url.pathname;
+    const path = raw.replace(/\/+$/, '') || '/';
     if (this.serveNonResource(path, req, res)) return;
     const route = this.route(path);
     await this.serveResource(route, req, res, url.searchParams);
@@ -207,7 +230,7 @@ export class ApiHttpServer {
   }
 
   private route(path: string): ResourceRoute {
-    const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+    const parts = path.split('/').filter(Boolean).map(decodeSegment);
     let group = '';
     let version = '';
     let rest: string[];
@@ -259,7 +282,7 @@ export class ApiHttpServer {
         return;
       }
       case 'PUT': {
-        const body = decodeBody(await readBody(req), mediaType(req));
+        const body = decodeBody(await readBody(req), writeMediaType(req, route.def));
         const result = await this.api.update(route.def, route.namespace, name, body, route.subresource, writeOptions(query));
         this.sendObject(res, result.code, route.def, result.object, rendering, result.warnings);
         return;
@@ -359,7 +382,7 @@ export class ApiHttpServer {
   }
 
   private async serveCreate(route: ResourceRoute, req: http.IncomingMessage, res: http.ServerResponse, query: URLSearchParams, rendering: Rendering): Promise<void> {
-    const body = decodeBody(await readBody(req), mediaType(req));
+    const body = decodeBody(await readBody(req), writeMediaType(req, route.def));
     const result = await this.api.create(route.def, route.namespace, body, writeOptions(query));
     this.sendObject(res, result.code, route.def, result.object, rendering, result.warnings);
   }

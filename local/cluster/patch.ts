@@ -5,6 +5,7 @@
  * by `containerPort`, conditions by `type`, …) and honours the `$patch`, `$retainKeys`,
  * `$setElementOrder` and `$deleteFromPrimitiveList` directives that kubectl sends.
  */
+import jsonPatch, { type Operation } from 'fast-json-patch';
 import { badRequest, unprocessable } from './api-errors';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -20,13 +21,22 @@ function isObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/**
+ * Sets a key as an own data property. A patch's `__proto__` key (JSON.parse makes it an
+ * own property) must stay a plain key, as in Go's maps, where validation then refuses
+ * it; `object[key] = value` would instead replace the object's prototype.
+ */
+function setOwn(object: JsonObject, key: string, value: Json): void {
+  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** RFC 7386: objects merge key by key, `null` deletes, anything else replaces. */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return structuredClone(patch);
   const result: JsonObject = isObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
-    else result[key] = applyMergePatch(result[key], value) as Json;
+    else setOwn(result, key, applyMergePatch(Object.hasOwn(result, key) ? result[key] : undefined, value) as Json);
   }
   return result;
 }
@@ -63,125 +73,19 @@ export function decodeJsonPatch(patch: unknown): JsonPatchOperation[] {
   });
 }
 
-function parsePointer(pointer: string): string[] {
-  if (pointer === '') return [];
-  if (!pointer.startsWith('/')) throw new Error(`invalid pointer ${pointer}`);
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'));
-}
-
-function resolveParent(doc: Json, tokens: string[]): [Json, string] {
-  let current: Json = doc;
-  for (const token of tokens.slice(0, -1)) {
-    if (Array.isArray(current)) {
-      const index = Number(token);
-      if (!Number.isInteger(index) || index < 0 || index >= current.length) throw new Error(`index ${token} out of range`);
-      current = current[index] as Json;
-    } else if (isObject(current) && token in current) {
-      current = current[token] as Json;
-    } else {
-      throw new Error(`missing path segment ${token}`);
-    }
-  }
-  return [current, tokens[tokens.length - 1] ?? ''];
-}
-
-function getAt(doc: Json, pointer: string): Json {
-  const tokens = parsePointer(pointer);
-  if (tokens.length === 0) return doc;
-  const [parent, last] = resolveParent(doc, tokens);
-  if (Array.isArray(parent)) {
-    const index = Number(last);
-    if (!Number.isInteger(index) || index < 0 || index >= parent.length) throw new Error(`index ${last} out of range`);
-    return parent[index] as Json;
-  }
-  if (isObject(parent) && last in parent) return parent[last] as Json;
-  throw new Error(`missing value at ${pointer}`);
-}
-
-function removeAt(doc: Json, pointer: string): Json {
-  const tokens = parsePointer(pointer);
-  const [parent, last] = resolveParent(doc, tokens);
-  if (Array.isArray(parent)) {
-    const index = Number(last);
-    if (!Number.isInteger(index) || index < 0 || index >= parent.length) throw new Error(`index ${last} out of range`);
-    return parent.splice(index, 1)[0] as Json;
-  }
-  if (isObject(parent) && last in parent) {
-    const value = parent[last] as Json;
-    delete parent[last];
-    return value;
-  }
-  throw new Error(`missing value at ${pointer}`);
-}
-
-function addAt(doc: Json, pointer: string, value: Json, replace: boolean): Json {
-  const tokens = parsePointer(pointer);
-  if (tokens.length === 0) return value;
-  const [parent, last] = resolveParent(doc, tokens);
-  if (Array.isArray(parent)) {
-    const index = last === '-' ? parent.length : Number(last);
-    const limit = replace ? parent.length - 1 : parent.length;
-    if (!Number.isInteger(index) || index < 0 || index > limit) throw new Error(`index ${last} out of range`);
-    if (replace) parent[index] = value;
-    else parent.splice(index, 0, value);
-  } else if (isObject(parent)) {
-    if (replace && !(last in parent)) throw new Error(`missing value at ${pointer}`);
-    parent[last] = value;
-  } else {
-    throw new Error(`cannot add to a scalar at ${pointer}`);
-  }
-  return doc;
-}
-
-/** RFC 6902. An operation that does not apply (missing path, failed `test`) is 422 as on a real server. */
+/**
+ * RFC 6902, applied by fast-json-patch with its prototype guard on: a path through
+ * `__proto__` or `constructor/prototype` is refused instead of reaching the process's
+ * Object.prototype. An operation that does not apply (missing path, failed `test`, a
+ * banned path) is 422 as on a real server; the target is never modified.
+ */
 export function applyJsonPatch(target: unknown, patch: unknown): unknown {
   const ops = decodeJsonPatch(patch);
-  let doc = structuredClone(target) as Json;
   try {
-    for (const op of ops) {
-      switch (op.op) {
-        case 'add':
-          doc = addAt(doc, op.path, structuredClone(op.value) as Json, false);
-          break;
-        case 'replace':
-          doc = addAt(doc, op.path, structuredClone(op.value) as Json, true);
-          break;
-        case 'remove':
-          removeAt(doc, op.path);
-          break;
-        case 'move': {
-          const value = removeAt(doc, op.from ?? '');
-          doc = addAt(doc, op.path, value, false);
-          break;
-        }
-        case 'copy':
-          doc = addAt(doc, op.path, structuredClone(getAt(doc, op.from ?? '')), false);
-          break;
-        case 'test':
-          if (JSON.stringify(canonical(getAt(doc, op.path))) !== JSON.stringify(canonical(op.value as Json))) {
-            throw new Error(`testing value ${op.path} failed`);
-          }
-          break;
-      }
-    }
+    return jsonPatch.applyPatch(structuredClone(target), ops as Operation[], true, true, true).newDocument;
   } catch {
     throw unprocessable();
   }
-  return doc;
-}
-
-/** Key-sorted copy, so `test` compares objects regardless of key order. */
-function canonical(value: Json): Json {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (isObject(value)) {
-    const out: JsonObject = {};
-    for (const key of Object.keys(value).sort()) out[key] = canonical(value[key] as Json);
-    return out;
-  }
-  return value;
 }
 
 const SET_ORDER = '$setElementOrder/';
@@ -226,18 +130,18 @@ class StrategicMerger {
       delete result[key];
       return;
     }
-    const current = result[key];
+    const current = Object.hasOwn(result, key) ? result[key] : undefined;
     if (isObject(value)) {
       const merged = this.mergeMap(isObject(current) ? current : undefined, value, childPath);
       if (merged === undefined) delete result[key];
-      else result[key] = merged;
+      else setOwn(result, key, merged);
       return;
     }
     if (Array.isArray(value)) {
-      result[key] = this.mergeList(Array.isArray(current) ? current : [], value, childPath);
+      setOwn(result, key, this.mergeList(Array.isArray(current) ? current : [], value, childPath));
       return;
     }
-    result[key] = value;
+    setOwn(result, key, value);
   }
 
   private mergeList(original: Json[], patch: Json[], path: string): Json[] {

@@ -15,11 +15,13 @@ const LABEL_MESSAGE =
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
-export type NameRule = 'subdomain' | 'label';
+/** A kind's own name rule: RFC 1123 subdomain (most), label (namespaces) or only a path segment (RBAC kinds). */
+export type NameRule = 'subdomain' | 'label' | 'path';
 
 /** Problems with a name as `ValidateObjectMeta` words them; empty when valid. */
 export function nameProblems(name: string, rule: NameRule): string[] {
   const problems: string[] = [];
+  if (rule === 'path') return pathSegmentProblems(name);
   if (rule === 'label') {
     if (name.length > 63) problems.push('must be no more than 63 characters');
     if (!DNS1123_LABEL.test(name)) problems.push(LABEL_MESSAGE);
@@ -28,6 +30,16 @@ export function nameProblems(name: string, rule: NameRule): string[] {
     if (!DNS1123_SUBDOMAIN.test(name)) problems.push(SUBDOMAIN_MESSAGE);
   }
   return problems;
+}
+
+/**
+ * apimachinery's `path.IsValidPathSegmentName`: a name the server puts into a URL path or a
+ * storage key. `.` and `..` would turn an object path into its collection's (or its
+ * namespace's) path once a client or proxy normalises the URL.
+ */
+export function pathSegmentProblems(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  return ['/', '%'].filter((part) => name.includes(part)).map((part) => `may not contain '${part}'`);
 }
 
 function qualifiedNameProblems(key: string): string[] {
@@ -92,6 +104,9 @@ export function validateObjectMeta(object: KubeObject, rule: NameRule): FieldErr
     errors.push(fieldError('FieldValueRequired', 'metadata.name', undefined, 'name or generateName is required'));
   } else {
     const problems = nameProblems(meta.name, rule);
+    // kube-apiserver's BeforeCreate runs the common path-segment check after the kind's own
+    // rule, so `..` is refused even for a kind whose own rule would let it through.
+    if (problems.length === 0) problems.push(...pathSegmentProblems(meta.name));
     if (problems.length > 0) errors.push(fieldError('FieldValueInvalid', 'metadata.name', meta.name, problems.join(', ')));
   }
   errors.push(...labelErrors(meta.labels, 'metadata.labels'));

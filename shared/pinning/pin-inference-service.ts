@@ -10,10 +10,11 @@
  * anything fails before it, so a token that took effect never takes effect again, even
  * when a user sets it again after another one.
  */
+import { previewAnnotationValue } from '../annotation-value';
 import type { EventRecorder } from '../adapters/kubernetes/events';
 import { objectLeaseKey, reconcileUnderLease, type ReconcileDeps } from '../app/reconcile';
 import type { ControlPlaneConfig } from '../config';
-import { ControlPlaneError, InvalidInputError, NotFoundError } from '../errors';
+import { ControlPlaneError, NotFoundError } from '../errors';
 import type { InferenceService } from '../model/inference-service';
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
@@ -25,13 +26,12 @@ import {
   decidePin,
   normalizeRuntimeKind,
   renderEngineDeployment,
-  validateSyncToken,
   type JsonValue,
   type LiveRuntimeResolution,
   type PinDecision,
   type PinningSubject,
 } from '../runtime';
-import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, type DriftReasonName } from '../vocabulary';
+import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, type DriftReasonName } from '../vocabulary';
 import { computeNextStatus, toPinningSubject } from './pin-status';
 import { createRevision, RevisionCache, takeRevisionFromCollector } from './revisions';
 import { fetchLiveRuntime, toLiveRuntime, type RuntimeRef } from './runtime-source';
@@ -96,14 +96,14 @@ export class RuntimePinError extends ControlPlaneError {
 /** Another worker claimed this token and has not finished (or died; its claim expires). */
 export class RuntimeSyncInProgressError extends ControlPlaneError {
   constructor(token: string) {
-    super(`${Annotation.runtimeSync} ${JSON.stringify(token)} is being applied by another worker`, { retryable: true });
+    super(`${Annotation.runtimeSync} ${previewAnnotationValue(token)} is being applied by another worker`, { retryable: true });
     this.name = 'RuntimeSyncInProgressError';
   }
 }
 
 /** The message of the event for a value that already rolled the InferenceService forward. */
 export function formatTokenReusedMessage(token: string): string {
-  return `${Annotation.runtimeSync} ${JSON.stringify(token)} already rolled this InferenceService forward once and takes effect only once: set a new value, such as a date or a ticket number, to roll forward`;
+  return SyncTokenMessage.reused(previewAnnotationValue(token));
 }
 
 const NOTHING_DONE = { revisionCreated: false, statusWritten: false, workload: 'none' } as const;
@@ -172,6 +172,7 @@ async function attemptPin(deps: PinningDeps, target: PinTarget): Promise<PinResu
 
   let evaluation = await evaluate(deps, isvc, ref);
   if (evaluation.decision.event) await failPin(deps, evaluation);
+  if (evaluation.decision.unusableToken !== undefined) await warnUnusableTokenOnce(deps, evaluation, evaluation.decision.unusableToken);
 
   let claimKey: string | undefined;
   let tokenAlreadyUsed: string | undefined;
@@ -216,17 +217,34 @@ async function attemptPin(deps: PinningDeps, target: PinTarget): Promise<PinResu
   };
 }
 
-/**
- * Records the decision's RuntimePinError event and fails the attempt. A malformed
- * `ome.io/runtime-sync` value only changes when a user edits it, which is a new event,
- * so it is terminal; anything else (a missing runtime, a broken chain) is retried.
- */
+/** Records the decision's RuntimePinError event and fails the attempt, to be retried. */
 async function failPin(deps: PinningDeps, evaluation: Evaluation): Promise<never> {
   const message = evaluation.decision.event?.message ?? 'runtime pin failed';
   await recordWarning(deps, evaluation.isvc, message);
-  const token = evaluation.subject.syncToken ?? '';
-  if (token !== '' && validateSyncToken(token) === message) throw new InvalidInputError(message);
   throw new RuntimePinError(message);
+}
+
+/**
+ * An `ome.io/runtime-sync` value that cannot be used gets one Warning event, however many
+ * times the object is evaluated and by however many workers: the warning is claimed in the
+ * idempotency store under the value's key (a value that is never usable never rolls
+ * forward, so the key is free for it). The pin itself goes on as if the annotation were
+ * absent, so nothing is retried because of the value; a claim that cannot be made fails
+ * the attempt like any other store outage (no write without the store).
+ */
+async function warnUnusableTokenOnce(deps: PinningDeps, evaluation: Evaluation, message: string): Promise<void> {
+  const { isvc } = evaluation;
+  const key = idempotencyKey(deps.clusterId, isvc.metadata.uid ?? '', 'runtime-sync', evaluation.subject.syncToken ?? '');
+  const claim = await deps.idempotency.claim(key, { inProgressTtlMs: deps.config.leaseTtlMs, recordTtlSeconds: SYNC_TOKEN_RECORD_TTL_SECONDS });
+  if (claim.state !== 'claimed') return;
+  try {
+    await recordWarning(deps, isvc, message);
+  } catch {
+    // The warning must not hold the pin back: give the claim back so a later delivery warns.
+    await deps.idempotency.abandon(key).catch(() => undefined);
+    return;
+  }
+  await deps.idempotency.complete(key, { unusable: true });
 }
 
 async function recordWarning(deps: PinningDeps, isvc: KubeObject, message: string): Promise<void> {

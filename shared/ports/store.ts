@@ -3,6 +3,7 @@
  * cluster registry. One table holds them all (see docs/storage.md). The in-memory
  * implementation and the DynamoDB one pass the same contract suite.
  */
+import { createHash } from 'node:crypto';
 
 export interface Lease {
   key: string;
@@ -43,8 +44,18 @@ export interface IdempotencyStore {
   abandon(key: string): Promise<void>;
 }
 
+/** Marks the hashed part of an idempotency key, so a reader of the table knows what it holds. */
+export const TOKEN_HASH_PREFIX = 'sha256:';
+
+/**
+ * The key of one at-most-once record. The token is a user's annotation value, which may be
+ * any string up to the API server's annotation limit (262,144 B): a timestamp with `:`, a
+ * value with spaces or `#`, hundreds of characters. The key holds its SHA-256 (hex) instead,
+ * so it has a fixed size, well inside DynamoDB's 2,048 B partition key, and cannot be
+ * confused with the `#` separators.
+ */
 export function idempotencyKey(clusterId: string, uid: string, scope: 'runtime-sync' | 'rollout-repin', token: string): string {
-  return `${scope}#${clusterId}#${uid}#${token}`;
+  return `${scope}#${clusterId}#${uid}#${TOKEN_HASH_PREFIX}${createHash('sha256').update(token, 'utf8').digest('hex')}`;
 }
 
 export interface CheckpointStore {

@@ -9,9 +9,10 @@
 import { ControlPlaneError } from '../errors';
 import type { ClusterClient } from '../ports/cluster';
 import { idempotencyKey, type IdempotencyStore } from '../ports/store';
-import { decideRepin, type RepinDecision } from '../rollout/repin';
+import { decideRepin, isValidRepinValue, type RepinDecision } from '../rollout/repin';
+import { previewAnnotationValue } from '../annotation-value';
 import type { Clock } from '../ports/clock';
-import { Annotation, RepinOutcome } from '../vocabulary';
+import { Annotation, EventReason, RepinMessage, RepinOutcome } from '../vocabulary';
 import {
   applyPlanStatus,
   commitStatus,
@@ -75,6 +76,9 @@ export async function applyRepin(deps: ApplyRepinDeps, request: RepinRequestKey)
   if (!isvc || (request.uid && isvc.metadata.uid !== request.uid)) return { outcome: 'gone' };
   const value = isvc.metadata.annotations?.[Annotation.rolloutRepin];
   if (value === undefined) return { outcome: 'none' };
+  // A value that is neither `now` nor a digest can never apply: reject it before anything
+  // is claimed, so it leaves no record behind, and consume it like any other outcome.
+  if (!isValidRepinValue(value)) return rejectUnusableValue(deps, isvc, value);
   const run = isvc.status?.rollout?.activeRun;
 
   // The key names one request: its value, the run it targets, and the resourceVersion at
@@ -101,6 +105,14 @@ export async function applyRepin(deps: ApplyRepinDeps, request: RepinRequestKey)
   }
   const removed = await removeAnnotationIfUnchanged(deps.client, isvc, Annotation.rolloutRepin, value);
   return { ...result, annotationRemoved: removed };
+}
+
+async function rejectUnusableValue(deps: ApplyRepinDeps, isvc: NonNullable<Awaited<ReturnType<typeof getRolloutIsvc>>>, value: string): Promise<ApplyRepinResult> {
+  const message = RepinMessage.invalidValue(previewAnnotationValue(value));
+  await recordRolloutEvent(deps.client, isvc, { type: 'Warning', reason: EventReason.rolloutRepinRejected, message });
+  deps.metrics.countRepin(isvc.metadata.namespace ?? '', RepinOutcome.rejected);
+  const removed = await removeAnnotationIfUnchanged(deps.client, isvc, Annotation.rolloutRepin, value);
+  return { outcome: 'rejected', message, annotationRemoved: removed };
 }
 
 async function decideAndWrite(

@@ -3,6 +3,7 @@
  * `decideRepin` is the controller consuming `ome.io/rollout-repin`; `checkRepinRefusal`
  * is the CLI deciding whether it may set that annotation at all.
  */
+import { previewAnnotationValue } from '../annotation-value';
 import {
   Annotation,
   ConditionType,
@@ -108,7 +109,7 @@ export function decideRepin(input: RepinDecisionInput): RepinDecision {
     outcome: RepinOutcome.rejected,
     event: { type: 'Warning', reason: EventReason.rolloutRepinRejected, message },
   });
-  if (!isValidRepinValue(value)) return reject(RepinMessage.invalidValue(value));
+  if (!isValidRepinValue(value)) return reject(RepinMessage.invalidValue(previewAnnotationValue(value)));
   const run = input.run;
   if (!run) return reject(RepinMessage.noActiveRun);
   if (!input.live.ok) return reject(Message.repinDoesNotRender(input.live.reason, input.live.message));

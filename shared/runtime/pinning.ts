@@ -1,5 +1,6 @@
+import { previewAnnotationValue } from '../annotation-value';
 import { InvalidInputError } from '../errors';
-import { Annotation, DriftReason, EventReason, Label, Message, type DriftReasonName } from '../vocabulary';
+import { DriftReason, EventReason, Label, Message, RuntimeKind, SyncTokenMessage, type DriftReasonName } from '../vocabulary';
 import type { JsonValue } from './go-json';
 import { buildControllerRevision, computeRevisionHash, normalizeRuntimeKind, type ControllerRevisionObject } from './revision';
 
@@ -62,29 +63,35 @@ export interface PinDecision {
   event?: { type: 'Warning'; reason: typeof EventReason.runtimePinError; message: string };
   /** True when this decision rolled forward because of a new `ome.io/runtime-sync` value. */
   tokenConsumed: boolean;
+  /**
+   * Set when `ome.io/runtime-sync` holds a value that cannot be used: the decision was
+   * made as if the annotation were absent, and the caller records this message once as
+   * a Warning event. Pinning, drift and workload updates go on regardless.
+   */
+  unusableToken?: string;
 }
 
-/** The longest `ome.io/runtime-sync` value we act on; see {@link validateSyncToken}. */
-export const MAX_SYNC_TOKEN_LENGTH = 63;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
- * Checks an `ome.io/runtime-sync` value. We accept Kubernetes label-value syntax (at most
- * 63 characters of letters, digits, `-`, `_` and `.`, starting and ending alphanumeric):
- * the token is copied into status and into idempotency keys, printed in tables and
- * matched by `kubectl ome wait`, so it must be short and free of whitespace and
- * separators. The CLI's `cli-runtime-sync-<uuid>` (53 characters), dates and ticket
- * numbers fit. Upstream accepts any string.
- * @returns the reason the value is rejected, or undefined when it is acceptable
+ * Why an `ome.io/runtime-sync` value cannot be used, or undefined when it can. Upstream
+ * accepts any string, and so do we: dates with `:`, spaces, values of hundreds of
+ * characters all roll forward once (idempotency keys hold a hash of the value, never the
+ * value). Only a value that cannot be recorded as it is gets refused:
+ * - a NUL character, which the terminal output of `kubectl` and any C-string tooling cut
+ *   short, so the token `kubectl ome wait` matches would not be the one the user set;
+ * - an unpaired UTF-16 surrogate, which is not Unicode: Go's JSON decoder turns it into
+ *   U+FFFD, so `status.lastRuntimeSyncToken` could never equal the annotation.
+ * Size is bounded by the API server itself (all annotations together at most 262,144 B).
+ * @returns the message of the one Warning event the value gets, or undefined
  */
-export function validateSyncToken(token: string): string | undefined {
-  if (token.length > MAX_SYNC_TOKEN_LENGTH) {
-    return `invalid ${Annotation.runtimeSync} annotation: ${token.length} characters, at most ${MAX_SYNC_TOKEN_LENGTH} allowed; use a short value such as a date or a ticket number`;
-  }
-  if (!LABEL_VALUE.test(token)) {
-    return `invalid ${Annotation.runtimeSync} annotation ${JSON.stringify(token)}: use letters, digits, '-', '_' or '.', starting and ending with a letter or digit`;
-  }
-  return undefined;
+export function findUnusableSyncToken(token: string): string | undefined {
+  let problem: string | undefined;
+  if (token.includes('\u0000')) problem = 'it contains a NUL character';
+  else if (LONE_SURROGATE.test(token)) problem = 'it is not valid Unicode (an unpaired UTF-16 surrogate)';
+  if (problem === undefined) return undefined;
+  return SyncTokenMessage.unusable(previewAnnotationValue(token), problem);
 }
 
 const PAUSING: ReadonlySet<DriftReasonName> = new Set([DriftReason.revisionMismatch, DriftReason.revisionMissing, DriftReason.runtimeMismatch]);
@@ -118,11 +125,32 @@ function pinLive(input: PinInput, spec: JsonValue): { revisionName: string; crea
   return input.lookupRevision(revisionName) ? { revisionName } : { revisionName, createRevision: revision };
 }
 
+/**
+ * Upstream compares only `ome.io/runtime-of`, so a same-named runtime of another kind or
+ * namespace passes its check and gets rendered. Its revisions also carry
+ * `ome.io/runtime-of-kind` and `ome.io/runtime-of-namespace` ("" for a
+ * ClusterServingRuntime); where they are present they must name this InferenceService's
+ * runtime, or the pin would serve another team's spec.
+ */
+function findScopeMismatch(input: PinInput, revisionName: string, runtimeName: string, stored: StoredRevision): string | undefined {
+  const labels = stored.labels ?? {};
+  const kind = normalizeRuntimeKind(input.isvc.runtime?.kind);
+  const wanted = { kind, namespace: kind === RuntimeKind.namespaced ? input.isvc.namespace : '' };
+  const ownerKind = labels[Label.runtimeOfKind];
+  const ownerNamespace = labels[Label.runtimeOfNamespace];
+  const kindDiffers = ownerKind !== undefined && ownerKind !== wanted.kind;
+  const namespaceDiffers = ownerNamespace !== undefined && ownerNamespace !== wanted.namespace;
+  if (!kindDiffers && !namespaceDiffers) return undefined;
+  return Message.runtimeScopeMismatch(revisionName, runtimeName, { kind: ownerKind ?? wanted.kind, namespace: ownerNamespace ?? wanted.namespace }, wanted);
+}
+
 function decideExplicitPin(input: PinInput, revisionName: string, runtimeName: string): PinDecision {
   const stored = input.lookupRevision(revisionName);
   if (!stored) return drifted(DriftReason.revisionMissing, Message.explicitPinNotFound(revisionName, input.omeNamespace));
   const owner = stored.labels?.[Label.runtimeOf] ?? '';
   if (owner !== runtimeName) return drifted(DriftReason.runtimeMismatch, Message.runtimeMismatch(revisionName, owner, runtimeName));
+  const scopeMismatch = findScopeMismatch(input, revisionName, runtimeName, stored);
+  if (scopeMismatch) return drifted(DriftReason.runtimeMismatch, scopeMismatch);
   // The token is ignored while a revision is named: it neither advances nor is recorded.
   return {
     outcome: 'pinned',
@@ -196,10 +224,17 @@ function decideInOrder(input: PinInput): PinDecision {
   const explicit = isvc.runtime.revision ?? '';
   if (explicit !== '') return decideExplicitPin(input, explicit, runtimeName);
 
-  const token = isvc.syncToken ?? '';
-  const invalidToken = token === '' ? undefined : validateSyncToken(token);
-  if (invalidToken) return pinError(invalidToken);
+  const given = isvc.syncToken ?? '';
+  const unusableToken = given === '' ? undefined : findUnusableSyncToken(given);
+  const token = unusableToken === undefined ? given : '';
 
+  const decision = decideTokenSteps(input, runtimeName, token);
+  return unusableToken === undefined ? decision : { ...decision, unusableToken };
+}
+
+/** Steps 3 to 8: first pin, then the managed pin with a usable (or no) token. */
+function decideTokenSteps(input: PinInput, runtimeName: string, token: string): PinDecision {
+  const { isvc, live } = input;
   const pinnedName = isvc.pinnedRevisionName ?? '';
   if (pinnedName === '') {
     if (live.status !== 'found') return pinError(`resolve live runtime ${runtimeName}: ${live.message}`);

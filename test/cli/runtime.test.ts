@@ -6,6 +6,8 @@ import { runRuntimeEffective } from '../../cli/runtime/effective';
 import { runRuntimeHistory } from '../../cli/runtime/history';
 import { runRuntimeSync } from '../../cli/runtime/sync';
 import { runWait } from '../../cli/wait';
+import { Resources } from '../../shared/model/resources';
+import { formatTokenReusedMessage } from '../../shared/pinning/pin-inference-service';
 import { FakeCluster } from './fake-cluster';
 import { createEnv } from './harness';
 import { driftedLlama, NEW_REVISION, OLD_REVISION, seedRevision, seedRuntime } from './runtime-fixtures';
@@ -116,6 +118,35 @@ hint            Use -o json or -o yaml for full values.
     const code = await runReportingErrors(env.io, () => runRuntimeSync(env, { ...target, omeNamespace: 'ome', dryRun: 'none', yes: true, output: 'table' }));
     expect(code).toBe(1);
     expect(out.stderr).toBe('error: action refused: managed runtime sync safety evidence is unavailable or inconsistent\n');
+  });
+
+  it('names a waiting token that already rolled the InferenceService forward, instead of the generic refusal', async () => {
+    const { env, out, cluster } = seeded();
+    const isvc = driftedLlama();
+    isvc.metadata.annotations = { 'ome.io/runtime-sync': '2026-09-28T14:15:57Z' };
+    isvc.status = { ...isvc.status, lastRuntimeSyncToken: 'later-one' };
+    cluster.put(InferenceServices, isvc);
+    const sync = () => runReportingErrors(env.io, () => runRuntimeSync(env, { ...target, omeNamespace: 'ome', dryRun: 'none', yes: true, output: 'table' }));
+
+    // Without the pin's warning the waiting token may still be in flight: the generic refusal.
+    expect(await sync()).toBe(1);
+    expect(out.stderr).toBe('error: action refused: managed runtime sync safety evidence is unavailable or inconsistent\n');
+
+    cluster.put(Resources.events, {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'llama.reused', namespace: 'llama-demo' },
+      involvedObject: { kind: 'InferenceService', namespace: 'llama-demo', name: target.name, uid: isvc.metadata.uid },
+      type: 'Warning',
+      reason: 'RuntimePinError',
+      message: formatTokenReusedMessage('2026-09-28T14:15:57Z'),
+    });
+    out.stderr = '';
+    expect(await sync()).toBe(1);
+    expect(out.stderr).toBe(
+      'error: action refused: the pending ome.io/runtime-sync value "2026-09-28T14:15:57Z" already rolled this InferenceService forward once and will not take effect again; remove it (kubectl annotate inferenceservice llama-3-2-3b-instruct -n llama-demo ome.io/runtime-sync-) and retry\n',
+    );
+    expect(cluster.patches).toHaveLength(0);
   });
 
   it('refuses while a rollout mailbox is present', async () => {

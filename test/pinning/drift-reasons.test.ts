@@ -3,7 +3,6 @@
  * through the use-cases on the embedded cluster.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../shared/errors';
 import { Resources } from '../../shared/model/resources';
 import { RuntimePinError } from '../../shared/pinning';
 import {
@@ -16,7 +15,6 @@ import {
   pinColumns,
   REV_085,
   REV_090,
-  revisionNames,
   RUNTIME,
   seedIsvc,
   seedRuntime,
@@ -134,29 +132,5 @@ describe('RuntimePinError', () => {
       { reason: 'RuntimePinError', message: 'resolve live runtime child: inherit-from parent "gone" not found (chain so far: [child])', count: 1 },
     ]);
     expect((await getIsvc(world.admin, 'chain')).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
-  });
-
-  it.each([
-    ['malformed', 'not a token!', 'invalid ome.io/runtime-sync annotation "not a token!": use letters'],
-    ['oversized', 'x'.repeat(5000), 'invalid ome.io/runtime-sync annotation: 5000 characters, at most 63 allowed; use a short value such as a date or a ticket number'],
-  ])('a %s ome.io/runtime-sync value: a terminal error naming the problem, nothing changed', async (_label, token, message) => {
-    const name = `bad-token-${_label}`;
-    await world.admin.create(Resources.inferenceServices, seedIsvc(name));
-    await world.pin(name);
-    await applyRuntime(world.admin, seedRuntime('0.9'));
-    await world.driftCheck({ kind: 'ServingRuntime', namespace: NS, name: RUNTIME, change: 'modified' });
-    const revisionsBefore = await revisionNames(world.admin);
-    const before = await annotateSync(world.admin, name, token);
-    world.client.reset();
-    const error = await world.pin(name).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(InvalidInputError);
-    expect((error as Error).message).toContain(message);
-    expect(world.client.count('replaceStatus', 'inferenceservices')).toBe(0);
-    expect(world.client.count('create', 'controllerrevisions')).toBe(0);
-    expect((await getIsvc(world.admin, name)).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
-    expect(await revisionNames(world.admin)).toEqual(revisionsBefore);
-    const events = await warningEvents(world.admin, name);
-    expect(events).toHaveLength(1);
-    expect(events[0]?.message).toContain(message);
   });
 });

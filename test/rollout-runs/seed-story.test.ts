@@ -170,7 +170,7 @@ describe('drift and repin', () => {
       message: RepinMessage.topologyChanged('groups[0].soak changed'),
     });
 
-    expect(await requestRepin(bench, 'reject', 'latest')).toMatchObject({ outcome: 'rejected', message: RepinMessage.invalidValue('latest') });
+    expect(await requestRepin(bench, 'reject', 'latest')).toMatchObject({ outcome: 'rejected', message: RepinMessage.invalidValue('"latest"') });
     const warnings = await eventsOf(bench, 'reject', 'RolloutRepinRejected');
     expect(warnings.every((event) => event.type === 'Warning')).toBe(true);
     expect(warnings).toHaveLength(4);

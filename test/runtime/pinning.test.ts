@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyRuntimeSpecDefaults } from '../../shared/runtime/defaults';
 import { normalizeGoJson, type JsonValue } from '../../shared/runtime/go-json';
-import { decidePin, validateSyncToken, type PinInput, type PinningSubject, type StoredRevision } from '../../shared/runtime/pinning';
+import { decidePin, findUnusableSyncToken, type PinInput, type PinningSubject, type StoredRevision } from '../../shared/runtime/pinning';
 import { buildSeedRuntimeSpec } from './fixtures/seed-runtime';
 
 const V1 = normalizeGoJson(applyRuntimeSpecDefaults(buildSeedRuntimeSpec('0.9')));
@@ -171,9 +171,24 @@ describe('decidePin', () => {
       { outcome: 'drifted', drift: { reason: 'RevisionMismatch', message: expect.stringContaining(REV1) } },
     ],
     [
-      'a malformed token is a RuntimePinError that changes nothing',
+      'a token with spaces rolls forward like any other (upstream accepts any value)',
       input({ pinnedRevisionName: REV1, syncToken: 'has space' }, { live: V2, revisions: { [REV1]: revision(V1) } }),
-      { outcome: 'error', serve: { source: 'unchanged' }, status: undefined, event: { reason: 'RuntimePinError', message: expect.stringContaining('ome.io/runtime-sync') } },
+      { outcome: 'pinned', status: { pinnedRevisionName: REV2, lastRuntimeSyncToken: 'has space' }, tokenConsumed: true, unusableToken: undefined },
+    ],
+    [
+      'an RFC 3339 timestamp token rolls forward',
+      input({ pinnedRevisionName: REV1, syncToken: '2026-09-28T14:15:57Z' }, { live: V2, revisions: { [REV1]: revision(V1) } }),
+      { outcome: 'pinned', status: { pinnedRevisionName: REV2, lastRuntimeSyncToken: '2026-09-28T14:15:57Z' }, tokenConsumed: true },
+    ],
+    [
+      'a token that cannot be recorded is ignored, with a warning: drift is still reported',
+      input({ pinnedRevisionName: REV1, syncToken: 'a\u0000b' }, { live: V2, revisions: { [REV1]: revision(V1) } }),
+      { outcome: 'drifted', drift: { reason: 'RevisionMismatch' }, event: undefined, tokenConsumed: false, unusableToken: expect.stringContaining('NUL') },
+    ],
+    [
+      'a token that cannot be recorded does not hold back the first pin, and is not recorded',
+      input({ syncToken: 'a\u0000b' }),
+      { outcome: 'pinned', status: { pinnedRevisionName: REV1, lastRuntimeSyncToken: '' }, unusableToken: expect.stringContaining('NUL') },
     ],
     [
       'a runtime whose revision name would be too long fails the pin clearly',
@@ -194,20 +209,29 @@ describe('decidePin', () => {
   });
 });
 
-describe('validateSyncToken', () => {
+describe('findUnusableSyncToken', () => {
   it.each([
-    ['mem-frac-0-85', true],
-    ['cli-runtime-sync-3f0c9a52-8d1e-4b7a-9c65-2e4f1d7b8a90', true],
-    ['2026-09-28', true],
-    ['JIRA_123.v2', true],
-    ['a'.repeat(63), true],
-    ['a'.repeat(64), false],
-    ['-leading', false],
-    ['trailing.', false],
-    ['has space', false],
-    ['2026-09-28T14:15:57Z', false],
-    ['multi\nline', false],
-  ])('%j acceptable: %s', (token, ok) => {
-    expect(validateSyncToken(token) === undefined).toBe(ok);
+    ['mem-frac-0-85', undefined],
+    ['cli-runtime-sync-3f0c9a52-8d1e-4b7a-9c65-2e4f1d7b8a90', undefined],
+    ['2026-09-28T14:15:57Z', undefined],
+    ['has space', undefined],
+    ['a/b:c#d', undefined],
+    ['multi\nline', undefined],
+    ['x'.repeat(200), undefined],
+    ['x'.repeat(262_000), undefined],
+    ['emoji \u{1F680}', undefined],
+    ['nul\u0000inside', 'it contains a NUL character'],
+    ['lone \uD800 high', 'it is not valid Unicode'],
+    ['lone \uDC00 low', 'it is not valid Unicode'],
+  ])('%j: %s', (token, problem) => {
+    const message = findUnusableSyncToken(token);
+    if (problem === undefined) expect(message).toBeUndefined();
+    else expect(message).toContain(problem);
+  });
+
+  it('quotes at most 64 characters of a long value, with its length', () => {
+    const message = findUnusableSyncToken(`${'y'.repeat(5000)}\u0000`) ?? '';
+    expect(message).toContain(`"${'y'.repeat(64)}"… (5001 characters)`);
+    expect(message.length).toBeLessThan(400);
   });
 });
