@@ -4,5 +4,5 @@ export { loadServerlessRouting, parseServerlessRouting, DEFAULT_ASYNC_RETRY_ATTE
 export type { LocalFunction, LocalQueue, LocalRule, RetryPolicy, ServerlessRouting } from './rules.js';
 export { nextFireTime, parseSchedule } from './schedule.js';
 export type { Schedule } from './schedule.js';
-export { failedMessageIds, isSqsEvent, toSqsEvent } from './sqs.js';
+export { eventsOfInvocation, failedMessageIds, isSqsEvent, toSqsEvent } from './sqs.js';
 export type { SqsEventOptions, SqsMessageView } from './sqs.js';

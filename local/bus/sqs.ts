@@ -82,3 +82,8 @@ export function failedMessageIds(
   }
   return failed;
 }
+
+/** The EventBridge events an invocation carries: each record's body of an SQS batch, or the event itself. */
+export function eventsOfInvocation(event: SQSEvent | EventBridgeEnvelope): EventBridgeEnvelope[] {
+  return isSqsEvent(event) ? event.Records.map((record) => JSON.parse(record.body) as EventBridgeEnvelope) : [event];
+}
