@@ -51,8 +51,17 @@ export interface ObservedControlPlane {
   stop(): Promise<void>;
 }
 
+export interface ObserveOptions {
+  /**
+   * While this answers true for a function, its invocations fail every hint as a function
+   * that cannot reach its cluster does (all records in `batchItemFailures`), without
+   * running the handler.
+   */
+  unreachable?: (functionName: string) => boolean;
+}
+
 /** Starts the control plane with every target wrapped to record its deliveries. */
-export async function startObservedControlPlane(options: Partial<ControlPlaneOptions> = {}): Promise<ObservedControlPlane> {
+export async function startObservedControlPlane(options: Partial<ControlPlaneOptions> = {}, observe: ObserveOptions = {}): Promise<ObservedControlPlane> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-control-plane-'));
   const deliveries: Delivery[] = [];
   const lines: string[] = [];
@@ -68,6 +77,10 @@ export async function startObservedControlPlane(options: Partial<ControlPlaneOpt
           if (detail && typeof detail === 'object' && 'uid' in detail) deliveries.push({ functionName, eventId, detail, outcome: failed.has(messageId) ? why : 'ok' });
         }
       };
+      if (observe.unreachable?.(functionName)) {
+        record(new Set(records.map((entry) => entry.messageId)), 'cluster unreachable');
+        return { batchItemFailures: records.map((entry) => ({ itemIdentifier: entry.messageId })) };
+      }
       try {
         const result = await target(event, context);
         record(failedMessageIds(records, { threw: false, result }, true), 'reported in batchItemFailures');
