@@ -23,7 +23,7 @@ const onHint = createHintHandler(
   { serviceName: SERVICE_NAME },
 );
 
-// A failed sweep is not retried (the next one runs in a minute); it is logged and rethrown.
+// A failed sweep is rethrown: Lambda retries it (maximumRetryAttempts), then dead-letters it; the next runs in a minute.
 const onSchedule = middy(async (_event: unknown, context: Context) => {
   const summary = await sweepRolloutRuns(getAppContext(), context.awsRequestId);
   logger.info('swept rollout runs', { summary });
