@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { SQSEvent } from 'aws-lambda';
@@ -346,5 +349,61 @@ describe('Local bus', () => {
 
   it('refuses a target for a function serverless.yml does not define', () => {
     expect(() => bus.registerTarget('pinn', () => undefined)).toThrow(/no function pinn/);
+  });
+});
+
+describe('Local bus: a queue whose retention ends before its receives do', () => {
+  const yml = `
+service: svc
+provider: { name: aws, timeout: 5 }
+functions:
+  a:
+    handler: functions/a/handler.handler
+    events:
+      - sqs: { arn: { 'Fn::GetAtt': [AQueue, Arn] }, functionResponseType: ReportBatchItemFailures }
+resources:
+  Resources:
+    Bus: { Type: AWS::Events::EventBus, Properties: { Name: svc-bus } }
+    ARule:
+      Type: AWS::Events::Rule
+      Properties:
+        Name: svc-a
+        EventBusName: { 'Fn::GetAtt': [Bus, Name] }
+        EventPattern: { source: [ome.pinning] }
+        Targets: [{ Id: AQueue, Arn: { 'Fn::GetAtt': [AQueue, Arn] } }]
+    AQueue:
+      Type: AWS::SQS::Queue
+      Properties:
+        VisibilityTimeout: 30
+        MessageRetentionPeriod: 100
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [ADeadLetters, Arn] }, maxReceiveCount: 1000 }
+    ADeadLetters: { Type: AWS::SQS::Queue }
+`;
+
+  it('drops the message when it outlives the retention, without dead-lettering it', async () => {
+    // Prepare
+    const dir = await mkdtemp(join(tmpdir(), 'ome-bus-'));
+    await writeFile(join(dir, 'serverless.yml'), yml);
+    const bus = await startLocalBus({ serverlessYmlPath: join(dir, 'serverless.yml'), schedules: false, timeScale: 1e-3 });
+    const client = clientFor(bus);
+    let receives = 0;
+    bus.registerTarget('a', () => {
+      receives += 1;
+      throw new Error('still failing');
+    });
+    try {
+      // Act
+      await client.send(new PutEventsCommand({ Entries: [{ EventBusName: 'svc-bus', Source: 'ome.pinning', DetailType: 'd', Detail: '{}' }] }));
+      await bus.drain();
+      // Assess: received every 30 simulated seconds until 100 had passed; then gone.
+      expect(receives).toBeGreaterThanOrEqual(1);
+      expect(receives).toBeLessThanOrEqual(4);
+      expect(bus.deadLetters).toEqual([]);
+      expect(bus.expired).toEqual([expect.objectContaining({ functionName: 'a', reason: 'RetentionPeriodExceeded', attempts: receives, error: 'still failing' })]);
+    } finally {
+      client.destroy();
+      await bus.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
