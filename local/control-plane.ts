@@ -71,6 +71,11 @@ export interface ControlPlaneOptions {
   workloadReadyDelayMs?: number;
   /** Misbehaviour of the bus (duplicates, reordering, delays, throttling), for tests. */
   busFaults?: DeliveryFaults;
+  /**
+   * Scales the bus's delivery waits (visibility timeouts, Lambda's retry delays); default 1,
+   * the deployed timing. Tests pass a small value to see redeliveries in seconds.
+   */
+  busTimeScale?: number;
   /** Fire the schedules of serverless.yml on their timers (default true). */
   schedules?: boolean;
   /** One line per call; default the console. */
@@ -340,6 +345,7 @@ async function startBus(options: ControlPlaneOptions, log: (line: string) => voi
     serverlessYmlPath: SERVERLESS_YML,
     schedules: options.schedules ?? true,
     region: LOCAL_REGION,
+    ...(options.busTimeScale === undefined ? {} : { timeScale: options.busTimeScale }),
     logger: {
       warn: (message, details) => log(`bus          ${message}${details ? ` ${JSON.stringify(details)}` : ''}`),
     },

@@ -16,6 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { toSqsEvent } from '../local/bus/sqs';
 import { WebhookMessage } from '../shared/admission/webhook-request';
 import { REPOSITORY_ROOT, buildFunctions, listFunctionEntries } from './build';
 
@@ -37,8 +38,11 @@ export interface SmokeCase {
   check(outcome: SmokeOutcome, logs: string): string | undefined;
 }
 
+const SMOKE_MESSAGE_ID = 'smoke-message';
+
+/** A hint as its function receives it: one SQS record whose body is the EventBridge event the rule queued. */
 function hint(kind: string, apiVersion: string, changed: Partial<Record<'spec' | 'runtimeSync' | 'rolloutRepin' | 'rolloutPromote', boolean>> = {}): unknown {
-  return {
+  const event = {
     version: '0',
     id: 'smoke',
     'detail-type': 'Kubernetes Object Changed',
@@ -60,18 +64,19 @@ function hint(kind: string, apiVersion: string, changed: Partial<Record<'spec' |
       observedAt: '2026-12-01T00:00:00Z',
     },
   };
+  return toSqsEvent([{ messageId: SMOKE_MESSAGE_ID, event, receiveCount: 1, sentAt: 0, firstReceivedAt: 0 }], { region: 'eu-west-1', queueName: 'smoke-hints' });
 }
 
 /**
  * A hint function reads the cluster's record first; with DynamoDB unreachable that is a
- * retryable UnavailableError, which the handler rethrows so Lambda redelivers.
+ * retryable UnavailableError, which the handler reports as a batch item failure so SQS
+ * redelivers that message.
  */
-function expectRegistryUnreachable(outcome: SmokeOutcome): string | undefined {
-  const error = outcome.error;
-  if (error === undefined) return `expected the handler to throw UnavailableError, it returned ${JSON.stringify(outcome.returned)}`;
-  if (error.name !== 'UnavailableError' || !error.message.includes(`get cluster ${SMOKE_CLUSTER_ID}`)) {
-    return `expected UnavailableError reading cluster ${SMOKE_CLUSTER_ID}, got ${error.name}: ${error.message}`;
-  }
+function expectRegistryUnreachable(outcome: SmokeOutcome, logs: string): string | undefined {
+  if (outcome.error !== undefined) return `expected a batch item failure, it threw ${outcome.error.name}: ${outcome.error.message}`;
+  const expected = { batchItemFailures: [{ itemIdentifier: SMOKE_MESSAGE_ID }] };
+  if (JSON.stringify(outcome.returned) !== JSON.stringify(expected)) return `expected ${JSON.stringify(expected)}, got ${JSON.stringify(outcome.returned)}`;
+  if (!logs.includes(`get cluster ${SMOKE_CLUSTER_ID}`)) return `expected a log line naming the unreachable registry read of ${SMOKE_CLUSTER_ID}`;
   return undefined;
 }
 
@@ -116,6 +121,10 @@ export const SMOKE_CASES: Record<string, SmokeCase> = {
   'revision-gc': {
     event: { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: { clusterId: SMOKE_CLUSTER_ID } },
     check: expectReturned({ clusters: 1, failed: 1 }, 'revision sweep failed'),
+  },
+  resync: {
+    event: { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: { clusterId: SMOKE_CLUSTER_ID } },
+    check: expectReturned({ clusters: 1, failed: 1, published: 0 }, 'resync failed'),
   },
   'admission-webhook': {
     event: {

@@ -14,7 +14,7 @@ import { DEFAULT_OME_NAMESPACE } from './vocabulary';
 export type ControlPlaneMode = 'deployed' | 'local';
 
 /** The functions' service names (POWERTOOLS_SERVICE_NAME), each with its own cluster secrets. */
-export const FUNCTION_NAMES = ['forward-watch-events', 'pin', 'drift-check', 'repin-apply', 'rollout-run', 'revision-gc', 'admission-webhook'] as const;
+export const FUNCTION_NAMES = ['forward-watch-events', 'pin', 'drift-check', 'repin-apply', 'rollout-run', 'revision-gc', 'resync', 'admission-webhook'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 /** CONTROL_PLANE_MODE: `deployed` outside Lambda forces deployed mode; `local` is refused inside a Lambda. */

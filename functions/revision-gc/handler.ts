@@ -1,15 +1,17 @@
 /**
  * revision-gc: every five minutes (EventBridge schedule) sweeps every registered
- * cluster; a hint that a ControllerRevision was added sweeps that cluster early. An event
- * whose detail has `"dryRun": true` (a manual invoke) plans and writes nothing.
+ * cluster; a hint that a ControllerRevision was added (from its hint queue) sweeps that
+ * cluster early. An event whose detail has `"dryRun": true` (a manual invoke) plans and
+ * writes nothing.
  */
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { Context } from 'aws-lambda';
+import type { Context, SQSEvent } from 'aws-lambda';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext } from '../../shared/app/context';
+import { createHintHandler } from '../../shared/app/hint-handler';
 import { sweepClusters, type ClusterSweepOutcome } from '../../shared/revision-gc/sweep-clusters';
 import { publishMetrics } from '../../shared/app/publish-metrics';
 
@@ -65,4 +67,16 @@ async function handle(event: GcEvent | undefined, context: Context): Promise<{ c
   return { clusters: outcomes.length, failed: outcomes.filter((o) => o.outcome === 'failed').length };
 }
 
-export const handler = middy(handle).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
+const onSchedule = middy(handle).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
+
+// A failed early sweep is reported, not retried: the five-minute sweep covers it.
+const onHint = createHintHandler(
+  async ({ hint, app, requestId }) => runRevisionGc({ detail: { clusterId: hint.clusterId } }, requestId, app),
+  { serviceName: SERVICE },
+);
+
+/** Hints come from the hint queue as an SQS batch; the schedule (or a manual invoke) with an EventBridge-shaped event. */
+export async function handler(event: SQSEvent | GcEvent | undefined, context: Context): Promise<unknown> {
+  if (event && 'Records' in event) return onHint(event, context);
+  return onSchedule(event, context);
+}

@@ -1,11 +1,12 @@
 /**
  * rollout-run: advances rollout runs on InferenceService changes and on readiness changes
- * of the Deployments we render, and sweeps every active run once a minute for timed pauses.
+ * of the Deployments we render (hints from its queue), and sweeps every active run once a
+ * minute for timed pauses (its schedule).
  */
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import type { Context } from 'aws-lambda';
+import type { Context, SQSEvent } from 'aws-lambda';
 import { getAppContext } from '../../shared/app/context';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { handleRolloutRunHint, sweepRolloutRuns } from '../../shared/rollout-runs';
@@ -22,14 +23,15 @@ const onHint = createHintHandler(
   { serviceName: SERVICE_NAME },
 );
 
-// A failed sweep is not retried (the next one runs in a minute); it is logged and rethrown.
+// A failed sweep is rethrown: Lambda retries it (maximumRetryAttempts), then dead-letters it; the next runs in a minute.
 const onSchedule = middy(async (_event: unknown, context: Context) => {
   const summary = await sweepRolloutRuns(getAppContext(), context.awsRequestId);
   logger.info('swept rollout runs', { summary });
   return summary;
 }).use(injectLambdaContext(logger));
 
-export async function handler(event: { source?: string; 'detail-type'?: string }, context: Context): Promise<unknown> {
-  if (event.source === 'aws.events' && event['detail-type'] === 'Scheduled Event') return onSchedule(event, context);
-  return onHint(event as Parameters<typeof onHint>[0], context);
+/** Hints come from the hint queue as an SQS batch; the schedule invokes with a Scheduled Event. */
+export async function handler(event: SQSEvent | { source?: string; 'detail-type'?: string }, context: Context): Promise<unknown> {
+  if ('Records' in event) return onHint(event, context);
+  return onSchedule(event, context);
 }

@@ -1,39 +1,55 @@
 /**
- * A local Amazon EventBridge for `npm start` and tests.
+ * A local Amazon EventBridge, SQS and Lambda event source for `npm start` and tests.
  *
  * It serves PutEvents over HTTP in the AWS JSON 1.1 protocol, so the same
  * `@aws-sdk/client-eventbridge` code the forwarder runs in AWS works here with an
  * `endpoint` override (any credentials). It routes with the rules of serverless.yml,
- * evaluated by our `matchesPattern`, and invokes in-process targets the way EventBridge
- * invokes Lambda: asynchronously, at least once, retried with backoff under the rule's
- * retry policy, then parked in a dead-letter list. Schedules fire their targets.
+ * evaluated by our `matchesPattern`, and delivers the way the template does in AWS:
+ *
+ * - a rule whose target is a hint queue puts the event on that queue; the function reads
+ *   it in batches (`batchSize`, `maximumBatchingWindow`) as an SQS event; a message that
+ *   fails (the invocation threw or timed out, or the function named it in
+ *   `batchItemFailures`) becomes visible again after the queue's visibility timeout and is
+ *   received again, and once it has been received `maxReceiveCount` times it moves to the
+ *   dead-letter queue; a message older than the queue's retention is dropped;
+ * - a schedule (or a rule targeting a function) invokes the function asynchronously; a
+ *   failed invocation is retried `maximumRetryAttempts` times (Lambda waits one minute,
+ *   then two), then goes to the function's `onError` queue.
+ *
+ * Every number comes from serverless.yml. `timeScale` shrinks the waits (0.001 turns a
+ * 180 s visibility timeout into 180 ms) so tests can live through a simulated hour; counts
+ * and order of events do not change with it. One liberty: a message never becomes visible
+ * again while its own invocation still runs — in AWS the visibility timeout (6× the
+ * function timeout) guarantees that; a scaled one alone would not.
  *
  * For tests it can misbehave on purpose, deterministically for a given seed: deliver
  * twice, shuffle deliveries within a window, delay them, throttle PutEvents calls or fail
- * single entries — the ways the real service is allowed to behave.
+ * single entries — the ways the real services are allowed to behave.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Context } from 'aws-lambda';
+import type { Context, SQSEvent } from 'aws-lambda';
 import { InvalidInputError } from '../../shared/errors.js';
 import type { EventBridgeEnvelope } from '../../shared/events/hint-event.js';
 import { matchesPattern } from '../../shared/events/pattern.js';
 import { createRandom } from './random.js';
 import type { Random } from './random.js';
 import { loadServerlessRouting } from './rules.js';
-import type { LocalFunction, LocalRule } from './rules.js';
+import type { LocalFunction, LocalQueue, LocalRule } from './rules.js';
 import { nextFireTime, parseSchedule } from './schedule.js';
+import { failedMessageIds, toSqsEvent } from './sqs.js';
 
-export type TargetHandler = (event: EventBridgeEnvelope, context: Context) => unknown;
+/** A function as the bus invokes it: an SQS batch from a hint queue, or an EventBridge event from a schedule. */
+export type TargetHandler = (event: SQSEvent | EventBridgeEnvelope, context: Context) => unknown;
 
 export interface DeliveryFaults {
-  /** Probability that a delivery is made twice. */
+  /** Probability that an event is delivered (put on the queue) twice. */
   duplicate?: number;
   /** Deliveries are held until this many are waiting (or briefly), then released shuffled. */
   reorderWindow?: number;
-  /** Each delivery waits a random time in this range first. */
+  /** Each delivery waits a random time in this range first (not scaled). */
   delayMs?: [number, number];
   /** Probability that a PutEvents call is refused with ThrottlingException. */
   throttle?: number;
@@ -46,9 +62,17 @@ export interface DeliveryFaults {
 export interface DeadLetter {
   ruleName: string;
   functionName: string;
+  /** Logical id of the dead-letter queue it went to; absent when none is configured (then it is gone). */
+  deadLetterQueue?: string;
   event: EventBridgeEnvelope;
+  /** Receives from the hint queue, or invocations of the function. */
   attempts: number;
-  reason: 'RetriesExhausted' | 'MaximumEventAgeExceeded';
+  /**
+   * `MaxReceiveCountExceeded`: SQS redrive; `RetriesExhausted`: Lambda's asynchronous
+   * retries; `RetentionPeriodExceeded`: dropped by its queue (in `expired`, not dead-lettered).
+   */
+  reason: 'MaxReceiveCountExceeded' | 'RetriesExhausted' | 'RetentionPeriodExceeded';
+  /** What the last attempt failed with. */
   error: string;
 }
 
@@ -67,9 +91,12 @@ export interface LocalBusOptions {
   accountId?: string;
   /** Fire `rate`/`cron` schedules on their timers (default true; tests usually turn them off and use `triggerSchedule`). */
   schedules?: boolean;
-  /** Backoff between delivery retries: base doubles per attempt up to max, with jitter (defaults 200 ms, 30 s). */
-  retryBaseDelayMs?: number;
-  retryMaxDelayMs?: number;
+  /**
+   * Multiplies every delivery wait taken from serverless.yml (visibility timeouts, batching
+   * windows, Lambda's retry delays, retention); default 1. Schedules and function timeouts
+   * are not scaled.
+   */
+  timeScale?: number;
   /** Dead letters kept (oldest dropped first); default 1000. */
   maxDeadLetters?: number;
   logger?: LocalBusLogger;
@@ -81,7 +108,9 @@ export interface LocalBus {
   region: string;
   busNames: string[];
   rules: LocalRule[];
+  queues: LocalQueue[];
   functions: LocalFunction[];
+  timeScale: number;
   /** Routes the rules of `functionName` to `handler`; returns a function that unregisters it. */
   registerTarget(functionName: string, handler: TargetHandler): () => void;
   faults: {
@@ -89,11 +118,13 @@ export interface LocalBus {
     clear(): void;
     readonly current: Readonly<DeliveryFaults>;
   };
-  /** Deliveries given up on, newest last. */
+  /** Events moved to a dead-letter queue (or given up on), newest last. */
   deadLetters: DeadLetter[];
+  /** Messages dropped because they outlived their queue's retention, newest last. */
+  expired: DeadLetter[];
   /** Fires a schedule rule now, as if its time had come. */
   triggerSchedule(ruleName: string): void;
-  /** Resolves once no request, delivery or retry is in flight. */
+  /** Resolves once no request, queued message, delivery or retry is left. */
   drain(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -101,25 +132,47 @@ export interface LocalBus {
 interface Delivery {
   rule: LocalRule;
   event: EventBridgeEnvelope;
-  attempt: number;
-  acceptedAt: number;
+}
+
+interface QueuedMessage {
+  messageId: string;
+  ruleName: string;
+  event: EventBridgeEnvelope;
+  sentAt: number;
+  receiveCount: number;
+  firstReceivedAt?: number;
+  visibleAt: number;
+  /** Received and not yet answered. */
+  inFlight: boolean;
+  lastError?: string;
+}
+
+interface QueueState {
+  queue: LocalQueue;
+  messages: QueuedMessage[];
+  timer?: NodeJS.Timeout;
+  timerAt?: number;
 }
 
 const MAX_ENTRIES = 10;
 const MAX_REQUEST_BYTES = 256 * 1024;
 const REORDER_FLUSH_MS = 20;
+/** Lambda waits one minute before the second attempt of an asynchronous invocation, two before the third. */
+const ASYNC_RETRY_FIRST_DELAY_MS = 60_000;
 
 export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus> {
   const routing = await loadServerlessRouting(options.serverlessYmlPath, options.stage ? { stage: options.stage } : {});
   const region = options.region ?? 'us-east-1';
   const accountId = options.accountId ?? '000000000000';
-  const retryBase = options.retryBaseDelayMs ?? 200;
-  const retryMax = options.retryMaxDelayMs ?? 30_000;
+  const timeScale = options.timeScale ?? 1;
+  if (!(timeScale > 0)) throw new InvalidInputError(`timeScale must be above 0 (got ${timeScale})`);
   const maxDeadLetters = options.maxDeadLetters ?? 1000;
   const logger = options.logger;
   const functionsByName = new Map(routing.functions.map((fn) => [fn.name, fn]));
+  const queues = new Map<string, QueueState>(routing.queues.map((queue) => [queue.name, { queue, messages: [] }]));
   const targets = new Map<string, TargetHandler>();
   const deadLetters: DeadLetter[] = [];
+  const expired: DeadLetter[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let faults: DeliveryFaults = {};
   let random: Random = createRandom(1);
@@ -129,12 +182,14 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
   let idleWaiters: Array<() => void> = [];
   let stopped = false;
 
-  const later = (ms: number, run: () => void): void => {
+  const scaled = (seconds: number): number => seconds * 1000 * timeScale;
+  const later = (ms: number, run: () => void): NodeJS.Timeout => {
     const timer = setTimeout(() => {
       timers.delete(timer);
       run();
     }, ms);
     timers.add(timer);
+    return timer;
   };
   const begin = (): void => {
     inFlight += 1;
@@ -146,6 +201,10 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
       idleWaiters = [];
       for (const wake of waiters) wake();
     }
+  };
+  const keep = (list: DeadLetter[], entry: DeadLetter): void => {
+    list.push(entry);
+    if (list.length > maxDeadLetters) list.shift();
   };
 
   const ruleArn = (rule: LocalRule): string =>
@@ -171,51 +230,159 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
     };
   }
 
-  async function invoke(delivery: Delivery): Promise<void> {
-    const { rule } = delivery;
-    const handler = targets.get(rule.functionName);
-    const timeoutMs = (functionsByName.get(rule.functionName)?.timeoutSeconds ?? 6) * 1000;
+  /** Runs one invocation under the function's timeout; says whether it threw, and what. */
+  async function invokeFunction(functionName: string, event: SQSEvent | EventBridgeEnvelope): Promise<{ threw: true; error: string } | { threw: false; result: unknown }> {
+    const handler = targets.get(functionName);
+    const timeoutMs = (functionsByName.get(functionName)?.timeoutSeconds ?? 6) * 1000;
     try {
-      if (!handler) throw new Error(`no target registered for ${rule.functionName}`);
-      const context = lambdaContext(rule.functionName, Date.now() + timeoutMs);
-      await withTimeout(Promise.resolve().then(() => handler(delivery.event, context)), timeoutMs);
-      settle();
+      if (!handler) throw new Error(`no target registered for ${functionName}`);
+      const context = lambdaContext(functionName, Date.now() + timeoutMs);
+      const result = await withTimeout(Promise.resolve().then(() => handler(event, context)), timeoutMs);
+      return { threw: false, result };
     } catch (error) {
-      retryOrDeadLetter(delivery, error);
+      return { threw: true, error: error instanceof Error ? error.message : String(error) };
     }
   }
 
-  function retryOrDeadLetter(delivery: Delivery, error: unknown): void {
-    const { rule } = delivery;
-    const message = error instanceof Error ? error.message : String(error);
-    const ageExceeded = Date.now() - delivery.acceptedAt > rule.retryPolicy.maximumEventAgeSeconds * 1000;
-    if (stopped) {
-      settle();
-      return;
-    }
-    if (delivery.attempt > rule.retryPolicy.maximumRetryAttempts || ageExceeded) {
-      deadLetters.push({
-        ruleName: rule.name,
-        functionName: rule.functionName,
-        event: delivery.event,
-        attempts: delivery.attempt,
-        reason: ageExceeded ? 'MaximumEventAgeExceeded' : 'RetriesExhausted',
-        error: message,
-      });
-      if (deadLetters.length > maxDeadLetters) deadLetters.shift();
-      logger?.warn('delivery dead-lettered', { rule: rule.name, eventId: delivery.event.id, attempts: delivery.attempt, error: message });
-      settle();
-      return;
-    }
-    const ceiling = Math.min(retryMax, retryBase * 2 ** (delivery.attempt - 1));
-    const delay = Math.round(ceiling / 2 + random.next() * (ceiling / 2));
-    later(delay, () => void invoke({ ...delivery, attempt: delivery.attempt + 1 }));
+  // -- Hint queues ------------------------------------------------------------------------
+
+  function sendToQueue(state: QueueState, delivery: Delivery): void {
+    const now = Date.now();
+    state.messages.push({ messageId: randomUUID(), ruleName: delivery.rule.name, event: delivery.event, sentAt: now, receiveCount: 0, visibleAt: now, inFlight: false });
+    // The event source waits up to the batching window for a batch to fill.
+    schedulePoll(state, now + scaled(state.queue.maximumBatchingWindowSeconds));
   }
+
+  function schedulePoll(state: QueueState, at: number): void {
+    if (stopped) return;
+    if (state.timer && state.timerAt !== undefined && state.timerAt <= at) return;
+    if (state.timer) {
+      clearTimeout(state.timer);
+      timers.delete(state.timer);
+    }
+    state.timerAt = at;
+    state.timer = later(Math.max(0, at - Date.now()), () => {
+      state.timer = undefined;
+      state.timerAt = undefined;
+      poll(state);
+    });
+  }
+
+  /** Removes a message for good: deleted after success, redriven, or expired. */
+  function remove(state: QueueState, message: QueuedMessage): void {
+    const index = state.messages.indexOf(message);
+    if (index >= 0) {
+      state.messages.splice(index, 1);
+      settle();
+    }
+  }
+
+  /** Receives what is visible, in batches, as the Lambda event source does. */
+  function poll(state: QueueState): void {
+    if (stopped) return;
+    const { queue } = state;
+    const now = Date.now();
+    if (!targets.has(queue.functionName)) return;
+    const received: QueuedMessage[] = [];
+    for (const message of [...state.messages]) {
+      if (message.inFlight || message.visibleAt > now) continue;
+      if (now - message.sentAt > scaled(queue.messageRetentionSeconds)) {
+        keep(expired, deadLetterOf(queue, message, 'RetentionPeriodExceeded'));
+        logger?.warn('message outlived the queue retention and was dropped', { queue: queue.name, eventId: message.event.id });
+        remove(state, message);
+        continue;
+      }
+      // SQS moves a message to the dead-letter queue when a receive would exceed maxReceiveCount.
+      if (queue.maxReceiveCount !== undefined && message.receiveCount >= queue.maxReceiveCount) {
+        const letter = deadLetterOf(queue, message, 'MaxReceiveCountExceeded');
+        keep(deadLetters, letter);
+        logger?.warn('message moved to the dead-letter queue', { queue: queue.name, eventId: message.event.id, receives: message.receiveCount, error: letter.error });
+        remove(state, message);
+        continue;
+      }
+      message.receiveCount += 1;
+      message.firstReceivedAt ??= now;
+      message.inFlight = true;
+      received.push(message);
+    }
+    for (let start = 0; start < received.length; start += queue.batchSize) {
+      void deliverBatch(state, received.slice(start, start + queue.batchSize), now);
+    }
+    const next = state.messages.filter((message) => !message.inFlight).reduce((soonest, message) => Math.min(soonest, message.visibleAt), Infinity);
+    if (next !== Infinity) schedulePoll(state, next);
+  }
+
+  async function deliverBatch(state: QueueState, batch: QueuedMessage[], receivedAt: number): Promise<void> {
+    const { queue } = state;
+    const event = toSqsEvent(
+      batch.map((message) => ({ messageId: message.messageId, event: message.event, receiveCount: message.receiveCount, sentAt: message.sentAt, firstReceivedAt: message.firstReceivedAt ?? receivedAt })),
+      { region, accountId, queueName: queue.name },
+    );
+    const outcome = await invokeFunction(queue.functionName, event);
+    const failed = failedMessageIds(batch, outcome, queue.reportBatchItemFailures);
+    const visibleAt = receivedAt + scaled(queue.visibilityTimeoutSeconds);
+    for (const message of batch) {
+      message.inFlight = false;
+      if (!failed.has(message.messageId)) {
+        remove(state, message);
+        continue;
+      }
+      message.lastError = outcome.threw ? outcome.error : 'reported in batchItemFailures';
+      message.visibleAt = visibleAt;
+    }
+    if (failed.size > 0) schedulePoll(state, Math.max(Date.now(), visibleAt));
+  }
+
+  function deadLetterOf(queue: LocalQueue, message: QueuedMessage, reason: DeadLetter['reason']): DeadLetter {
+    return {
+      ruleName: message.ruleName,
+      functionName: queue.functionName,
+      ...(queue.deadLetterQueue ? { deadLetterQueue: queue.deadLetterQueue } : {}),
+      event: message.event,
+      attempts: message.receiveCount,
+      reason,
+      error: message.lastError ?? '',
+    };
+  }
+
+  // -- Direct (asynchronous) invocations ----------------------------------------------------
+
+  async function invokeAsync(delivery: Delivery, attempt: number): Promise<void> {
+    const fn = functionsByName.get(delivery.rule.functionName);
+    const outcome = await invokeFunction(delivery.rule.functionName, delivery.event);
+    if (!outcome.threw || stopped) {
+      settle();
+      return;
+    }
+    const retries = fn?.maximumRetryAttempts ?? 0;
+    if (attempt > retries) {
+      keep(deadLetters, {
+        ruleName: delivery.rule.name,
+        functionName: delivery.rule.functionName,
+        ...(fn?.onError ? { deadLetterQueue: fn.onError } : {}),
+        event: delivery.event,
+        attempts: attempt,
+        reason: 'RetriesExhausted',
+        error: outcome.error,
+      });
+      logger?.warn('invocation failed after its retries', { rule: delivery.rule.name, eventId: delivery.event.id, attempts: attempt, error: outcome.error });
+      settle();
+      return;
+    }
+    later(ASYNC_RETRY_FIRST_DELAY_MS * timeScale * 2 ** (attempt - 1), () => void invokeAsync(delivery, attempt + 1));
+  }
+
+  // -- Routing and faults -------------------------------------------------------------------
 
   function dispatch(delivery: Delivery): void {
     const [low, high] = faults.delayMs ?? [0, 0];
     const delay = high > low ? low + Math.floor(random.next() * (high - low + 1)) : low;
-    later(delay, () => void invoke(delivery));
+    later(delay, () => {
+      const state = delivery.rule.queue ? queues.get(delivery.rule.queue) : undefined;
+      if (state && !stopped) sendToQueue(state, delivery);
+      else if (!stopped) void invokeAsync(delivery, 1);
+      else settle();
+    });
   }
 
   function flushReorderBuffer(): void {
@@ -234,7 +401,7 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
     const copies = random.next() < (faults.duplicate ?? 0) ? 2 : 1;
     for (let copy = 0; copy < copies; copy += 1) {
       begin();
-      const delivery: Delivery = { rule, event, attempt: 1, acceptedAt: Date.now() };
+      const delivery: Delivery = { rule, event };
       if ((faults.reorderWindow ?? 0) > 1) {
         reorderBuffer.push(delivery);
         if (reorderBuffer.length >= (faults.reorderWindow ?? 0)) flushReorderBuffer();
@@ -316,12 +483,16 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
     region,
     busNames: [...knownBuses],
     rules: routing.rules,
+    queues: routing.queues,
     functions: routing.functions,
+    timeScale,
     registerTarget(functionName, handler) {
       if (!functionsByName.has(functionName)) {
         throw new InvalidInputError(`serverless.yml has no function ${functionName} (functions: ${[...functionsByName.keys()].join(', ')})`);
       }
       targets.set(functionName, handler);
+      // Messages may have waited for a reader: the event source starts polling now.
+      for (const state of queues.values()) if (state.queue.functionName === functionName && state.messages.length > 0) schedulePoll(state, Date.now());
       return () => {
         if (targets.get(functionName) === handler) targets.delete(functionName);
       };
@@ -339,6 +510,7 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
       },
     },
     deadLetters,
+    expired,
     triggerSchedule(ruleName) {
       const rule = routing.rules.find((candidate) => candidate.name === ruleName && candidate.schedule);
       if (!rule) throw new InvalidInputError(`no schedule rule named ${ruleName}`);

@@ -1,6 +1,10 @@
 /**
- * Reads the routing of serverless.yml — each function's `eventBridge` events (pattern
- * rules on a bus, and schedules) — so the local bus routes exactly what AWS will.
+ * Reads the routing of serverless.yml so the local bus routes and redelivers exactly what
+ * AWS will: the `AWS::Events::Rule` resources that put hints on a function's SQS queue,
+ * those queues (visibility timeout, retention, redrive policy to the dead-letter queue)
+ * and the functions' `sqs` event sources (batch size, batching window, partial batch
+ * responses), plus each function's `eventBridge` events (schedules, and any rule that
+ * invokes a function directly) with its asynchronous retry settings.
  * Resolves the few Serverless variables the file uses (`${self:…}`, `${sls:stage}`,
  * `${opt:…, 'default'}`, `${param:…, 'default'}`) and an event bus given as
  * `Fn::GetAtt: [Resource, Name]` / `Ref` to a bus declared under `resources`.
@@ -13,6 +17,16 @@ import type { EventPattern } from '../../shared/events/pattern.js';
 
 /** AWS's defaults when a target has no retry policy. */
 export const DEFAULT_RETRY_POLICY = { maximumRetryAttempts: 185, maximumEventAgeSeconds: 86_400 } as const;
+
+/** SQS's and Lambda's defaults for what serverless.yml leaves out. */
+export const SQS_DEFAULTS = {
+  visibilityTimeoutSeconds: 30,
+  messageRetentionSeconds: 345_600,
+  batchSize: 10,
+  maximumBatchingWindowSeconds: 0,
+} as const;
+/** Lambda retries a failed asynchronous invocation twice unless told otherwise. */
+export const DEFAULT_ASYNC_RETRY_ATTEMPTS = 2;
 
 export interface RetryPolicy {
   maximumRetryAttempts: number;
@@ -28,15 +42,39 @@ export interface LocalRule {
   /** `rate(...)` or `cron(...)`. */
   schedule?: string;
   enabled: boolean;
+  /** EventBridge's retries of delivering to the target (not of the function's errors). */
   retryPolicy: RetryPolicy;
   /** Logical id of the dead-letter queue in the template, when one is set. */
   deadLetterQueue?: string;
+  /** Logical id of the SQS queue the rule targets; absent when it invokes the function itself. */
+  queue?: string;
+}
+
+/** An SQS queue between rules and a function, with the numbers that govern redelivery. */
+export interface LocalQueue {
+  /** Logical id in the template. */
+  name: string;
+  /** The function whose `sqs` event source reads it. */
+  functionName: string;
+  visibilityTimeoutSeconds: number;
+  messageRetentionSeconds: number;
+  /** Receives before SQS moves a message to `deadLetterQueue`; absent: kept until retention ends. */
+  maxReceiveCount?: number;
+  deadLetterQueue?: string;
+  batchSize: number;
+  maximumBatchingWindowSeconds: number;
+  /** `functionResponseType: ReportBatchItemFailures`: the function names the messages that failed. */
+  reportBatchItemFailures: boolean;
 }
 
 export interface LocalFunction {
   name: string;
   handler: string;
   timeoutSeconds: number;
+  /** Lambda's retries of a failed asynchronous (e.g. scheduled) invocation. */
+  maximumRetryAttempts: number;
+  /** Logical id of the `onError` queue for asynchronous invocations, when one is set. */
+  onError?: string;
 }
 
 export interface ServerlessRouting {
@@ -44,6 +82,7 @@ export interface ServerlessRouting {
   stage: string;
   functions: LocalFunction[];
   rules: LocalRule[];
+  queues: LocalQueue[];
   /** Every bus a rule listens on (custom buses and `default`). */
   busNames: string[];
 }
@@ -61,7 +100,7 @@ export async function loadServerlessRouting(path: string, options: LoadRoutingOp
   return parseServerlessRouting(text, options);
 }
 
-/** Parses serverless.yml text; throws InvalidInputError for a rule the bus cannot honour. */
+/** Parses serverless.yml text; throws InvalidInputError for a rule or queue the bus cannot honour. */
 export function parseServerlessRouting(text: string, options: LoadRoutingOptions = {}): ServerlessRouting {
   const doc = parse(text) as Doc;
   if (!isRecord(doc)) throw new InvalidInputError('serverless.yml is not a YAML mapping');
@@ -70,23 +109,33 @@ export function parseServerlessRouting(text: string, options: LoadRoutingOptions
   const provider = (isRecord(doc.provider) ? doc.provider : {}) as Doc;
   const defaultTimeout = Number(resolve(provider.timeout ?? 6));
   const functionsDoc = (isRecord(doc.functions) ? doc.functions : {}) as Record<string, Doc>;
+  const resources = (readPath(doc, 'resources.Resources') ?? {}) as Record<string, Doc>;
 
   const functions: LocalFunction[] = [];
   const rules: LocalRule[] = [];
+  const queues: LocalQueue[] = [];
   for (const [functionName, definition] of Object.entries(functionsDoc)) {
-    functions.push({
+    const fn: LocalFunction = {
       name: functionName,
       handler: String(resolve(definition.handler ?? '')),
       timeoutSeconds: Number(resolve(definition.timeout ?? defaultTimeout)),
-    });
+      maximumRetryAttempts: numberOr(resolve(definition.maximumRetryAttempts), DEFAULT_ASYNC_RETRY_ATTEMPTS),
+    };
+    const onError = logicalIdOf(definition.onError);
+    if (onError) fn.onError = onError;
+    functions.push(fn);
     const events = Array.isArray(definition.events) ? (definition.events as Doc[]) : [];
     events.forEach((event, index) => {
-      if (!isRecord(event.eventBridge)) return;
-      rules.push(toRule(functionName, index + 1, resolve(event.eventBridge) as Doc, doc, resolve));
+      if (isRecord(event.eventBridge)) rules.push(toRule(functionName, index + 1, resolve(event.eventBridge) as Doc, doc, resolve));
+      if (isRecord(event.sqs)) queues.push(toQueue(functionName, resolve(event.sqs) as Doc, resources, resolve));
     });
   }
+  for (const [logicalId, resource] of Object.entries(resources)) {
+    if (!isRecord(resource) || resource.Type !== 'AWS::Events::Rule') continue;
+    rules.push(toQueueRule(logicalId, resolve(resource.Properties ?? {}) as Doc, queues, doc, resolve));
+  }
   const busNames = [...new Set(rules.map((rule) => rule.eventBusName))];
-  return { service: String(resolve(doc.service)), stage, functions, rules, busNames };
+  return { service: String(resolve(doc.service)), stage, functions, rules, queues, busNames };
 }
 
 function toRule(functionName: string, index: number, source: Doc, doc: Doc, resolve: Resolver): LocalRule {
@@ -110,6 +159,70 @@ function toRule(functionName: string, index: number, source: Doc, doc: Doc, reso
   }
   if (typeof source.schedule === 'string') rule.schedule = source.schedule;
   const dlq = logicalIdOf(source.deadLetterQueueArn);
+  if (dlq) rule.deadLetterQueue = dlq;
+  return rule;
+}
+
+/** A function's `sqs` event: the queue it reads, with that queue's properties from `resources`. */
+function toQueue(functionName: string, source: Doc, resources: Record<string, Doc>, resolve: Resolver): LocalQueue {
+  const name = logicalIdOf(source.arn);
+  const resource = name ? resources[name] : undefined;
+  if (!name || !isRecord(resource) || resource.Type !== 'AWS::SQS::Queue') {
+    throw new InvalidInputError(`the sqs event of ${functionName} must name a queue under resources as { Fn::GetAtt: [Queue, Arn] }`);
+  }
+  const properties = (resolve(resource.Properties ?? {}) ?? {}) as Doc;
+  const queue: LocalQueue = {
+    name,
+    functionName,
+    visibilityTimeoutSeconds: numberOr(properties.VisibilityTimeout, SQS_DEFAULTS.visibilityTimeoutSeconds),
+    messageRetentionSeconds: numberOr(properties.MessageRetentionPeriod, SQS_DEFAULTS.messageRetentionSeconds),
+    batchSize: numberOr(source.batchSize, SQS_DEFAULTS.batchSize),
+    maximumBatchingWindowSeconds: numberOr(source.maximumBatchingWindow, SQS_DEFAULTS.maximumBatchingWindowSeconds),
+    reportBatchItemFailures: source.functionResponseType === 'ReportBatchItemFailures',
+  };
+  const redrive = isRecord(properties.RedrivePolicy) ? properties.RedrivePolicy : undefined;
+  if (redrive) {
+    const deadLetterQueue = logicalIdOf(redrive.deadLetterTargetArn);
+    const maxReceiveCount = Number(redrive.maxReceiveCount);
+    if (!deadLetterQueue || !Number.isInteger(maxReceiveCount) || maxReceiveCount < 1) {
+      throw new InvalidInputError(`queue ${name}: RedrivePolicy needs deadLetterTargetArn as { Fn::GetAtt: [Queue, Arn] } and a whole maxReceiveCount of at least 1`);
+    }
+    queue.deadLetterQueue = deadLetterQueue;
+    queue.maxReceiveCount = maxReceiveCount;
+  }
+  return queue;
+}
+
+/** An `AWS::Events::Rule` resource whose one target is a queue some function reads. */
+function toQueueRule(logicalId: string, properties: Doc, queues: LocalQueue[], doc: Doc, resolve: Resolver): LocalRule {
+  const name = typeof properties.Name === 'string' ? properties.Name : logicalId;
+  const targets = Array.isArray(properties.Targets) ? (properties.Targets as Doc[]) : [];
+  const queueName = targets.length === 1 ? logicalIdOf(targets[0]?.Arn) : undefined;
+  const queue = queues.find((candidate) => candidate.name === queueName);
+  if (!queue) {
+    throw new InvalidInputError(`rule ${name} must have one target, a queue that a function's sqs event reads`);
+  }
+  if (properties.EventPattern === undefined && properties.ScheduleExpression === undefined) {
+    throw new InvalidInputError(`rule ${name} has neither an EventPattern nor a ScheduleExpression`);
+  }
+  const target = targets[0] as Doc;
+  const rule: LocalRule = {
+    name,
+    functionName: queue.functionName,
+    eventBusName: resolveBusName(properties.EventBusName, doc, resolve),
+    enabled: properties.State !== 'DISABLED',
+    retryPolicy: {
+      maximumRetryAttempts: numberOr(readPath(target, 'RetryPolicy.MaximumRetryAttempts'), DEFAULT_RETRY_POLICY.maximumRetryAttempts),
+      maximumEventAgeSeconds: numberOr(readPath(target, 'RetryPolicy.MaximumEventAgeInSeconds'), DEFAULT_RETRY_POLICY.maximumEventAgeSeconds),
+    },
+    queue: queue.name,
+  };
+  if (properties.EventPattern !== undefined) {
+    validatePattern(properties.EventPattern);
+    rule.pattern = properties.EventPattern as EventPattern;
+  }
+  if (typeof properties.ScheduleExpression === 'string') rule.schedule = properties.ScheduleExpression;
+  const dlq = logicalIdOf(readPath(target, 'DeadLetterConfig.Arn'));
   if (dlq) rule.deadLetterQueue = dlq;
   return rule;
 }

@@ -1,17 +1,23 @@
 /**
- * The wiring every event-driven function shares: a middy handler that takes an
- * EventBridge delivery of a hint event, gives the use-case its dependencies, logs with
- * the object's identity, and maps the outcome onto Lambda's retry contract: a terminal
+ * The wiring every event-driven function shares: a middy handler for the SQS event source
+ * of the function's hint queue. Each record's body is the EventBridge event a rule put on
+ * the queue; the handler gives the use-case its dependencies, logs with the object's
+ * identity, and maps each hint's outcome onto the queue's retry contract: a terminal
  * error is logged and acknowledged (redelivery would fail the same way), a retryable one
- * is rethrown so EventBridge/Lambda deliver again and, in the end, dead-letter it.
+ * is reported in `batchItemFailures`, so SQS redelivers that message (and only that one)
+ * after the visibility timeout and, after `maxReceiveCount` receives, dead-letters it.
+ *
+ * Hints for different objects run concurrently; hints for the same object run one after
+ * the other in batch order, so they do not contend for its lease within one invocation.
  */
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import type { Context } from 'aws-lambda';
+import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { isRetryable } from '../errors';
-import type { EventBridgeEnvelope, HintDetail } from '../events/hint-event';
+import { readHintDetail } from '../events/hint-event';
+import type { HintDetail } from '../events/hint-event';
 import type { AppContext, ClusterHandle } from './context';
 import { getAppContext } from './context';
 import { publishMetrics } from './publish-metrics';
@@ -22,7 +28,7 @@ export interface HintInvocation {
   cluster: ClusterHandle;
   logger: Logger;
   metrics: Metrics;
-  /** Identifies this worker in lease records. */
+  /** Identifies this worker in lease records: the invocation and the message, so two hints of one batch never share it. */
   requestId: string;
 }
 
@@ -34,29 +40,79 @@ export interface HintHandlerOptions {
   context?: () => AppContext;
 }
 
-/** Wraps a use-case as a Lambda handler for hint events. */
+/** One record of the batch, its hint read (or why it could not be). */
+type ReadRecord = { record: SQSRecord; hint: HintDetail } | { record: SQSRecord; problem: unknown };
+
+function readRecord(record: SQSRecord): ReadRecord {
+  try {
+    return { record, hint: readHintDetail(JSON.parse(record.body) as unknown) };
+  } catch (problem) {
+    return { record, problem };
+  }
+}
+
+/** Hints grouped by the object they name, each group in batch order; unreadable records alone. */
+export function groupByObject(records: readonly ReadRecord[]): ReadRecord[][] {
+  const groups = new Map<string, ReadRecord[]>();
+  for (const entry of records) {
+    const key = 'hint' in entry ? [entry.hint.clusterId, entry.hint.kind, entry.hint.namespace ?? '', entry.hint.name].join('/') : `message:${entry.record.messageId}`;
+    const group = groups.get(key);
+    if (group) group.push(entry);
+    else groups.set(key, [entry]);
+  }
+  return [...groups.values()];
+}
+
+/** Wraps a use-case as the Lambda handler of a hint queue (SQS event source, ReportBatchItemFailures). */
 export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandlerOptions) {
   const logger = new Logger({ serviceName: options.serviceName });
   const metrics = new Metrics({ serviceName: options.serviceName, namespace: 'OmePinning' });
   const appOf = options.context ?? (() => getAppContext());
 
-  const run = async (event: EventBridgeEnvelope<HintDetail>, context: Context): Promise<R | undefined> => {
-    const hint = event.detail;
-    logger.appendKeys({ cluster: hint.clusterId, kind: hint.kind, namespace: hint.namespace, name: hint.name });
+  /** Runs one hint; true when it should be redelivered. */
+  const runOne = async (entry: ReadRecord, context: Context): Promise<boolean> => {
+    const { record } = entry;
+    if (!('hint' in entry)) {
+      // A malformed message will never become a valid hint: acknowledge it, never retry forever.
+      logger.error('dropping a message that is not a hint event', { messageId: record.messageId, error: entry.problem as Error });
+      return false;
+    }
+    const { hint } = entry;
+    const hintLogger = logger.createChild({
+      persistentKeys: {
+        cluster: hint.clusterId,
+        kind: hint.kind,
+        namespace: hint.namespace,
+        name: hint.name,
+        messageId: record.messageId,
+        receiveCount: Number(record.attributes.ApproximateReceiveCount),
+      },
+    });
     try {
       const app = appOf();
       const cluster = await app.cluster(hint.clusterId);
-      return await useCase({ hint, app, cluster, logger, metrics, requestId: context.awsRequestId });
+      await useCase({ hint, app, cluster, logger: hintLogger, metrics, requestId: `${context.awsRequestId}/${record.messageId}` });
+      return false;
     } catch (error) {
       if (isRetryable(error)) {
-        logger.warn('retrying later', { error: error as Error });
-        throw error;
+        hintLogger.warn('retrying later', { error: error as Error });
+        return true;
       }
-      logger.error('giving up on this event', { error: error as Error });
-      return undefined;
-    } finally {
-      logger.removeKeys(['cluster', 'kind', 'namespace', 'name']);
+      hintLogger.error('giving up on this event', { error: error as Error });
+      return false;
     }
+  };
+
+  const run = async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
+    const entries = (event.Records ?? []).map(readRecord);
+    const retry = new Set<string>();
+    await Promise.all(
+      groupByObject(entries).map(async (group) => {
+        for (const entry of group) if (await runOne(entry, context)) retry.add(entry.record.messageId);
+      }),
+    );
+    const batchItemFailures: SQSBatchItemFailure[] = entries.filter((entry) => retry.has(entry.record.messageId)).map((entry) => ({ itemIdentifier: entry.record.messageId }));
+    return { batchItemFailures };
   };
 
   return middy(run).use(injectLambdaContext(logger)).use(publishMetrics(metrics));

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
+import { failedMessageIds, isSqsEvent } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
 import type { ControlPlane, ControlPlaneOptions } from '../../local/control-plane';
@@ -30,12 +31,15 @@ export const REV_085 = 'r-llama-demo-sglang-llama-3-2-3b-af9539ac';
  */
 export const START_TIMEOUT_MS = 240_000;
 
+/** 180 s of visibility timeout become 1.8 s: redeliveries within a test's patience. */
+export const BUS_TIME_SCALE = 0.01;
+
 export interface Delivery {
   functionName: string;
   /** The event's id: the same for the bus's duplicates and retries of one event. */
   eventId: string;
   detail: HintDetail;
-  /** `ok` when the handler returned; otherwise the error it threw (the bus retries it). */
+  /** `ok` when the handler was done with it; otherwise why it failed (the queue redelivers it). */
   outcome: 'ok' | string;
 }
 
@@ -47,22 +51,42 @@ export interface ObservedControlPlane {
   stop(): Promise<void>;
 }
 
+export interface ObserveOptions {
+  /**
+   * While this answers true for a function, its invocations fail every hint as a function
+   * that cannot reach its cluster does (all records in `batchItemFailures`), without
+   * running the handler.
+   */
+  unreachable?: (functionName: string) => boolean;
+}
+
 /** Starts the control plane with every target wrapped to record its deliveries. */
-export async function startObservedControlPlane(options: Partial<ControlPlaneOptions> = {}): Promise<ObservedControlPlane> {
+export async function startObservedControlPlane(options: Partial<ControlPlaneOptions> = {}, observe: ObserveOptions = {}): Promise<ObservedControlPlane> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-control-plane-'));
   const deliveries: Delivery[] = [];
   const lines: string[] = [];
+  // A hint queue's invocation is a batch: one delivery per record, failed when the handler
+  // threw or named the record in batchItemFailures (the queue redelivers it).
   const wrapTarget = (functionName: string, target: TargetHandler | undefined): TargetHandler | undefined =>
     target &&
     (async (event, context) => {
-      const { id: eventId, detail } = event as EventBridgeEnvelope<HintDetail>;
-      const delivery = detail && typeof detail === 'object' && 'uid' in detail ? { functionName, eventId, detail, outcome: 'pending' } : undefined;
+      const records = isSqsEvent(event) ? event.Records.map((record) => ({ messageId: record.messageId, hint: JSON.parse(record.body) as EventBridgeEnvelope<HintDetail> })) : [];
+      const record = (failed: Set<string>, why: string): void => {
+        for (const { messageId, hint } of records) {
+          const { id: eventId, detail } = hint;
+          if (detail && typeof detail === 'object' && 'uid' in detail) deliveries.push({ functionName, eventId, detail, outcome: failed.has(messageId) ? why : 'ok' });
+        }
+      };
+      if (observe.unreachable?.(functionName)) {
+        record(new Set(records.map((entry) => entry.messageId)), 'cluster unreachable');
+        return { batchItemFailures: records.map((entry) => ({ itemIdentifier: entry.messageId })) };
+      }
       try {
         const result = await target(event, context);
-        if (delivery) deliveries.push({ ...delivery, outcome: 'ok' });
+        record(failedMessageIds(records, { threw: false, result }, true), 'reported in batchItemFailures');
         return result;
       } catch (error) {
-        if (delivery) deliveries.push({ ...delivery, outcome: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+        record(new Set(records.map((entry) => entry.messageId)), error instanceof Error ? `${error.name}: ${error.message}` : String(error));
         throw error;
       }
     });
@@ -73,6 +97,7 @@ export async function startObservedControlPlane(options: Partial<ControlPlaneOpt
       schedules: false,
       functionLogLevel: 'ERROR',
       workloadReadyDelayMs: 20,
+      busTimeScale: BUS_TIME_SCALE,
       log: (line) => lines.push(line),
       wrapTarget,
       ...options,

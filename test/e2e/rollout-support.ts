@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { eventsOfInvocation } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
 import type { ControlPlane } from '../../local/control-plane';
@@ -55,14 +56,17 @@ export async function startRolloutWalk(): Promise<RolloutWalk> {
   const gate = (functionName: string, target: TargetHandler | undefined): TargetHandler | undefined =>
     target &&
     (async (event, context) => {
-      const detail = (event as { detail?: { name?: unknown } }).detail;
-      const objectName = typeof detail?.name === 'string' ? detail.name : undefined;
-      while ([...holds].some((held) => held(functionName, objectName))) await nextRelease;
+      const names = eventsOfInvocation(event).map(({ detail }) => {
+        const name = (detail as { name?: unknown } | undefined)?.name;
+        return typeof name === 'string' ? name : undefined;
+      });
+      while ([...holds].some((held) => names.some((objectName) => held(functionName, objectName)))) await nextRelease;
       return target(event, context);
     });
   let plane: ControlPlane;
   try {
-    plane = await startControlPlane({ dataDir, workloadReadyDelayMs: 50, functionLogLevel: 'ERROR', log: (line) => log.push(line), wrapTarget: gate });
+    // Redeliveries (a lease held by another function) in seconds, not minutes.
+    plane = await startControlPlane({ dataDir, workloadReadyDelayMs: 50, functionLogLevel: 'ERROR', log: (line) => log.push(line), wrapTarget: gate, busTimeScale: 0.01 });
   } catch (error) {
     await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
     throw new Error(`control plane did not start: ${String(error)}\n${log.join('\n')}`);

@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { eventsOfInvocation } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
 import type { ControlPlane } from '../../local/control-plane';
@@ -59,13 +60,15 @@ export async function startWalkthrough(): Promise<Walkthrough> {
     target &&
     (async (event, context) => {
       const result = await target(event, context);
-      const { detail } = event as EventBridgeEnvelope<HintDetail>;
-      if (detail && typeof detail === 'object' && 'resourceVersion' in detail) handled.push({ functionName, detail });
+      for (const { detail } of eventsOfInvocation(event) as Array<EventBridgeEnvelope<HintDetail>>) {
+        if (detail && typeof detail === 'object' && 'resourceVersion' in detail) handled.push({ functionName, detail });
+      }
       return result;
     });
   let plane: ControlPlane;
   try {
-    plane = await startControlPlane({ dataDir, log: (line) => log.push(line), wrapTarget: observe, functionLogLevel: process.env.LOG_LEVEL ?? 'ERROR' });
+    // Redeliveries (a lease held by another function) in seconds, not minutes.
+    plane = await startControlPlane({ dataDir, log: (line) => log.push(line), wrapTarget: observe, functionLogLevel: process.env.LOG_LEVEL ?? 'ERROR', busTimeScale: 0.01 });
   } catch (error) {
     await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
     throw new Error(`control plane did not start: ${String(error)}\n${log.join('\n')}`);

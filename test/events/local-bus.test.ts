@@ -1,12 +1,19 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import type { SQSEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher.js';
+import type { AppContext } from '../../shared/app/context.js';
+import { createHintHandler } from '../../shared/app/hint-handler.js';
+import { UnavailableError } from '../../shared/errors.js';
 import { toHintEvent } from '../../shared/events/hint-event.js';
 import type { EventBridgeEnvelope, HintDetail, HintEvent } from '../../shared/events/hint-event.js';
-import { startLocalBus } from '../../local/bus/index.js';
-import type { LocalBus } from '../../local/bus/index.js';
-import type { KubeObject } from '../../shared/ports/cluster.js';
+import { isSqsEvent, startLocalBus } from '../../local/bus/index.js';
+import type { LocalBus, LocalQueue } from '../../local/bus/index.js';
+import type { ClusterClient, KubeObject } from '../../shared/ports/cluster.js';
 
 const serverlessYmlPath = fileURLToPath(new URL('../../serverless.yml', import.meta.url));
 const BUS = 'ome-pinning-dev-bus';
@@ -37,17 +44,35 @@ async function put(client: EventBridgeClient, events: HintEvent[]) {
   );
 }
 
+/** The EventBridge events inside an SQS batch. */
+function eventsOf(batch: SQSEvent): EventBridgeEnvelope<HintDetail>[] {
+  return batch.Records.map((record) => JSON.parse(record.body) as EventBridgeEnvelope<HintDetail>);
+}
+
 /** Registers a recording target for each function. */
 function record(bus: LocalBus, names: string[]): Record<string, EventBridgeEnvelope<HintDetail>[]> {
   const seen: Record<string, EventBridgeEnvelope<HintDetail>[]> = {};
   for (const name of names) {
     seen[name] = [];
     bus.registerTarget(name, (event) => {
-      seen[name]?.push(event as EventBridgeEnvelope<HintDetail>);
+      if (isSqsEvent(event)) seen[name]?.push(...eventsOf(event));
     });
   }
   return seen;
 }
+
+function queueOf(bus: LocalBus, functionName: string): LocalQueue {
+  const queue = bus.queues.find((candidate) => candidate.functionName === functionName);
+  if (!queue) throw new Error(`no queue for ${functionName}`);
+  return queue;
+}
+
+/**
+ * Waits scaled this much: 180 s of visibility timeout become 18 ms, a simulated hour 360 ms.
+ * Counts and order do not depend on it; a slow machine only makes fewer receives fit in
+ * the simulated hour.
+ */
+const TIME_SCALE = 1e-4;
 
 const CONSUMERS = ['pin', 'drift-check', 'repin-apply', 'rollout-run', 'revision-gc'];
 
@@ -56,7 +81,7 @@ describe('Local bus', () => {
   let client: EventBridgeClient;
 
   beforeEach(async () => {
-    bus = await startLocalBus({ serverlessYmlPath, schedules: false, retryBaseDelayMs: 1, retryMaxDelayMs: 2 });
+    bus = await startLocalBus({ serverlessYmlPath, schedules: false, timeScale: TIME_SCALE });
     client = clientFor(bus);
   });
 
@@ -65,21 +90,35 @@ describe('Local bus', () => {
     await bus.stop();
   });
 
-  it('reads every rule of serverless.yml: existing targets, valid patterns, retry policies and dead-letter queues', () => {
+  it('reads every rule of serverless.yml: pattern rules feed a hint queue, schedules invoke directly, each with its dead-letter queue', () => {
     const functionNames = new Set(bus.functions.map((fn) => fn.name));
-    expect([...functionNames].sort()).toEqual(['admission-webhook', 'drift-check', 'forward-watch-events', 'pin', 'repin-apply', 'revision-gc', 'rollout-run']);
+    expect([...functionNames].sort()).toEqual(['admission-webhook', 'drift-check', 'forward-watch-events', 'pin', 'repin-apply', 'resync', 'revision-gc', 'rollout-run']);
     for (const rule of bus.rules) {
       expect(functionNames.has(rule.functionName), rule.name).toBe(true);
       expect(rule.pattern ?? rule.schedule, rule.name).toBeDefined();
       expect(rule.deadLetterQueue, rule.name).toMatch(/DeadLetterQueue$/);
-      expect(rule.retryPolicy.maximumEventAgeSeconds, rule.name).toBeLessThanOrEqual(3600);
+      // A pattern rule puts hints on the queue its function reads; a schedule invokes the function.
+      if (rule.pattern) expect(rule.queue, rule.name).toBe(queueOf(bus, rule.functionName).name);
+      else expect(rule.queue, rule.name).toBeUndefined();
     }
     expect(bus.rules.filter((rule) => rule.pattern).every((rule) => rule.eventBusName === BUS)).toBe(true);
     expect(bus.rules.filter((rule) => rule.schedule).map((rule) => [rule.functionName, rule.schedule])).toEqual([
       ['forward-watch-events', 'rate(1 minute)'],
       ['rollout-run', 'rate(1 minute)'],
       ['revision-gc', 'rate(5 minutes)'],
+      ['resync', 'rate(10 minutes)'],
     ]);
+  });
+
+  it.each(CONSUMERS)('%s: its hint queue retries for well over an hour, never while an invocation may still run, then dead-letters', (name) => {
+    const queue = queueOf(bus, name);
+    const fn = bus.functions.find((candidate) => candidate.name === name);
+    expect(queue.reportBatchItemFailures).toBe(true);
+    expect(queue.deadLetterQueue).toMatch(/DeadLetterQueue$/);
+    expect(queue.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * (fn?.timeoutSeconds ?? Infinity));
+    // Receives come one visibility timeout apart: the last is this long after the first.
+    expect(((queue.maxReceiveCount ?? 0) - 1) * queue.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(2 * 3600);
+    expect(queue.messageRetentionSeconds).toBe(4 * 86_400);
   });
 
   it.each<[string, HintEvent, string[]]>([
@@ -134,41 +173,136 @@ describe('Local bus', () => {
     expect(await runOnce()).toEqual(await runOnce());
   });
 
-  it('retries a failing target under the rule retry policy, then dead-letters the event', async () => {
-    // Prepare: pin's rule allows 20 retries
-    let attempts = 0;
-    bus.registerTarget('pin', () => {
-      attempts += 1;
+  it('redelivers a failing hint once per visibility timeout and dead-letters it after exactly maxReceiveCount receives', async () => {
+    // Prepare
+    const receives: number[] = [];
+    bus.registerTarget('pin', (event) => {
+      if (!isSqsEvent(event)) return undefined;
+      receives.push(...event.Records.map((record) => Number(record.attributes.ApproximateReceiveCount)));
       throw new Error('cluster unreachable');
     });
     const event = toHintEvent('c1', 'ADDED', object('InferenceService', 'doomed'));
+    const { maxReceiveCount } = queueOf(bus, 'pin');
     // Act
     await put(client, [event]);
     await bus.drain();
-    // Assess
-    expect(attempts).toBe(21);
+    // Assess: receive counts 1, 2, … maxReceiveCount (41 in serverless.yml), then the dead-letter queue.
+    expect(maxReceiveCount).toBe(41);
+    expect(receives).toEqual(Array.from({ length: 41 }, (_, i) => i + 1));
     expect(bus.deadLetters).toEqual([
-      expect.objectContaining({ ruleName: 'ome-pinning-dev-pin-isvc', functionName: 'pin', attempts: 21, reason: 'RetriesExhausted', error: 'cluster unreachable' }),
+      expect.objectContaining({ ruleName: 'ome-pinning-dev-pin-isvc', functionName: 'pin', deadLetterQueue: 'PinDeadLetterQueue', attempts: 41, reason: 'MaxReceiveCountExceeded', error: 'cluster unreachable' }),
     ]);
     expect(bus.deadLetters[0]?.event.detail).toEqual(event.detail);
   });
 
-  it('redelivers after a transient failure without dead-lettering', async () => {
-    let attempts = 0;
-    bus.registerTarget('pin', () => {
-      attempts += 1;
-      if (attempts < 3) throw new Error('lease busy');
+  it('redelivers only the hints a batch reported as failed', async () => {
+    // Prepare: the function fails one named hint once, through batchItemFailures.
+    const handled: string[] = [];
+    let failedOnce = false;
+    bus.registerTarget('pin', (event) => {
+      if (!isSqsEvent(event)) return undefined;
+      const batchItemFailures: Array<{ itemIdentifier: string }> = [];
+      for (const record of event.Records) {
+        const { name } = (JSON.parse(record.body) as EventBridgeEnvelope<HintDetail>).detail;
+        if (name === 'b-3' && !failedOnce) {
+          failedOnce = true;
+          batchItemFailures.push({ itemIdentifier: record.messageId });
+        } else {
+          handled.push(`${name}#${record.attributes.ApproximateReceiveCount}`);
+        }
+      }
+      return { batchItemFailures };
     });
-    await put(client, [toHintEvent('c1', 'ADDED', object('InferenceService', 'x'))]);
+    const events = Array.from({ length: 5 }, (_, i) => toHintEvent('c1', 'ADDED', object('InferenceService', `b-${i}`)));
+    // Act
+    await put(client, events);
     await bus.drain();
-    expect(attempts).toBe(3);
+    // Assess: each handled once; only b-3 was received twice.
+    expect(handled.sort()).toEqual(['b-0#1', 'b-1#1', 'b-2#1', 'b-3#2', 'b-4#1']);
     expect(bus.deadLetters).toEqual([]);
+  });
+
+  it('redelivers the whole batch when the invocation throws, or names a message it was not given', async () => {
+    // Prepare
+    const receives = new Map<string, number>();
+    let invocations = 0;
+    bus.registerTarget('pin', (event) => {
+      if (!isSqsEvent(event)) return undefined;
+      invocations += 1;
+      for (const hint of eventsOf(event)) receives.set(hint.detail.name, (receives.get(hint.detail.name) ?? 0) + 1);
+      if (invocations === 1) throw new Error('function crashed');
+      if (invocations === 2) return { batchItemFailures: [{ itemIdentifier: 'not-in-this-batch' }] };
+      return { batchItemFailures: [] };
+    });
+    // Act
+    await put(client, [toHintEvent('c1', 'ADDED', object('InferenceService', 'w-1')), toHintEvent('c1', 'ADDED', object('InferenceService', 'w-2'))]);
+    await bus.drain();
+    // Assess: both received three times, done in the third.
+    expect(invocations).toBe(3);
+    expect(Object.fromEntries(receives)).toEqual({ 'w-1': 3, 'w-2': 3 });
+    expect(bus.deadLetters).toEqual([]);
+  });
+
+  it('loses no hint while a cluster is down for an hour: the hint handler reports it failed until the cluster is back', async () => {
+    // Prepare: the hint handler over a use-case whose cluster answers only after a simulated hour.
+    process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+    const downForMs = 3600 * 1000 * TIME_SCALE;
+    let downSince: number | undefined;
+    const attempts: Array<{ name: string; outcome: 'down' | 'done' }> = [];
+    const cluster = { id: 'c1', client: {} as ClusterClient, omeNamespace: 'ome' };
+    const app = { cluster: async () => cluster } as unknown as AppContext;
+    const pin = createHintHandler(
+      async ({ hint }) => {
+        downSince ??= Date.now();
+        if (Date.now() - downSince < downForMs) {
+          attempts.push({ name: hint.name, outcome: 'down' });
+          throw new UnavailableError('connect ECONNREFUSED (API server down)');
+        }
+        attempts.push({ name: hint.name, outcome: 'done' });
+      },
+      { serviceName: 'pin', context: () => app },
+    );
+    bus.registerTarget('pin', (event, context) => (isSqsEvent(event) ? pin(event, context) : undefined));
+    const events = ['o-1', 'o-2', 'o-3'].map((name) => toHintEvent('c1', 'ADDED', object('InferenceService', name)));
+    // Act
+    await put(client, events);
+    await bus.drain();
+    delete process.env.POWERTOOLS_LOG_LEVEL;
+    // Assess: each hint handled exactly once after the outage and none dead-lettered; each
+    // was received again and again through the hour (how often depends on how late this
+    // machine's timers fire; the table above shows the receives span two hours).
+    const done = attempts.filter((attempt) => attempt.outcome === 'done').map((attempt) => attempt.name);
+    expect(done.sort()).toEqual(['o-1', 'o-2', 'o-3']);
+    expect(bus.deadLetters).toEqual([]);
+    const { maxReceiveCount } = queueOf(bus, 'pin');
+    for (const name of ['o-1', 'o-2', 'o-3']) {
+      const failedReceives = attempts.filter((attempt) => attempt.name === name && attempt.outcome === 'down').length;
+      expect(failedReceives, name).toBeGreaterThan(1);
+      expect(failedReceives, name).toBeLessThan(maxReceiveCount ?? 0);
+    }
+  });
+
+  it('retries a failed scheduled invocation as Lambda does (the function’s maximumRetryAttempts), then sends it to onError', async () => {
+    // Prepare: rollout-run allows two asynchronous retries.
+    let invocations = 0;
+    bus.registerTarget('rollout-run', () => {
+      invocations += 1;
+      throw new Error('sweep failed');
+    });
+    // Act
+    bus.triggerSchedule('ome-pinning-dev-rollout-run-schedule');
+    await bus.drain();
+    // Assess
+    expect(invocations).toBe(3);
+    expect(bus.deadLetters).toEqual([
+      expect.objectContaining({ ruleName: 'ome-pinning-dev-rollout-run-schedule', functionName: 'rollout-run', deadLetterQueue: 'RolloutRunDeadLetterQueue', attempts: 3, reason: 'RetriesExhausted', error: 'sweep failed' }),
+    ]);
   });
 
   it('fires a schedule with a Scheduled Event', async () => {
     const seen: EventBridgeEnvelope[] = [];
     bus.registerTarget('revision-gc', (event) => {
-      seen.push(event);
+      if (!isSqsEvent(event)) seen.push(event);
     });
     bus.triggerSchedule('ome-pinning-dev-revision-gc-schedule');
     await bus.drain();
@@ -215,5 +349,61 @@ describe('Local bus', () => {
 
   it('refuses a target for a function serverless.yml does not define', () => {
     expect(() => bus.registerTarget('pinn', () => undefined)).toThrow(/no function pinn/);
+  });
+});
+
+describe('Local bus: a queue whose retention ends before its receives do', () => {
+  const yml = `
+service: svc
+provider: { name: aws, timeout: 5 }
+functions:
+  a:
+    handler: functions/a/handler.handler
+    events:
+      - sqs: { arn: { 'Fn::GetAtt': [AQueue, Arn] }, functionResponseType: ReportBatchItemFailures }
+resources:
+  Resources:
+    Bus: { Type: AWS::Events::EventBus, Properties: { Name: svc-bus } }
+    ARule:
+      Type: AWS::Events::Rule
+      Properties:
+        Name: svc-a
+        EventBusName: { 'Fn::GetAtt': [Bus, Name] }
+        EventPattern: { source: [ome.pinning] }
+        Targets: [{ Id: AQueue, Arn: { 'Fn::GetAtt': [AQueue, Arn] } }]
+    AQueue:
+      Type: AWS::SQS::Queue
+      Properties:
+        VisibilityTimeout: 30
+        MessageRetentionPeriod: 100
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [ADeadLetters, Arn] }, maxReceiveCount: 1000 }
+    ADeadLetters: { Type: AWS::SQS::Queue }
+`;
+
+  it('drops the message when it outlives the retention, without dead-lettering it', async () => {
+    // Prepare
+    const dir = await mkdtemp(join(tmpdir(), 'ome-bus-'));
+    await writeFile(join(dir, 'serverless.yml'), yml);
+    const bus = await startLocalBus({ serverlessYmlPath: join(dir, 'serverless.yml'), schedules: false, timeScale: 1e-3 });
+    const client = clientFor(bus);
+    let receives = 0;
+    bus.registerTarget('a', () => {
+      receives += 1;
+      throw new Error('still failing');
+    });
+    try {
+      // Act
+      await client.send(new PutEventsCommand({ Entries: [{ EventBusName: 'svc-bus', Source: 'ome.pinning', DetailType: 'd', Detail: '{}' }] }));
+      await bus.drain();
+      // Assess: received every 30 simulated seconds until 100 had passed; then gone.
+      expect(receives).toBeGreaterThanOrEqual(1);
+      expect(receives).toBeLessThanOrEqual(4);
+      expect(bus.deadLetters).toEqual([]);
+      expect(bus.expired).toEqual([expect.objectContaining({ functionName: 'a', reason: 'RetentionPeriodExceeded', attempts: receives, error: 'still failing' })]);
+    } finally {
+      client.destroy();
+      await bus.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

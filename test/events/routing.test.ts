@@ -34,34 +34,85 @@ custom:
 functions:
   a:
     handler: functions/a/handler.handler
+    maximumRetryAttempts: 1
+    onError: { 'Fn::GetAtt': [ADeadLetters, Arn] }
     events:
-      - eventBridge:
-          eventBus: { 'Fn::GetAtt': [Bus, Name] }
-          pattern: { source: [x] }
+      - sqs:
+          arn: { 'Fn::GetAtt': [AQueue, Arn] }
+          batchSize: 5
+          maximumBatchingWindow: 2
+          functionResponseType: ReportBatchItemFailures
       - eventBridge:
           name: \${self:service}-tick
           schedule: rate(1 minute)
           retryPolicy: { maximumRetryAttempts: 2, maximumEventAge: 120 }
+  b:
+    handler: functions/b/handler.handler
+    events:
+      - eventBridge:
+          eventBus: { 'Fn::GetAtt': [Bus, Name] }
+          pattern: { source: [y] }
 resources:
   Resources:
     Bus:
       Type: AWS::Events::EventBus
       Properties:
         Name: \${self:custom.bus}
+    ARule:
+      Type: AWS::Events::Rule
+      Properties:
+        Name: \${self:service}-a
+        EventBusName: { 'Fn::GetAtt': [Bus, Name] }
+        EventPattern: { source: [x] }
+        Targets:
+          - Id: AQueue
+            Arn: { 'Fn::GetAtt': [AQueue, Arn] }
+            DeadLetterConfig: { Arn: { 'Fn::GetAtt': [ADeadLetters, Arn] } }
+    AQueue:
+      Type: AWS::SQS::Queue
+      Properties:
+        VisibilityTimeout: 72
+        RedrivePolicy:
+          deadLetterTargetArn: { 'Fn::GetAtt': [ADeadLetters, Arn] }
+          maxReceiveCount: 7
+    ADeadLetters:
+      Type: AWS::SQS::Queue
 `;
 
-  it('resolves variables, the bus reference and AWS default retry policy', () => {
+  it('resolves variables and the bus; reads rule → queue → function chains with their numbers, and SQS and EventBridge defaults', () => {
     const routing = parseServerlessRouting(yml, { stage: 'prod' });
     expect(routing.stage).toBe('prod');
-    expect(routing.functions).toEqual([{ name: 'a', handler: 'functions/a/handler.handler', timeoutSeconds: 12 }]);
+    expect(routing.functions).toEqual([
+      { name: 'a', handler: 'functions/a/handler.handler', timeoutSeconds: 12, maximumRetryAttempts: 1, onError: 'ADeadLetters' },
+      { name: 'b', handler: 'functions/b/handler.handler', timeoutSeconds: 12, maximumRetryAttempts: 2 },
+    ]);
+    expect(routing.queues).toEqual([
+      {
+        name: 'AQueue',
+        functionName: 'a',
+        visibilityTimeoutSeconds: 72,
+        messageRetentionSeconds: 345_600,
+        maxReceiveCount: 7,
+        deadLetterQueue: 'ADeadLetters',
+        batchSize: 5,
+        maximumBatchingWindowSeconds: 2,
+        reportBatchItemFailures: true,
+      },
+    ]);
     expect(routing.rules).toEqual([
-      { name: 'a-rule-1', functionName: 'a', eventBusName: 'svc-prod-bus', enabled: true, pattern: { source: ['x'] }, retryPolicy: { maximumRetryAttempts: 185, maximumEventAgeSeconds: 86_400 } },
       { name: 'svc-tick', functionName: 'a', eventBusName: 'default', enabled: true, schedule: 'rate(1 minute)', retryPolicy: { maximumRetryAttempts: 2, maximumEventAgeSeconds: 120 } },
+      { name: 'b-rule-1', functionName: 'b', eventBusName: 'svc-prod-bus', enabled: true, pattern: { source: ['y'] }, retryPolicy: { maximumRetryAttempts: 185, maximumEventAgeSeconds: 86_400 } },
+      { name: 'svc-a', functionName: 'a', eventBusName: 'svc-prod-bus', enabled: true, pattern: { source: ['x'] }, queue: 'AQueue', deadLetterQueue: 'ADeadLetters', retryPolicy: { maximumRetryAttempts: 185, maximumEventAgeSeconds: 86_400 } },
     ]);
     expect(parseServerlessRouting(yml).stage).toBe('dev');
   });
 
   it('refuses a rule whose pattern EventBridge would reject', () => {
     expect(() => parseServerlessRouting(yml.replace('source: [x]', 'source: x'))).toThrow(/source: must be an array/);
+  });
+
+  it('refuses a rule whose target is not a queue a function reads, and a redrive policy without a count', () => {
+    expect(() => parseServerlessRouting(yml.replace("Arn: { 'Fn::GetAtt': [AQueue, Arn] }", "Arn: { 'Fn::GetAtt': [ADeadLetters, Arn] }"))).toThrow(/rule svc-a must have one target/);
+    expect(() => parseServerlessRouting(yml.replace('maxReceiveCount: 7', 'maxReceiveCount: none'))).toThrow(/queue AQueue: RedrivePolicy/);
   });
 });

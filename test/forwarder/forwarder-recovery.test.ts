@@ -18,7 +18,7 @@ import { handler } from '../../functions/forward-watch-events/handler';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import { loadConfig } from '../../shared/config';
 import type { HintDetail } from '../../shared/events/hint-event';
-import { startLocalBus } from '../../local/bus';
+import { eventsOfInvocation, startLocalBus } from '../../local/bus';
 import type { LocalBus } from '../../local/bus';
 import {
   Freezer,
@@ -49,7 +49,7 @@ let busPublisher: EventPublisher;
 beforeAll(async () => {
   [world, bus] = await Promise.all([
     startForwarderWorld({ watchWindow: 40 }),
-    startLocalBus({ serverlessYmlPath, schedules: false, retryBaseDelayMs: 1, retryMaxDelayMs: 2 }),
+    startLocalBus({ serverlessYmlPath, schedules: false, timeScale: 1e-4 }),
   ]);
   eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, region: bus.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   busPublisher = createEventPublisher({ client: eventBridge, busName: BUS, baseDelayMs: 5 });
@@ -384,8 +384,10 @@ describe('watch forwarder: recovery', () => {
     const config = { ...loadConfig({ TABLE_NAME: 'unused', EVENT_BUS_NAME: BUS, EVENTBRIDGE_ENDPOINT: bus.endpoint, LEASE_TTL: '5s' }) };
     const seen: string[] = [];
     const unregister = bus.registerTarget('pin', (event) => {
-      const detail = event.detail as HintDetail;
-      if (detail.clusterId === 'scheduled' && detail.namespace === ns) seen.push(`${detail.uid}@${detail.resourceVersion}:${detail.change}`);
+      for (const hint of eventsOfInvocation(event)) {
+        const detail = hint.detail as HintDetail;
+        if (detail.clusterId === 'scheduled' && detail.namespace === ns) seen.push(`${detail.uid}@${detail.resourceVersion}:${detail.change}`);
+      }
     });
     setAppContext(createAppContext({ config, stores }));
     try {

@@ -37,6 +37,8 @@ const NEEDS: Record<string, Partial<Record<Family, string[]>>> = {
   'repin-apply': { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'] },
   'rollout-run': { 'LEASE#*': LEASES, REGISTRY: ['GetItem', 'Query'] },
   'revision-gc': { 'LEASE#*': LEASES, REGISTRY: ['GetItem', 'Query'] },
+  // Lists the registry and relists every cluster as hints; holds no lease.
+  resync: { REGISTRY: ['GetItem', 'Query'] },
   'admission-webhook': { REGISTRY: ['GetItem'] },
 };
 

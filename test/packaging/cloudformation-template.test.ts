@@ -1,22 +1,18 @@
 /**
  * `osls package` (offline) and the CloudFormation template it writes: each function runs
  * under its own role holding only what its code calls, and each EventBridge rule targets
- * the function serverless.yml routes it to, with the pattern the local bus honours.
+ * the queue (or, for schedules, the function) serverless.yml routes it to, with the
+ * pattern the local bus honours. The delivery numbers and alarms: delivery-chain.test.ts.
  *
  * Packaging bundles every function with esbuild, so this suite takes a while (about 45 s
  * on a loaded two-core machine); it runs once for all the checks below.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadServerlessRouting } from '../../local/bus';
 import type { ServerlessRouting } from '../../local/bus';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/admission/webhook-settings';
-
-const execFileAsync = promisify(execFile);
+import { packageService } from './package-service';
+import type { PackagedService } from './package-service';
 
 type Json = Record<string, unknown>;
 interface Resource {
@@ -45,6 +41,8 @@ interface Needs {
   deadLetterQueue?: string;
   /** Reads the admission webhook's key secret. */
   webhookKey?: boolean;
+  /** Reads hints from this SQS queue (its event source polls with the function's role). */
+  hintQueue?: string;
 }
 
 /**
@@ -68,30 +66,42 @@ const NEEDS: Record<string, Needs> = {
     role: 'PinRole',
     dynamodb: { 'LEASE#*': ['UpdateItem'], 'IDEMPOTENCY#*': ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], REGISTRY: ['GetItem'] },
     deadLetterQueue: 'PinDeadLetterQueue',
+    hintQueue: 'PinHintQueue',
   },
   // Hands roll-forwards to the pin use-case, so the same as pin.
   'drift-check': {
     role: 'DriftCheckRole',
     dynamodb: { 'LEASE#*': ['UpdateItem'], 'IDEMPOTENCY#*': ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], REGISTRY: ['GetItem'] },
     deadLetterQueue: 'DriftCheckDeadLetterQueue',
+    hintQueue: 'DriftCheckHintQueue',
   },
   // Object lease, repin-request claims, one cluster's record.
   'repin-apply': {
     role: 'RepinApplyRole',
     dynamodb: { 'LEASE#*': ['UpdateItem'], 'IDEMPOTENCY#*': ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], REGISTRY: ['GetItem'] },
     deadLetterQueue: 'RepinApplyDeadLetterQueue',
+    hintQueue: 'RepinApplyHintQueue',
   },
   // Object lease; the scheduled sweep lists the registry.
   'rollout-run': {
     role: 'RolloutRunRole',
     dynamodb: { 'LEASE#*': ['UpdateItem'], REGISTRY: ['GetItem', 'Query'] },
     deadLetterQueue: 'RolloutRunDeadLetterQueue',
+    hintQueue: 'RolloutRunHintQueue',
   },
   // A sweep lease per cluster; lists the registry.
   'revision-gc': {
     role: 'RevisionGcRole',
     dynamodb: { 'LEASE#*': ['UpdateItem'], REGISTRY: ['GetItem', 'Query'] },
     deadLetterQueue: 'RevisionGcDeadLetterQueue',
+    hintQueue: 'RevisionGcHintQueue',
+  },
+  // Lists the registry and reads each cluster's record; publishes relisted hints.
+  resync: {
+    role: 'ResyncRole',
+    dynamodb: { REGISTRY: ['GetItem', 'Query'] },
+    publishes: true,
+    deadLetterQueue: 'ResyncDeadLetterQueue',
   },
   // Reads the cluster named in its URL to look up a runtime; synchronous, so no queue.
   'admission-webhook': {
@@ -121,6 +131,7 @@ function allowedResources(functionName: string, needs: Needs): Json[] {
     ...(needs.publishes ? [getAtt('OmeEventBus')] : []),
     ...(needs.deadLetterQueue ? [getAtt(needs.deadLetterQueue)] : []),
     ...(needs.webhookKey ? [{ Ref: 'AdmissionWebhookKey' }] : []),
+    ...(needs.hintQueue ? [getAtt(needs.hintQueue)] : []),
   ];
 }
 
@@ -133,25 +144,22 @@ function expectedActions(needs: Needs): string[] {
     ...(needs.publishes ? ['events:PutEvents'] : []),
     ...(needs.deadLetterQueue ? ['sqs:SendMessage'] : []),
     ...(needs.webhookKey ? ['secretsmanager:GetSecretValue'] : []),
+    ...(needs.hintQueue ? ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] : []),
   ].sort();
 }
 
 const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
 describe('Packaging: osls package and its CloudFormation template', () => {
-  let outDir: string;
+  let packaged: PackagedService | undefined;
   let resources: Record<string, Resource>;
   let routing: ServerlessRouting;
   /** Function name → logical id of its AWS::Lambda::Function. */
   const functionIds = new Map<string, string>();
 
   beforeAll(async () => {
-    outDir = await mkdtemp(join(tmpdir(), 'ome-package-'));
-    await execFileAsync(join('node_modules', '.bin', 'osls'), ['package', '--package', outDir, '--stage', STAGE], {
-      timeout: 280_000,
-      env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' },
-    });
-    const template = JSON.parse(await readFile(join(outDir, 'cloudformation-template-update-stack.json'), 'utf8')) as { Resources: Record<string, Resource> };
+    packaged = await packageService(STAGE);
+    const { template } = packaged;
     resources = template.Resources;
     routing = await loadServerlessRouting('serverless.yml', { stage: STAGE });
     for (const [id, resource] of Object.entries(resources)) {
@@ -161,7 +169,7 @@ describe('Packaging: osls package and its CloudFormation template', () => {
   }, 300_000);
 
   afterAll(async () => {
-    if (outDir) await rm(outDir, { recursive: true, force: true });
+    await packaged?.remove();
   });
 
   it('packages every function serverless.yml declares, and only those the table above covers', () => {
@@ -210,7 +218,7 @@ describe('Packaging: osls package and its CloudFormation template', () => {
     expect(families).toEqual(Object.fromEntries(Object.entries(needs.dynamodb).map(([family, actions]) => [family, [...actions].sort()])));
   });
 
-  it('targets each rule at the function serverless.yml routes it to, with its pattern, retry policy and queue', () => {
+  it('targets each rule at the queue (or, for a schedule, the function) serverless.yml routes it to, with its pattern, retry policy and dead-letter queue', () => {
     // Prepare
     const rules = Object.values(resources).filter((r) => r.Type === 'AWS::Events::Rule');
 
@@ -221,7 +229,7 @@ describe('Packaging: osls package and its CloudFormation template', () => {
       const targets = (rule?.Properties.Targets ?? []) as Array<{ Arn: unknown; RetryPolicy?: Json; DeadLetterConfig?: { Arn: unknown } }>;
       expect(targets, expected.name).toHaveLength(1);
       const [target] = targets;
-      expect(target?.Arn, expected.name).toEqual(getAtt(functionIds.get(expected.functionName) ?? '?'));
+      expect(target?.Arn, expected.name).toEqual(getAtt(expected.queue ?? functionIds.get(expected.functionName) ?? '?'));
       expect(target?.RetryPolicy, expected.name).toEqual({
         MaximumRetryAttempts: expected.retryPolicy.maximumRetryAttempts,
         MaximumEventAgeInSeconds: expected.retryPolicy.maximumEventAgeSeconds,

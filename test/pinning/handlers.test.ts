@@ -1,10 +1,12 @@
 /**
- * The `pin` and `drift-check` functions as Lambda invokes them: an EventBridge envelope
- * of a hint, the process context with a registered cluster, and the Kubernetes adapter
- * over HTTP to the embedded API server.
+ * The `pin` and `drift-check` functions as Lambda invokes them: an SQS batch from the
+ * function's hint queue whose record is the EventBridge envelope of a hint, the process
+ * context with a registered cluster, and the Kubernetes adapter over HTTP to the embedded
+ * API server. The answer names the records to redeliver (`batchItemFailures`).
  */
-import type { Context } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toSqsEvent } from '../../local/bus';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
@@ -13,9 +15,18 @@ import { createMemoryStores } from '../../shared/stores/memory';
 import { applyRuntime, engineView, getIsvc, ISVC, NS, pinColumns, REV_090, RUNTIME, seedIsvc, seedRuntime } from './support';
 
 let cluster: EmbeddedCluster;
-type Handler = (event: EventBridgeEnvelope<HintDetail>, context: Context) => Promise<unknown>;
-let pin: Handler;
-let driftCheck: Handler;
+type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+let pinHandler: Handler;
+let driftCheckHandler: Handler;
+const NO_FAILURES: SQSBatchResponse = { batchItemFailures: [] };
+
+/** Invokes with a batch of one hint; resolves with the response and the record's message id. */
+async function invoke(handler: Handler, hint: EventBridgeEnvelope<HintDetail>): Promise<{ response: SQSBatchResponse; messageId: string }> {
+  const batch = toSqsEvent([hint]);
+  return { response: await handler(batch, context), messageId: batch.Records[0]?.messageId ?? '' };
+}
+const pin = async (hint: EventBridgeEnvelope<HintDetail>) => (await invoke(pinHandler, hint)).response;
+const driftCheck = async (hint: EventBridgeEnvelope<HintDetail>) => (await invoke(driftCheckHandler, hint)).response;
 const context = { functionName: 'pin', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
 
 function envelope(detail: Partial<HintDetail> & Pick<HintDetail, 'kind' | 'name' | 'uid'>): EventBridgeEnvelope<HintDetail> {
@@ -44,8 +55,8 @@ beforeAll(async () => {
   // The handlers build their logger and metrics at import: quiet them first.
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  ({ handler: pin } = await import('../../functions/pin/handler'));
-  ({ handler: driftCheck } = await import('../../functions/drift-check/handler'));
+  ({ handler: pinHandler } = await import('../../functions/pin/handler'));
+  ({ handler: driftCheckHandler } = await import('../../functions/drift-check/handler'));
   cluster = await startEmbeddedCluster({ workloadReadyDelayMs: 5 });
   const stores = createMemoryStores();
   await stores.clusters.putCluster({ id: 'local', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'ome' });
@@ -69,26 +80,36 @@ afterAll(async () => {
 describe('functions', () => {
   it('pin: pins the InferenceService of the hint and renders its Deployment', async () => {
     const created = await cluster.client.create(Resources.inferenceServices, seedIsvc());
-    const result = await pin(envelope({ kind: 'InferenceService', namespace: NS, name: ISVC, uid: created.metadata.uid ?? '' }), context);
-    expect(result).toMatchObject({ outcome: 'pinned', pinnedRevisionName: REV_090 });
+    const result = await pin(envelope({ kind: 'InferenceService', namespace: NS, name: ISVC, uid: created.metadata.uid ?? '' }));
+    expect(result).toEqual(NO_FAILURES);
     expect(await pinColumns(cluster.client)).toMatchObject({ pinned: REV_090, drifted: '<none>' });
     expect(await engineView(cluster.client)).toMatchObject({ renderedFrom: REV_090 });
   });
 
-  it('pin: acknowledges a hint for an object that has since been replaced', async () => {
-    const result = await pin(envelope({ kind: 'InferenceService', namespace: NS, name: ISVC, uid: 'an-older-uid' }), context);
-    expect(result).toMatchObject({ outcome: 'gone' });
+  it('pin: acknowledges a hint for an object that has since been replaced, and changes nothing', async () => {
+    const before = await getIsvc(cluster.client);
+    const result = await pin(envelope({ kind: 'InferenceService', namespace: NS, name: ISVC, uid: 'an-older-uid' }));
+    expect(result).toEqual(NO_FAILURES);
+    expect((await getIsvc(cluster.client)).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
   });
 
   it('drift-check: reports drift after a runtime change', async () => {
     const runtime = await applyRuntime(cluster.client, seedRuntime('0.85'));
-    const report = await driftCheck(envelope({ kind: 'ServingRuntime', namespace: NS, name: RUNTIME, uid: runtime.metadata.uid ?? '' }), context);
-    expect(report).toMatchObject({ statusWrites: 1 });
+    const report = await driftCheck(envelope({ kind: 'ServingRuntime', namespace: NS, name: RUNTIME, uid: runtime.metadata.uid ?? '' }));
+    expect(report).toEqual(NO_FAILURES);
     expect((await getIsvc(cluster.client)).status?.conditions?.[0]).toMatchObject({ type: 'RuntimeDrifted', reason: 'RevisionMismatch' });
   });
 
-  it('pin: a retryable failure is rethrown for redelivery', async () => {
-    await cluster.client.create(Resources.inferenceServices, { ...seedIsvc('missing-runtime'), spec: { ...seedIsvc().spec, runtime: { name: 'absent', kind: 'ServingRuntime', autoSync: false } } });
-    await expect(pin(envelope({ kind: 'InferenceService', namespace: NS, name: 'missing-runtime', uid: '' }), context)).rejects.toMatchObject({ name: 'RuntimePinError' });
+  it('pin: a retryable failure names its record for redelivery', async () => {
+    const created = await cluster.client.create(Resources.inferenceServices, { ...seedIsvc('missing-runtime'), spec: { ...seedIsvc().spec, runtime: { name: 'absent', kind: 'ServingRuntime', autoSync: false } } });
+    const { response, messageId } = await invoke(pinHandler, envelope({ kind: 'InferenceService', namespace: NS, name: 'missing-runtime', uid: created.metadata.uid ?? '' }));
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: messageId }] });
+  });
+
+  it('pin: acknowledges a record that is not a hint, without retrying it forever', async () => {
+    const batch = toSqsEvent([envelope({ kind: 'InferenceService', namespace: NS, name: ISVC, uid: 'x' })]);
+    const record = batch.Records[0];
+    if (record) record.body = '{"detail": "not a hint"}';
+    expect(await pinHandler(batch, context)).toEqual(NO_FAILURES);
   });
 });
