@@ -71,6 +71,7 @@ const ALLOWED: Record<string, Operation[]> = {
   'repin-apply': ['read a cluster record', 'take, renew and release a lease', 'claim, complete, abandon and read idempotency records'],
   'rollout-run': ['read a cluster record', 'list the registry', 'take, renew and release a lease'],
   'revision-gc': ['read a cluster record', 'list the registry', 'take, renew and release a lease'],
+  resync: ['read a cluster record', 'list the registry'],
   'admission-webhook': ['read a cluster record'],
 };
 
