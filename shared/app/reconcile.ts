@@ -2,8 +2,16 @@
  * The reconcile step every function shares: take the object's lease, re-read, decide,
  * write with the object's resourceVersion, retry conflicts a bounded number of times,
  * release. Events are only hints: the attempt callback must re-read the object itself.
+ *
+ * Lease timeline (docs/storage.md): the lease is taken for `leaseTtlMs` and renewed every
+ * third of it while the attempt runs, so it outlives any run however long, and lapses at
+ * most `leaseTtlMs` after the worker died or froze. The holder measures its own lease on
+ * its own clock (acquire time + TTL), which no skew between workers can shorten. Safety
+ * does not rest on time at all: a worker that lost its lease (a renewal refused, or its own
+ * copy expired) stops before its next write, and the writes themselves are fenced — status
+ * by the object's resourceVersion, the engine Deployment by the lease's fencing token.
  */
-import { ConflictError, ControlPlaneError } from '../errors';
+import { ConflictError, ControlPlaneError, LeaseLostError } from '../errors';
 import type { Clock } from '../ports/clock';
 import type { Lease, LeaseStore } from '../ports/store';
 
@@ -17,6 +25,8 @@ export interface ReconcileDeps {
   /** How long to wait for a lease another worker holds before handing the event back. */
   leaseWaitMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** How often the lease is renewed while the attempt runs (default a third of the TTL). */
+  renewEveryMs?: number;
 }
 
 /** The lease is held by another worker for longer than we may wait; redeliver later. */
@@ -36,9 +46,62 @@ export class ConflictRetriesExhaustedError extends ControlPlaneError {
 }
 
 export interface AttemptContext {
+  /** The lease as last renewed. */
   lease: Lease;
   /** 1 for the first attempt. */
   attempt: number;
+  /**
+   * Throws LeaseLostError when the lease is no longer ours: a renewal was refused (another
+   * worker took it over) or our own copy of it expired (we were paused past it). Call it
+   * right before every write; the fenced writes catch what slips between the check and the write.
+   */
+  assertHeld(): void;
+}
+
+/** The lease of one reconcile, kept alive by renewals until `stop`. */
+interface HeldLease {
+  current(): Lease;
+  assertHeld(): void;
+  stop(): void;
+}
+
+/** Renews the lease every `renewEveryMs`; a refused renewal marks it lost, a failed one is retried at the next beat. */
+function holdLease(deps: ReconcileDeps, acquired: Lease): HeldLease {
+  let lease = acquired;
+  let lost: LeaseLostError | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const every = Math.max(1, deps.renewEveryMs ?? Math.floor(deps.leaseTtlMs / 3));
+  const beat = async (): Promise<void> => {
+    try {
+      const renewed = await deps.leases.renew(lease, deps.leaseTtlMs);
+      // The store stamps the new expiry from a clock read before the call: never later than the truth.
+      if (!stopped && lost === undefined) lease = { ...renewed, ...(acquired.takenOver ? { takenOver: true } : {}) };
+    } catch (error) {
+      if (error instanceof LeaseLostError) lost = error;
+      // Any other failure: the lease keeps its old expiry, which assertHeld watches.
+    }
+    if (!stopped && lost === undefined) schedule();
+  };
+  const schedule = (): void => {
+    timer = setTimeout(() => void beat(), every);
+    timer.unref?.();
+  };
+  schedule();
+  return {
+    current: () => lease,
+    assertHeld() {
+      if (lost !== undefined) throw lost;
+      if (deps.clock.now() >= lease.expiresAt) {
+        lost = new LeaseLostError(`lease ${lease.key} (token ${lease.fencingToken}) expired while ${lease.holder} held it`);
+        throw lost;
+      }
+    },
+    stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -73,11 +136,13 @@ export async function reconcileUnderLease<R>(
   attempt: (context: AttemptContext) => Promise<R>,
 ): Promise<R> {
   const sleep = deps.sleep ?? defaultSleep;
-  const lease = await acquireWithin(deps, key);
+  const held = holdLease(deps, await acquireWithin(deps, key));
   try {
     for (let n = 1; ; n += 1) {
+      // A worker that lost its lease must not start another attempt: its reads are stale.
+      held.assertHeld();
       try {
-        return await attempt({ lease, attempt: n });
+        return await attempt({ lease: held.current(), attempt: n, assertHeld: () => held.assertHeld() });
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
         if (n > deps.maxConflictRetries) throw new ConflictRetriesExhaustedError(key, n, error);
@@ -85,7 +150,8 @@ export async function reconcileUnderLease<R>(
       }
     }
   } finally {
-    await deps.leases.release(lease).catch(() => {
+    held.stop();
+    await deps.leases.release(held.current()).catch(() => {
       // The lease expires on its own; a failed release must not mask the outcome.
     });
   }

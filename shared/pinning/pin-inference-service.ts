@@ -11,7 +11,7 @@
  * when a user sets it again after another one.
  */
 import type { EventRecorder } from '../adapters/kubernetes/events';
-import { objectLeaseKey, reconcileUnderLease, type ReconcileDeps } from '../app/reconcile';
+import { objectLeaseKey, reconcileUnderLease, type AttemptContext, type ReconcileDeps } from '../app/reconcile';
 import type { ControlPlaneConfig } from '../config';
 import { ControlPlaneError, InvalidInputError, NotFoundError } from '../errors';
 import type { InferenceService } from '../model/inference-service';
@@ -19,7 +19,8 @@ import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { idempotencyKey, type IdempotencyStore, type LeaseStore } from '../ports/store';
-import type { EngineWorkloadOutcome, EngineWorkloadWriter } from '../ports/workloads';
+import type { EngineWorkloadOutcome, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
+import { hashIdempotencyPayload } from '../stores/idempotency-rules';
 import {
   buildControllerRevision,
   decidePin,
@@ -61,6 +62,8 @@ export interface PinningDeps {
   /** How long to wait for a lease another worker holds (default: the reconcile helper's). */
   leaseWaitMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** The invocation's remaining time (Lambda's context), bounding how long a token claim stays in progress. */
+  remainingTimeMs?: () => number;
 }
 
 export interface PinTarget {
@@ -120,7 +123,7 @@ export async function pinInferenceService(deps: PinningDeps, target: PinTarget):
     ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
   };
   const key = objectLeaseKey(deps.clusterId, Resources.inferenceServices.kind, target.namespace, target.name);
-  return reconcileUnderLease(reconcileDeps, key, () => attemptPin(deps, target));
+  return reconcileUnderLease(reconcileDeps, key, (context) => attemptPin(deps, target, context));
 }
 
 async function readInferenceService(client: ClusterClient, target: PinTarget): Promise<InferenceService | undefined> {
@@ -163,7 +166,16 @@ async function evaluate(deps: PinningDeps, isvc: InferenceService, ref: RuntimeR
   return { isvc, ref, subject, live, revisions, decision };
 }
 
-async function attemptPin(deps: PinningDeps, target: PinTarget): Promise<PinResult> {
+/** The reconcile's lease as the workload writer fences with it. */
+function fenceOf(context: AttemptContext): WorkloadFence {
+  return { fencingToken: context.lease.fencingToken, takenOver: context.lease.takenOver === true, assertHeld: () => context.assertHeld() };
+}
+
+function claimOwner(holder: string, context: AttemptContext): string {
+  return `${holder}#${context.lease.fencingToken}`;
+}
+
+async function attemptPin(deps: PinningDeps, target: PinTarget, context: AttemptContext): Promise<PinResult> {
   const isvc = await readInferenceService(deps.client, target);
   if (!isvc) return { outcome: 'gone', ...NOTHING_DONE };
   const runtimeName = isvc.spec?.runtime?.name ?? '';
@@ -178,7 +190,14 @@ async function attemptPin(deps: PinningDeps, target: PinTarget): Promise<PinResu
   const token = evaluation.subject.syncToken ?? '';
   if (evaluation.decision.tokenConsumed) {
     const key = idempotencyKey(deps.clusterId, isvc.metadata.uid ?? '', 'runtime-sync', token);
-    const claim = await deps.idempotency.claim(key, { inProgressTtlMs: deps.config.leaseTtlMs, recordTtlSeconds: SYNC_TOKEN_RECORD_TTL_SECONDS });
+    const claim = await deps.idempotency.claim(key, {
+      inProgressTtlMs: deps.config.leaseTtlMs,
+      recordTtlSeconds: SYNC_TOKEN_RECORD_TTL_SECONDS,
+      payloadHash: hashIdempotencyPayload({ scope: 'runtime-sync', token }),
+      // One owner per acquisition of the lease: the token is never reused, even by the same holder.
+      owner: claimOwner(deps.holder, context),
+      ...(deps.remainingTimeMs === undefined ? {} : { remainingTimeMs: deps.remainingTimeMs() }),
+    });
     if (claim.state === 'in-progress') throw new RuntimeSyncInProgressError(token);
     if (claim.state === 'claimed') {
       claimKey = key;
@@ -193,12 +212,12 @@ async function attemptPin(deps: PinningDeps, target: PinTarget): Promise<PinResu
 
   let written: { isvc: InferenceService; revisionCreated: boolean; statusWritten: boolean };
   try {
-    written = await writePin(deps, evaluation);
+    written = await writePin(deps, evaluation, context);
     if (claimKey !== undefined) {
       await deps.idempotency.complete(claimKey, { pinnedRevisionName: evaluation.decision.status?.pinnedRevisionName ?? '', at: deps.clock.now() });
     }
   } catch (error) {
-    if (claimKey !== undefined) await deps.idempotency.abandon(claimKey).catch(() => undefined);
+    if (claimKey !== undefined) await deps.idempotency.abandon(claimKey, claimOwner(deps.holder, context)).catch(() => undefined);
     throw error;
   }
 
@@ -212,7 +231,7 @@ async function attemptPin(deps: PinningDeps, target: PinTarget): Promise<PinResu
     statusWritten: written.statusWritten,
     ...(claimKey !== undefined ? { tokenApplied: token } : {}),
     ...(tokenAlreadyUsed !== undefined ? { tokenAlreadyUsed } : {}),
-    workload: await applyWorkload(deps, { ...evaluation, isvc: written.isvc }),
+    workload: await applyWorkload(deps, { ...evaluation, isvc: written.isvc }, fenceOf(context)),
   };
 }
 
@@ -234,7 +253,7 @@ async function recordWarning(deps: PinningDeps, isvc: KubeObject, message: strin
 }
 
 /** Creates the revision, takes the served one back from the collector, then writes status. */
-async function writePin(deps: PinningDeps, evaluation: Evaluation): Promise<{ isvc: InferenceService; revisionCreated: boolean; statusWritten: boolean }> {
+async function writePin(deps: PinningDeps, evaluation: Evaluation, context: AttemptContext): Promise<{ isvc: InferenceService; revisionCreated: boolean; statusWritten: boolean }> {
   const { decision, revisions } = evaluation;
   let revisionCreated = false;
   if (decision.createRevision) {
@@ -251,12 +270,13 @@ async function writePin(deps: PinningDeps, evaluation: Evaluation): Promise<{ is
   const status = computeNextStatus(evaluation.isvc.status, decision, deps.clock.now(), generation);
   if (status === undefined) return { isvc: evaluation.isvc, revisionCreated, statusWritten: false };
   // The re-read object carries its resourceVersion: a concurrent write makes this a 409.
+  context.assertHeld();
   const updated = await deps.client.replaceStatus<InferenceService>(Resources.inferenceServices, { ...evaluation.isvc, status }, { fieldManager: FIELD_MANAGER });
   return { isvc: updated, revisionCreated, statusWritten: true };
 }
 
 /** Renders the engine Deployment from the effective spec and hands it to the writer. */
-async function applyWorkload(deps: PinningDeps, evaluation: Evaluation): Promise<PinWorkloadOutcome> {
+async function applyWorkload(deps: PinningDeps, evaluation: Evaluation, fence: WorkloadFence): Promise<PinWorkloadOutcome> {
   const { decision, isvc, live, ref } = evaluation;
   if (!deps.config.renderWorkloads) return 'disabled';
   if (isvc.metadata.deletionTimestamp) return 'none';
@@ -277,5 +297,5 @@ async function applyWorkload(deps: PinningDeps, evaluation: Evaluation): Promise
     spec,
     revisionName,
   });
-  return deps.workloads.apply({ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE });
+  return deps.workloads.apply({ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence });
 }
