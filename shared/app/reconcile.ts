@@ -65,21 +65,30 @@ interface HeldLease {
   stop(): void;
 }
 
-/** Renews the lease every `renewEveryMs`; a refused renewal marks it lost, a failed one is retried at the next beat. */
-function holdLease(deps: ReconcileDeps, acquired: Lease): HeldLease {
+/**
+ * Renews the lease every `renewEveryMs`; a refused renewal marks it lost, a failed one is
+ * retried at the next beat. The holder's own deadline is measured on its own clock from
+ * before the call that took or renewed the lease — never from an expiry another clock
+ * wrote — so it errs early, whatever the skew between workers.
+ */
+function holdLease(deps: ReconcileDeps, acquired: Lease, requestedAt: number): HeldLease {
   let lease = acquired;
+  let deadline = requestedAt + deps.leaseTtlMs;
   let lost: LeaseLostError | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const every = Math.max(1, deps.renewEveryMs ?? Math.floor(deps.leaseTtlMs / 3));
   const beat = async (): Promise<void> => {
+    const renewRequestedAt = deps.clock.now();
     try {
       const renewed = await deps.leases.renew(lease, deps.leaseTtlMs);
-      // The store stamps the new expiry from a clock read before the call: never later than the truth.
-      if (!stopped && lost === undefined) lease = { ...renewed, ...(acquired.takenOver ? { takenOver: true } : {}) };
+      if (!stopped && lost === undefined) {
+        lease = { ...renewed, ...(acquired.takenOver ? { takenOver: true } : {}) };
+        deadline = renewRequestedAt + deps.leaseTtlMs;
+      }
     } catch (error) {
       if (error instanceof LeaseLostError) lost = error;
-      // Any other failure: the lease keeps its old expiry, which assertHeld watches.
+      // Any other failure: the lease keeps its old deadline, which assertHeld watches.
     }
     if (!stopped && lost === undefined) schedule();
   };
@@ -92,7 +101,7 @@ function holdLease(deps: ReconcileDeps, acquired: Lease): HeldLease {
     current: () => lease,
     assertHeld() {
       if (lost !== undefined) throw lost;
-      if (deps.clock.now() >= lease.expiresAt) {
+      if (deps.clock.now() >= deadline) {
         lost = new LeaseLostError(`lease ${lease.key} (token ${lease.fencingToken}) expired while ${lease.holder} held it`);
         throw lost;
       }
@@ -111,14 +120,16 @@ export function objectLeaseKey(clusterId: string, kind: string, namespace: strin
   return `object#${clusterId}#${kind}#${namespace ?? ''}#${name}`;
 }
 
-async function acquireWithin(deps: ReconcileDeps, key: string): Promise<Lease> {
+/** The lease, and the holder's clock reading taken just before the call that got it. */
+async function acquireWithin(deps: ReconcileDeps, key: string): Promise<{ lease: Lease; requestedAt: number }> {
   const sleep = deps.sleep ?? defaultSleep;
   const deadline = deps.clock.now() + (deps.leaseWaitMs ?? 2_000);
   let pause = 20;
   for (;;) {
     // A DynamoDB failure propagates from here: no Kubernetes write happens without the lease.
+    const requestedAt = deps.clock.now();
     const lease = await deps.leases.acquire(key, deps.holder, deps.leaseTtlMs);
-    if (lease) return lease;
+    if (lease) return { lease, requestedAt };
     if (deps.clock.now() >= deadline) throw new LeaseBusyError(key);
     await sleep(pause + Math.floor(Math.random() * pause));
     pause = Math.min(pause * 2, 250);
@@ -136,7 +147,8 @@ export async function reconcileUnderLease<R>(
   attempt: (context: AttemptContext) => Promise<R>,
 ): Promise<R> {
   const sleep = deps.sleep ?? defaultSleep;
-  const held = holdLease(deps, await acquireWithin(deps, key));
+  const acquired = await acquireWithin(deps, key);
+  const held = holdLease(deps, acquired.lease, acquired.requestedAt);
   try {
     for (let n = 1; ; n += 1) {
       // A worker that lost its lease must not start another attempt: its reads are stale.

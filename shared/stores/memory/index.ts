@@ -26,9 +26,15 @@ interface LeaseState {
 }
 
 export class MemoryLeaseStore implements LeaseStore {
-  private readonly leases = new Map<string, LeaseState>();
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly leases = new Map<string, LeaseState>(),
+  ) {}
 
-  constructor(private readonly clock: Clock = systemClock) {}
+  /** The same leases seen through another clock: a second process whose wall clock differs. */
+  withClock(clock: Clock): MemoryLeaseStore {
+    return new MemoryLeaseStore(clock, this.leases);
+  }
 
   async acquire(key: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
     const now = this.clock.now();
@@ -70,9 +76,15 @@ interface IdempotencyState {
 }
 
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly records = new Map<string, IdempotencyState>();
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly records = new Map<string, IdempotencyState>(),
+  ) {}
 
-  constructor(private readonly clock: Clock = systemClock) {}
+  /** The same records seen through another clock: a second process whose wall clock differs. */
+  withClock(clock: Clock): MemoryIdempotencyStore {
+    return new MemoryIdempotencyStore(clock, this.records);
+  }
 
   async claim(key: string, options: ClaimOptions): Promise<IdempotencyClaim> {
     const nowMs = this.clock.now();
