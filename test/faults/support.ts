@@ -10,7 +10,7 @@ import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster'
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import { createEventRecorder } from '../../shared/adapters/kubernetes/events';
-import { isRetryable } from '../../shared/errors';
+import { isRetryable, NotFoundError } from '../../shared/errors';
 import type { InferenceService } from '../../shared/model/inference-service';
 import { Resources } from '../../shared/model/resources';
 import type { Clock } from '../../shared/ports/clock';
@@ -297,14 +297,19 @@ export function seedIsvc(name: string, runtime = RUNTIME, annotations?: Record<s
   };
 }
 
-/** Creates or replaces a runtime (as `kubectl apply`). */
+/** Creates or replaces a runtime (as `kubectl apply`), retrying what a user's kubectl would. */
 export async function applyRuntime(admin: ClusterClient, runtime: KubeObject): Promise<void> {
-  try {
-    const current = await admin.get(Resources.servingRuntimes, NS, runtime.metadata.name);
+  await deliver(async () => {
+    let current: KubeObject;
+    try {
+      current = await admin.get(Resources.servingRuntimes, NS, runtime.metadata.name);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      await admin.create(Resources.servingRuntimes, runtime);
+      return;
+    }
     await admin.replace(Resources.servingRuntimes, { ...runtime, metadata: { ...runtime.metadata, resourceVersion: current.metadata.resourceVersion } });
-  } catch {
-    await admin.create(Resources.servingRuntimes, runtime);
-  }
+  });
 }
 
 export function getIsvc(admin: ClusterClient, name: string): Promise<InferenceService> {
@@ -313,15 +318,11 @@ export function getIsvc(admin: ClusterClient, name: string): Promise<InferenceSe
 
 /** Sets `ome.io/runtime-sync` (a user's `kubectl annotate --overwrite`), retrying the user's own conflicts. */
 export async function annotateSync(admin: ClusterClient, name: string, token: string): Promise<InferenceService> {
-  for (;;) {
+  return deliver(async () => {
     const isvc = structuredClone(await getIsvc(admin, name));
     isvc.metadata.annotations = { ...(isvc.metadata.annotations ?? {}), 'ome.io/runtime-sync': token };
-    try {
-      return await admin.replace(Resources.inferenceServices, isvc);
-    } catch (error) {
-      if (!isRetryable(error)) throw error;
-    }
-  }
+    return admin.replace(Resources.inferenceServices, isvc);
+  }, 100);
 }
 
 export async function engineRenderedFrom(admin: ClusterClient, name: string): Promise<string | undefined> {
