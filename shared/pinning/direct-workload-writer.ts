@@ -28,6 +28,18 @@ export const LEASE_FENCE_ANNOTATION = 'ome.io/lease-fence';
 
 type Json = unknown;
 
+/**
+ * The Deployment was written under a newer lease than ours: a later reconcile took the
+ * object over and owns the Deployment now. Nothing was written. Unlike an expired lease
+ * (plain LeaseLostError), nothing is left undone: the newer holder rendered it.
+ */
+export class WorkloadSupersededError extends LeaseLostError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkloadSupersededError';
+  }
+}
+
 /** The token a Deployment was stamped with; 0 when never stamped (or the stamp is not a number). */
 export function storedFence(object: KubeObject): number {
   const raw = object.metadata.annotations?.[LEASE_FENCE_ANNOTATION];
@@ -45,7 +57,7 @@ export function checkFence(current: KubeObject | undefined, fence: WorkloadFence
   const stored = current === undefined ? 0 : storedFence(current);
   if (stored > fence.fencingToken) {
     const { namespace, name } = current?.metadata ?? {};
-    throw new LeaseLostError(`Deployment ${namespace ?? ''}/${name ?? ''} was written under lease token ${stored}; ours is ${fence.fencingToken}`);
+    throw new WorkloadSupersededError(`Deployment ${namespace ?? ''}/${name ?? ''} was written under lease token ${stored}; ours is ${fence.fencingToken}`);
   }
   fence.assertHeld();
 }

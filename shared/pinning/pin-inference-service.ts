@@ -33,6 +33,7 @@ import {
   type PinningSubject,
 } from '../runtime';
 import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, type DriftReasonName } from '../vocabulary';
+import { WorkloadSupersededError } from './direct-workload-writer';
 import { computeNextStatus, toPinningSubject } from './pin-status';
 import { createRevision, RevisionCache, takeRevisionFromCollector } from './revisions';
 import { fetchLiveRuntime, toLiveRuntime, type RuntimeRef } from './runtime-source';
@@ -73,7 +74,8 @@ export interface PinTarget {
   uid?: string;
 }
 
-export type PinWorkloadOutcome = EngineWorkloadOutcome | 'paused' | 'disabled' | 'runtime-unavailable' | 'none';
+/** `superseded`: a newer reconcile of the object (a newer lease) already wrote the Deployment; this one left it alone. */
+export type PinWorkloadOutcome = EngineWorkloadOutcome | 'paused' | 'disabled' | 'runtime-unavailable' | 'none' | 'superseded';
 
 export interface PinResult {
   outcome: 'gone' | 'no-runtime' | PinDecision['outcome'];
@@ -297,5 +299,11 @@ async function applyWorkload(deps: PinningDeps, evaluation: Evaluation, fence: W
     spec,
     revisionName,
   });
-  return deps.workloads.apply({ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence });
+  try {
+    return await deps.workloads.apply({ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence });
+  } catch (error) {
+    // Our status write stands (it carried the resourceVersion); the Deployment is the newer holder's.
+    if (error instanceof WorkloadSupersededError) return 'superseded';
+    throw error;
+  }
 }

@@ -249,18 +249,23 @@ describe('chaos', () => {
     await world.effects.settle();
 
     // Assess: against the API server's own record of what happened.
+    // Every user change ended with a token asking to serve the runtime as it then was, so
+    // each object must serve its runtime's final spec, and its Deployment render that pin.
+    // (The last token itself is recorded only if it had something to roll: a value set while
+    // the pin already matches the live spec is deliberately not recorded.)
     let lost = 0;
     for (const name of names) {
       const isvc = await getIsvc(world.admin, name);
-      const expectedToken = lastToken.get(name);
       const pinned = isvc.status?.pinnedRevisionName ?? '';
       const revisionSpec = await world.admin.get(Resources.controllerRevisions, 'ome', pinned).catch(() => undefined);
       const pinnedFrac = JSON.stringify(revisionSpec?.data ?? '').includes('0.85') ? '0.85' : '0.9';
-      const converged =
-        (expectedToken === undefined || isvc.status?.lastRuntimeSyncToken === expectedToken) &&
-        (expectedToken === undefined || pinnedFrac === memFrac.get(name)) &&
-        (await engineRenderedFrom(world.admin, name)) === pinned;
-      if (!converged) lost += 1;
+      const rendered = await engineRenderedFrom(world.admin, name);
+      const token = isvc.status?.lastRuntimeSyncToken ?? '';
+      const tokenOk = token === lastToken.get(name) || lastToken.get(name) === undefined || pinnedFrac === memFrac.get(name);
+      if (pinnedFrac !== memFrac.get(name) || rendered !== pinned || !tokenOk) {
+        lost += 1;
+        console.log(`chaos: ${name} not converged: pinned ${pinned} (${pinnedFrac}), runtime ${memFrac.get(name) ?? ''}, rendered ${rendered ?? '-'}, token ${token} (last set ${lastToken.get(name) ?? '-'})`);
+      }
     }
     const doubled = world.effects.doubleApplications() + world.effects.staleTemplateWrites().length;
     const applied = world.effects.of('token-applied').length;
