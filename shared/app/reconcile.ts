@@ -14,6 +14,7 @@
 import { ConflictError, ControlPlaneError, LeaseLostError } from '../errors';
 import type { Clock } from '../ports/clock';
 import type { Lease, LeaseStore } from '../ports/store';
+import type { WorkloadFence } from '../ports/workloads';
 
 export interface ReconcileDeps {
   leases: LeaseStore;
@@ -56,6 +57,11 @@ export interface AttemptContext {
    * right before every write; the fenced writes catch what slips between the check and the write.
    */
   assertHeld(): void;
+}
+
+/** The attempt's lease as the engine Deployment writers fence with it (see WorkloadFence). */
+export function workloadFenceOf(context: AttemptContext): WorkloadFence {
+  return { fencingToken: context.lease.fencingToken, takenOver: context.lease.takenOver === true, assertHeld: () => context.assertHeld() };
 }
 
 /** The lease of one reconcile, kept alive by renewals until `stop`. */

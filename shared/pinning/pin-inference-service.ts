@@ -11,7 +11,7 @@
  * when a user sets it again after another one.
  */
 import type { EventRecorder } from '../adapters/kubernetes/events';
-import { objectLeaseKey, reconcileUnderLease, type AttemptContext, type ReconcileDeps } from '../app/reconcile';
+import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../app/reconcile';
 import type { ControlPlaneConfig } from '../config';
 import { ControlPlaneError, InvalidInputError, NotFoundError } from '../errors';
 import type { InferenceService } from '../model/inference-service';
@@ -168,11 +168,6 @@ async function evaluate(deps: PinningDeps, isvc: InferenceService, ref: RuntimeR
   return { isvc, ref, subject, live, revisions, decision };
 }
 
-/** The reconcile's lease as the workload writer fences with it. */
-function fenceOf(context: AttemptContext): WorkloadFence {
-  return { fencingToken: context.lease.fencingToken, takenOver: context.lease.takenOver === true, assertHeld: () => context.assertHeld() };
-}
-
 function claimOwner(holder: string, context: AttemptContext): string {
   return `${holder}#${context.lease.fencingToken}`;
 }
@@ -233,7 +228,7 @@ async function attemptPin(deps: PinningDeps, target: PinTarget, context: Attempt
     statusWritten: written.statusWritten,
     ...(claimKey !== undefined ? { tokenApplied: token } : {}),
     ...(tokenAlreadyUsed !== undefined ? { tokenAlreadyUsed } : {}),
-    workload: await applyWorkload(deps, { ...evaluation, isvc: written.isvc }, fenceOf(context)),
+    workload: await applyWorkload(deps, { ...evaluation, isvc: written.isvc }, workloadFenceOf(context)),
   };
 }
 

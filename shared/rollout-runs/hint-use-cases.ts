@@ -7,7 +7,8 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { AppContext, ClusterHandle } from '../app/context';
 import type { HintInvocation } from '../app/hint-handler';
-import { objectLeaseKey, reconcileUnderLease, type AttemptContext, type ReconcileDeps } from '../app/reconcile';
+import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../app/reconcile';
+import { fenceDeploymentWrites } from './fenced-deployments';
 import type { HintDetail } from '../events/hint-event';
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
@@ -69,8 +70,8 @@ function workOf(invocation: HintInvocation): RolloutWork {
 
 /** Advances one ISVC's run under its lease. */
 export function advanceUnderLease(work: RolloutWork, key: { namespace: string; name: string; uid?: string }): Promise<AdvanceRolloutRunResult> {
-  return underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, () =>
-    advanceRolloutRun({ client: work.client, clock: work.clock }, key),
+  return underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, (context) =>
+    advanceRolloutRun({ client: fenceDeploymentWrites(work.client, workloadFenceOf(context)), clock: work.clock }, key),
   );
 }
 

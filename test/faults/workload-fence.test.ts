@@ -11,6 +11,7 @@ import { Resources } from '../../shared/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import type { WorkloadFence } from '../../shared/ports/workloads';
 import { createDirectWorkloadWriter, LEASE_FENCE_ANNOTATION, WorkloadSupersededError } from '../../shared/pinning/direct-workload-writer';
+import { fenceDeploymentWrites } from '../../shared/rollout-runs/fenced-deployments';
 import { renderEngineDeployment } from '../../shared/runtime';
 
 const NS = 'fence';
@@ -88,5 +89,27 @@ describe('fenced engine Deployment writes', () => {
 
     expect(error).toBeInstanceOf(LeaseLostError);
     await expect(deployment('lost')).rejects.toThrow();
+  });
+
+  it('fences the rollout run\'s scaling, promotion and canary removal the same way', async () => {
+    const isvc = await isvcNamed('rollout');
+    await createDirectWorkloadWriter(cluster.client).apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: held(6) });
+    const before = await deployment('rollout');
+    const stale = fenceDeploymentWrites(cluster.client, held(5));
+    const current = fenceDeploymentWrites(cluster.client, held(6));
+
+    const refused = await Promise.all([
+      stale.patch(Resources.deployments, NS, 'rollout-engine', { spec: { replicas: 3 } }, { type: 'merge' }).catch((e: unknown) => e),
+      stale.replace(Resources.deployments, { ...before, spec: { ...(before.spec as object), replicas: 3 } }).catch((e: unknown) => e),
+      stale.delete(Resources.deployments, NS, 'rollout-engine').catch((e: unknown) => e),
+    ]);
+    const untouched = await deployment('rollout');
+    await current.patch(Resources.deployments, NS, 'rollout-engine', { spec: { replicas: 3 } }, { type: 'merge' });
+    const scaled = await deployment('rollout');
+
+    expect(refused.every((e) => e instanceof WorkloadSupersededError)).toBe(true);
+    expect(untouched.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect((scaled.spec as { replicas?: number }).replicas).toBe(3);
+    expect(scaled.metadata.annotations?.[LEASE_FENCE_ANNOTATION]).toBe('6');
   });
 });
