@@ -62,6 +62,18 @@ export class InvalidInputError extends ControlPlaneError {
   }
 }
 
+/**
+ * An idempotency key whose live record was made for a different payload: the same key
+ * standing for two requests. Terminal, and nothing acts on it (Powertools'
+ * IdempotencyValidationError).
+ */
+export class IdempotencyPayloadMismatchError extends InvalidInputError {
+  constructor(key: string, options: { cause?: unknown } = {}) {
+    super(`idempotency key ${key} is already recorded for a different payload`, options);
+    this.name = 'IdempotencyPayloadMismatchError';
+  }
+}
+
 /** The caller no longer holds the lease it wrote under; another worker took over. */
 export class LeaseLostError extends ControlPlaneError {
   constructor(message: string, options: { cause?: unknown } = {}) {

@@ -1,12 +1,13 @@
 /**
  * Fault injection for tests of retry paths: the next `count` requests matching verb,
- * resource and name fail with 409, 429, 500, or a timeout (held `delayMs`, then 504),
+ * resource and name fail with 401 (an expired token), 403 (access revoked), 409, 429, 500,
+ * or a timeout (held `delayMs`, then 504),
  * over HTTP and in-process alike. `closeWatches()` ends every open watch cleanly.
  */
-import { conflict, internalError, timeout, tooManyRequests, type ApiError } from './api-errors';
+import { ApiError, conflict, internalError, timeout, tooManyRequests } from './api-errors';
 import type { ResourceDef } from './registry';
 
-export type FaultStatus = 409 | 429 | 500 | 'timeout';
+export type FaultStatus = 401 | 403 | 409 | 429 | 500 | 'timeout';
 
 export interface FaultSpec {
   /** Kubernetes verb: get, list, watch, create, update, patch, delete, deletecollection. Any when absent. */
@@ -82,6 +83,14 @@ export class FaultInjector implements Faults {
     spec.count -= 1;
     if (spec.count <= 0) this.specs.splice(index, 1);
     switch (spec.status) {
+      case 401:
+        return new ApiError({ message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+      case 403:
+        return new ApiError({
+          message: `${target.def.plural} "${target.name ?? ''}" is forbidden: injected fault: access revoked`,
+          reason: 'Forbidden',
+          code: 403,
+        });
       case 409:
         return conflict(target.def, target.name ?? '');
       case 429:

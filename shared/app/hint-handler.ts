@@ -30,6 +30,8 @@ export interface HintInvocation {
   metrics: Metrics;
   /** Identifies this worker in lease records: the invocation and the message, so two hints of one batch never share it. */
   requestId: string;
+  /** Milliseconds the invocation has left (Lambda's `getRemainingTimeInMillis`): bounds in-progress claims. */
+  remainingTimeMs?: () => number;
 }
 
 export type HintUseCase<R> = (invocation: HintInvocation) => Promise<R>;
@@ -91,7 +93,9 @@ export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandl
     try {
       const app = appOf();
       const cluster = await app.cluster(hint.clusterId);
-      await useCase({ hint, app, cluster, logger: hintLogger, metrics, requestId: `${context.awsRequestId}/${record.messageId}` });
+      await useCase({ hint, app, cluster, logger: hintLogger, metrics, requestId: `${context.awsRequestId}/${record.messageId}`,
+        ...(typeof context.getRemainingTimeInMillis === 'function' ? { remainingTimeMs: () => context.getRemainingTimeInMillis() } : {}),
+      });
       return false;
     } catch (error) {
       if (isRetryable(error)) {

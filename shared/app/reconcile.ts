@@ -2,10 +2,19 @@
  * The reconcile step every function shares: take the object's lease, re-read, decide,
  * write with the object's resourceVersion, retry conflicts a bounded number of times,
  * release. Events are only hints: the attempt callback must re-read the object itself.
+ *
+ * Lease timeline (docs/storage.md): the lease is taken for `leaseTtlMs` and renewed every
+ * third of it while the attempt runs, so it outlives any run however long, and lapses at
+ * most `leaseTtlMs` after the worker died or froze. The holder measures its own lease on
+ * its own clock (acquire time + TTL), which no skew between workers can shorten. Safety
+ * does not rest on time at all: a worker that lost its lease (a renewal refused, or its own
+ * copy expired) stops before its next write, and the writes themselves are fenced — status
+ * by the object's resourceVersion, the engine Deployment by the lease's fencing token.
  */
-import { ConflictError, ControlPlaneError } from '../errors';
+import { ConflictError, ControlPlaneError, LeaseLostError } from '../errors';
 import type { Clock } from '../ports/clock';
 import type { Lease, LeaseStore } from '../ports/store';
+import type { WorkloadFence } from '../ports/workloads';
 
 export interface ReconcileDeps {
   leases: LeaseStore;
@@ -17,6 +26,8 @@ export interface ReconcileDeps {
   /** How long to wait for a lease another worker holds before handing the event back. */
   leaseWaitMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** How often the lease is renewed while the attempt runs (default a third of the TTL). */
+  renewEveryMs?: number;
 }
 
 /** The lease is held by another worker for longer than we may wait; redeliver later. */
@@ -36,9 +47,76 @@ export class ConflictRetriesExhaustedError extends ControlPlaneError {
 }
 
 export interface AttemptContext {
+  /** The lease as last renewed. */
   lease: Lease;
   /** 1 for the first attempt. */
   attempt: number;
+  /**
+   * Throws LeaseLostError when the lease is no longer ours: a renewal was refused (another
+   * worker took it over) or our own copy of it expired (we were paused past it). Call it
+   * right before every write; the fenced writes catch what slips between the check and the write.
+   */
+  assertHeld(): void;
+}
+
+/** The attempt's lease as the engine Deployment writers fence with it (see WorkloadFence). */
+export function workloadFenceOf(context: AttemptContext): WorkloadFence {
+  return { fencingToken: context.lease.fencingToken, takenOver: context.lease.takenOver === true, assertHeld: () => context.assertHeld() };
+}
+
+/** The lease of one reconcile, kept alive by renewals until `stop`. */
+interface HeldLease {
+  current(): Lease;
+  assertHeld(): void;
+  stop(): void;
+}
+
+/**
+ * Renews the lease every `renewEveryMs`; a refused renewal marks it lost, a failed one is
+ * retried at the next beat. The holder's own deadline is measured on its own clock from
+ * before the call that took or renewed the lease — never from an expiry another clock
+ * wrote — so it errs early, whatever the skew between workers.
+ */
+function holdLease(deps: ReconcileDeps, acquired: Lease, requestedAt: number): HeldLease {
+  let lease = acquired;
+  let deadline = requestedAt + deps.leaseTtlMs;
+  let lost: LeaseLostError | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const every = Math.max(1, deps.renewEveryMs ?? Math.floor(deps.leaseTtlMs / 3));
+  const beat = async (): Promise<void> => {
+    const renewRequestedAt = deps.clock.now();
+    try {
+      const renewed = await deps.leases.renew(lease, deps.leaseTtlMs);
+      if (!stopped && lost === undefined) {
+        lease = { ...renewed, ...(acquired.takenOver ? { takenOver: true } : {}) };
+        deadline = renewRequestedAt + deps.leaseTtlMs;
+      }
+    } catch (error) {
+      if (error instanceof LeaseLostError) lost = error;
+      // Any other failure: the lease keeps its old deadline, which assertHeld watches.
+    }
+    if (!stopped && lost === undefined) schedule();
+  };
+  const schedule = (): void => {
+    timer = setTimeout(() => void beat(), every);
+    timer.unref?.();
+  };
+  schedule();
+  return {
+    current: () => lease,
+    assertHeld() {
+      if (lost !== undefined) throw lost;
+      if (deps.clock.now() >= deadline) {
+        lost = new LeaseLostError(`lease ${lease.key} (token ${lease.fencingToken}) expired while ${lease.holder} held it`);
+        throw lost;
+      }
+    },
+    stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -48,14 +126,16 @@ export function objectLeaseKey(clusterId: string, kind: string, namespace: strin
   return `object#${clusterId}#${kind}#${namespace ?? ''}#${name}`;
 }
 
-async function acquireWithin(deps: ReconcileDeps, key: string): Promise<Lease> {
+/** The lease, and the holder's clock reading taken just before the call that got it. */
+async function acquireWithin(deps: ReconcileDeps, key: string): Promise<{ lease: Lease; requestedAt: number }> {
   const sleep = deps.sleep ?? defaultSleep;
   const deadline = deps.clock.now() + (deps.leaseWaitMs ?? 2_000);
   let pause = 20;
   for (;;) {
     // A DynamoDB failure propagates from here: no Kubernetes write happens without the lease.
+    const requestedAt = deps.clock.now();
     const lease = await deps.leases.acquire(key, deps.holder, deps.leaseTtlMs);
-    if (lease) return lease;
+    if (lease) return { lease, requestedAt };
     if (deps.clock.now() >= deadline) throw new LeaseBusyError(key);
     await sleep(pause + Math.floor(Math.random() * pause));
     pause = Math.min(pause * 2, 250);
@@ -73,11 +153,14 @@ export async function reconcileUnderLease<R>(
   attempt: (context: AttemptContext) => Promise<R>,
 ): Promise<R> {
   const sleep = deps.sleep ?? defaultSleep;
-  const lease = await acquireWithin(deps, key);
+  const acquired = await acquireWithin(deps, key);
+  const held = holdLease(deps, acquired.lease, acquired.requestedAt);
   try {
     for (let n = 1; ; n += 1) {
+      // A worker that lost its lease must not start another attempt: its reads are stale.
+      held.assertHeld();
       try {
-        return await attempt({ lease, attempt: n });
+        return await attempt({ lease: held.current(), attempt: n, assertHeld: () => held.assertHeld() });
       } catch (error) {
         if (!(error instanceof ConflictError)) throw error;
         if (n > deps.maxConflictRetries) throw new ConflictRetriesExhaustedError(key, n, error);
@@ -85,7 +168,8 @@ export async function reconcileUnderLease<R>(
       }
     }
   } finally {
-    await deps.leases.release(lease).catch(() => {
+    held.stop();
+    await deps.leases.release(held.current()).catch(() => {
       // The lease expires on its own; a failed release must not mask the outcome.
     });
   }

@@ -10,7 +10,7 @@ import type { EngineWorkloadWriter } from '../ports/workloads';
 import type { DriftCheckDeps } from './check-runtime-drift';
 
 export function createPinningDeps(invocation: HintInvocation, createWriter: (client: ClusterClient) => EngineWorkloadWriter): DriftCheckDeps {
-  const { app, cluster, requestId } = invocation;
+  const { app, cluster, requestId, remainingTimeMs } = invocation;
   return {
     clusterId: cluster.id,
     client: cluster.client,
@@ -22,5 +22,6 @@ export function createPinningDeps(invocation: HintInvocation, createWriter: (cli
     holder: requestId,
     events: { record: (object, event) => recordEvent(cluster.client, object, event) },
     workloads: createWriter(cluster.client),
+    ...(remainingTimeMs ? { remainingTimeMs } : {}),
   };
 }

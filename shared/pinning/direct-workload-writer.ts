@@ -5,10 +5,10 @@
  * an unchanged render costs one read and no write.
  */
 import { createHash } from 'node:crypto';
-import { AlreadyExistsError, ConflictError, NotFoundError } from '../errors';
+import { AlreadyExistsError, ConflictError, LeaseLostError, NotFoundError } from '../errors';
 import { Resources } from '../model/resources';
 import type { ClusterClient, KubeObject, ObjectMeta } from '../ports/cluster';
-import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter } from '../ports/workloads';
+import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
 import { FIELD_MANAGER } from '../vocabulary';
 
 /**
@@ -19,7 +19,54 @@ import { FIELD_MANAGER } from '../vocabulary';
  */
 export const RENDERED_HASH_ANNOTATION = 'ome.io/rendered-hash';
 
+/**
+ * The fencing token of the object lease under which the Deployment was last written. A
+ * writer holding a lower token lost its lease to the writer of this one and must not
+ * write; see `checkFence`.
+ */
+export const LEASE_FENCE_ANNOTATION = 'ome.io/lease-fence';
+
 type Json = unknown;
+
+/**
+ * The Deployment was written under a newer lease than ours: a later reconcile took the
+ * object over and owns the Deployment now. Nothing was written. Unlike an expired lease
+ * (plain LeaseLostError), nothing is left undone: the newer holder rendered it.
+ */
+export class WorkloadSupersededError extends LeaseLostError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkloadSupersededError';
+  }
+}
+
+/** The token a Deployment was stamped with; 0 when never stamped (or the stamp is not a number). */
+export function storedFence(object: KubeObject): number {
+  const raw = object.metadata.annotations?.[LEASE_FENCE_ANNOTATION];
+  const value = raw === undefined ? Number.NaN : Number(raw);
+  return Number.isSafeInteger(value) && value > 0 ? value : 0;
+}
+
+/**
+ * Refuses a write under a lease older than the one the Deployment was last written under,
+ * then checks the lease is still ours. Together with the resourceVersion the replace
+ * carries, a stale holder's write either fails here or gets a 409.
+ */
+export function checkFence(current: KubeObject | undefined, fence: WorkloadFence | undefined): void {
+  if (fence === undefined) return;
+  const stored = current === undefined ? 0 : storedFence(current);
+  if (stored > fence.fencingToken) {
+    const { namespace, name } = current?.metadata ?? {};
+    throw new WorkloadSupersededError(`Deployment ${namespace ?? ''}/${name ?? ''} was written under lease token ${stored}; ours is ${fence.fencingToken}`);
+  }
+  fence.assertHeld();
+}
+
+/** The object with the fence's token stamped on it (unchanged without a fence). */
+export function withFence<T extends KubeObject>(object: T, fence: WorkloadFence | undefined): T {
+  if (fence === undefined) return object;
+  return { ...object, metadata: { ...object.metadata, annotations: { ...(object.metadata.annotations ?? {}), [LEASE_FENCE_ANNOTATION]: String(fence.fencingToken) } } };
+}
 
 function isRecord(value: Json): value is Record<string, Json> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -87,22 +134,30 @@ export function createDirectWorkloadWriter(client: ClusterClient): EngineWorkloa
   return {
     async apply(request: EngineWorkloadRequest): Promise<EngineWorkloadOutcome> {
       const desired = withOwner(request.desired, request.isvc);
+      const { fence } = request;
       const { namespace, name } = desired.metadata;
       let current: KubeObject;
       try {
         current = await client.get<KubeObject>(Resources.deployments, namespace, name);
       } catch (error) {
         if (!(error instanceof NotFoundError)) throw error;
+        checkFence(undefined, fence);
         try {
-          await client.create(Resources.deployments, desired, { fieldManager: FIELD_MANAGER });
+          await client.create(Resources.deployments, withFence(desired, fence), { fieldManager: FIELD_MANAGER });
           return 'created';
         } catch (createError) {
           if (createError instanceof AlreadyExistsError) throw new ConflictError(`Deployment ${namespace}/${name} appeared while being created`, { cause: createError });
           throw createError;
         }
       }
+      checkFence(current, fence);
+      // After a takeover the old holder may still be about to write: raise the fence first,
+      // even when the Deployment is as we want it.
+      const raiseFence = fence !== undefined && fence.takenOver && storedFence(current) < fence.fencingToken;
+      if (isUpToDate(current, desired) && !raiseFence) return 'unchanged';
+      // `replacement` keeps the resourceVersion read above: a write in between is a 409.
+      await client.replace(Resources.deployments, withFence(replacement(current, desired), fence), { fieldManager: FIELD_MANAGER });
       if (isUpToDate(current, desired)) return 'unchanged';
-      await client.replace(Resources.deployments, replacement(current, desired), { fieldManager: FIELD_MANAGER });
       return 'updated';
     },
   };

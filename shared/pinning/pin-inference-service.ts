@@ -12,7 +12,7 @@
  */
 import { previewAnnotationValue } from '../annotation-value';
 import type { EventRecorder } from '../adapters/kubernetes/events';
-import { objectLeaseKey, reconcileUnderLease, type ReconcileDeps } from '../app/reconcile';
+import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../app/reconcile';
 import type { ControlPlaneConfig } from '../config';
 import { ControlPlaneError, NotFoundError } from '../errors';
 import type { InferenceService } from '../model/inference-service';
@@ -20,7 +20,8 @@ import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { idempotencyKey, type IdempotencyStore, type LeaseStore } from '../ports/store';
-import type { EngineWorkloadOutcome, EngineWorkloadWriter } from '../ports/workloads';
+import type { EngineWorkloadOutcome, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
+import { hashIdempotencyPayload } from '../stores/idempotency-rules';
 import {
   buildControllerRevision,
   decidePin,
@@ -32,6 +33,7 @@ import {
   type PinningSubject,
 } from '../runtime';
 import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, type DriftReasonName } from '../vocabulary';
+import { WorkloadSupersededError } from './direct-workload-writer';
 import { computeNextStatus, toPinningSubject } from './pin-status';
 import { createRevision, RevisionCache, takeRevisionFromCollector } from './revisions';
 import { fetchLiveRuntime, toLiveRuntime, type RuntimeRef } from './runtime-source';
@@ -61,6 +63,8 @@ export interface PinningDeps {
   /** How long to wait for a lease another worker holds (default: the reconcile helper's). */
   leaseWaitMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** The invocation's remaining time (Lambda's context), bounding how long a token claim stays in progress. */
+  remainingTimeMs?: () => number;
 }
 
 export interface PinTarget {
@@ -70,7 +74,8 @@ export interface PinTarget {
   uid?: string;
 }
 
-export type PinWorkloadOutcome = EngineWorkloadOutcome | 'paused' | 'disabled' | 'runtime-unavailable' | 'none';
+/** `superseded`: a newer reconcile of the object (a newer lease) already wrote the Deployment; this one left it alone. */
+export type PinWorkloadOutcome = EngineWorkloadOutcome | 'paused' | 'disabled' | 'runtime-unavailable' | 'none' | 'superseded';
 
 export interface PinResult {
   outcome: 'gone' | 'no-runtime' | PinDecision['outcome'];
@@ -120,7 +125,7 @@ export async function pinInferenceService(deps: PinningDeps, target: PinTarget):
     ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
   };
   const key = objectLeaseKey(deps.clusterId, Resources.inferenceServices.kind, target.namespace, target.name);
-  return reconcileUnderLease(reconcileDeps, key, () => attemptPin(deps, target));
+  return reconcileUnderLease(reconcileDeps, key, (context) => attemptPin(deps, target, context));
 }
 
 async function readInferenceService(client: ClusterClient, target: PinTarget): Promise<InferenceService | undefined> {
@@ -163,7 +168,11 @@ async function evaluate(deps: PinningDeps, isvc: InferenceService, ref: RuntimeR
   return { isvc, ref, subject, live, revisions, decision };
 }
 
-async function attemptPin(deps: PinningDeps, target: PinTarget): Promise<PinResult> {
+function claimOwner(holder: string, context: AttemptContext): string {
+  return `${holder}#${context.lease.fencingToken}`;
+}
+
+async function attemptPin(deps: PinningDeps, target: PinTarget, context: AttemptContext): Promise<PinResult> {
   const isvc = await readInferenceService(deps.client, target);
   if (!isvc) return { outcome: 'gone', ...NOTHING_DONE };
   const runtimeName = isvc.spec?.runtime?.name ?? '';
@@ -174,32 +183,19 @@ async function attemptPin(deps: PinningDeps, target: PinTarget): Promise<PinResu
   if (evaluation.decision.event) await failPin(deps, evaluation);
   if (evaluation.decision.unusableToken !== undefined) await warnUnusableTokenOnce(deps, evaluation, evaluation.decision.unusableToken);
 
-  let claimKey: string | undefined;
-  let tokenAlreadyUsed: string | undefined;
   const token = evaluation.subject.syncToken ?? '';
-  if (evaluation.decision.tokenConsumed) {
-    const key = idempotencyKey(deps.clusterId, isvc.metadata.uid ?? '', 'runtime-sync', token);
-    const claim = await deps.idempotency.claim(key, { inProgressTtlMs: deps.config.leaseTtlMs, recordTtlSeconds: SYNC_TOKEN_RECORD_TTL_SECONDS });
-    if (claim.state === 'in-progress') throw new RuntimeSyncInProgressError(token);
-    if (claim.state === 'claimed') {
-      claimKey = key;
-    } else {
-      // The value rolled this object forward before: decide as if it had not changed.
-      tokenAlreadyUsed = token;
-      const subject = { ...evaluation.subject, syncToken: evaluation.subject.lastRuntimeSyncToken ?? '' };
-      evaluation = { ...evaluation, subject, decision: decidePin({ isvc: subject, live: toLiveRuntime(evaluation.live), lookupRevision: evaluation.revisions.lookup, omeNamespace: deps.omeNamespace }) };
-      await recordWarning(deps, isvc, formatTokenReusedMessage(token));
-    }
-  }
+  const claimed = evaluation.decision.tokenConsumed ? await claimSyncToken(deps, evaluation, token, context) : { evaluation };
+  evaluation = claimed.evaluation;
+  const { claimKey, tokenAlreadyUsed } = claimed;
 
   let written: { isvc: InferenceService; revisionCreated: boolean; statusWritten: boolean };
   try {
-    written = await writePin(deps, evaluation);
+    written = await writePin(deps, evaluation, context);
     if (claimKey !== undefined) {
       await deps.idempotency.complete(claimKey, { pinnedRevisionName: evaluation.decision.status?.pinnedRevisionName ?? '', at: deps.clock.now() });
     }
   } catch (error) {
-    if (claimKey !== undefined) await deps.idempotency.abandon(claimKey).catch(() => undefined);
+    if (claimKey !== undefined) await deps.idempotency.abandon(claimKey, claimOwner(deps.holder, context)).catch(() => undefined);
     throw error;
   }
 
@@ -213,8 +209,37 @@ async function attemptPin(deps: PinningDeps, target: PinTarget): Promise<PinResu
     statusWritten: written.statusWritten,
     ...(claimKey !== undefined ? { tokenApplied: token } : {}),
     ...(tokenAlreadyUsed !== undefined ? { tokenAlreadyUsed } : {}),
-    workload: await applyWorkload(deps, { ...evaluation, isvc: written.isvc }),
+    workload: await applyWorkload(deps, { ...evaluation, isvc: written.isvc }, workloadFenceOf(context)),
   };
+}
+
+/**
+ * Claims the sync token the decision consumes. A token that rolled this object forward
+ * before is not applied again: the decision is taken anew as if it had not changed, and a
+ * Warning names the reused value.
+ */
+async function claimSyncToken(
+  deps: PinningDeps,
+  evaluation: Evaluation,
+  token: string,
+  context: AttemptContext,
+): Promise<{ evaluation: Evaluation; claimKey?: string; tokenAlreadyUsed?: string }> {
+  const { isvc } = evaluation;
+  const key = idempotencyKey(deps.clusterId, isvc.metadata.uid ?? '', 'runtime-sync', token);
+  const claim = await deps.idempotency.claim(key, {
+    inProgressTtlMs: deps.config.leaseTtlMs,
+    recordTtlSeconds: SYNC_TOKEN_RECORD_TTL_SECONDS,
+    payloadHash: hashIdempotencyPayload({ scope: 'runtime-sync', token }),
+    // One owner per acquisition of the lease: the token is never reused, even by the same holder.
+    owner: claimOwner(deps.holder, context),
+    ...(deps.remainingTimeMs === undefined ? {} : { remainingTimeMs: deps.remainingTimeMs() }),
+  });
+  if (claim.state === 'in-progress') throw new RuntimeSyncInProgressError(token);
+  if (claim.state === 'claimed') return { evaluation, claimKey: key };
+  const subject = { ...evaluation.subject, syncToken: evaluation.subject.lastRuntimeSyncToken ?? '' };
+  const decision = decidePin({ isvc: subject, live: toLiveRuntime(evaluation.live), lookupRevision: evaluation.revisions.lookup, omeNamespace: deps.omeNamespace });
+  await recordWarning(deps, isvc, formatTokenReusedMessage(token));
+  return { evaluation: { ...evaluation, subject, decision }, tokenAlreadyUsed: token };
 }
 
 /** Records the decision's RuntimePinError event and fails the attempt, to be retried. */
@@ -252,7 +277,7 @@ async function recordWarning(deps: PinningDeps, isvc: KubeObject, message: strin
 }
 
 /** Creates the revision, takes the served one back from the collector, then writes status. */
-async function writePin(deps: PinningDeps, evaluation: Evaluation): Promise<{ isvc: InferenceService; revisionCreated: boolean; statusWritten: boolean }> {
+async function writePin(deps: PinningDeps, evaluation: Evaluation, context: AttemptContext): Promise<{ isvc: InferenceService; revisionCreated: boolean; statusWritten: boolean }> {
   const { decision, revisions } = evaluation;
   let revisionCreated = false;
   if (decision.createRevision) {
@@ -269,12 +294,13 @@ async function writePin(deps: PinningDeps, evaluation: Evaluation): Promise<{ is
   const status = computeNextStatus(evaluation.isvc.status, decision, deps.clock.now(), generation);
   if (status === undefined) return { isvc: evaluation.isvc, revisionCreated, statusWritten: false };
   // The re-read object carries its resourceVersion: a concurrent write makes this a 409.
+  context.assertHeld();
   const updated = await deps.client.replaceStatus<InferenceService>(Resources.inferenceServices, { ...evaluation.isvc, status }, { fieldManager: FIELD_MANAGER });
   return { isvc: updated, revisionCreated, statusWritten: true };
 }
 
 /** Renders the engine Deployment from the effective spec and hands it to the writer. */
-async function applyWorkload(deps: PinningDeps, evaluation: Evaluation): Promise<PinWorkloadOutcome> {
+async function applyWorkload(deps: PinningDeps, evaluation: Evaluation, fence: WorkloadFence): Promise<PinWorkloadOutcome> {
   const { decision, isvc, live, ref } = evaluation;
   if (!deps.config.renderWorkloads) return 'disabled';
   if (isvc.metadata.deletionTimestamp) return 'none';
@@ -295,5 +321,11 @@ async function applyWorkload(deps: PinningDeps, evaluation: Evaluation): Promise
     spec,
     revisionName,
   });
-  return deps.workloads.apply({ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE });
+  try {
+    return await deps.workloads.apply({ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence });
+  } catch (error) {
+    // Our status write stands (it carried the resourceVersion); the Deployment is the newer holder's.
+    if (error instanceof WorkloadSupersededError) return 'superseded';
+    throw error;
+  }
 }

@@ -12,6 +12,12 @@ export interface Lease {
   fencingToken: number;
   /** Epoch milliseconds after which another holder may take the lease over. */
   expiresAt: number;
+  /**
+   * True when this acquisition took the lease from another holder that never released it
+   * (it crashed, or is paused and may still wake up and write). The new holder then raises
+   * the fence on what it writes, so the old holder's late writes are refused.
+   */
+  takenOver?: boolean;
 }
 
 export interface LeaseStore {
@@ -21,6 +27,29 @@ export interface LeaseStore {
   renew(lease: Lease, ttlMs: number): Promise<Lease>;
   /** Gives the lease up; a lease already taken over is left alone. */
   release(lease: Lease): Promise<void>;
+}
+
+export interface ClaimOptions {
+  /**
+   * How long a claim stays in progress when the caller cannot say how long it may still
+   * run. Also the fallback when `remainingTimeMs` is 0, negative or not a number.
+   */
+  inProgressTtlMs: number;
+  recordTtlSeconds: number;
+  /** The invocation's remaining time (Lambda's `getRemainingTimeInMillis()`), when known. */
+  remainingTimeMs?: number;
+  /**
+   * Hash of the request the key stands for (`hashIdempotencyPayload`). A live record of the
+   * same key with another hash is a different request under a colliding key: the claim
+   * throws IdempotencyPayloadMismatchError and nothing acts on it.
+   */
+  payloadHash?: string;
+  /**
+   * Who claims (the request id). A claim already held by the same owner is granted again,
+   * so a retry of a claim whose reply was lost (it succeeded server-side) is not mistaken
+   * for another worker's claim; abandon with an owner only drops that owner's claim.
+   */
+  owner?: string;
 }
 
 export type IdempotencyClaim =
@@ -37,11 +66,14 @@ export interface IdempotencyStore {
    * Claims the key: one conditional write. A key in progress whose claim expired
    * can be claimed again (the earlier worker died).
    */
-  claim(key: string, options: { inProgressTtlMs: number; recordTtlSeconds: number }): Promise<IdempotencyClaim>;
+  claim(key: string, options: ClaimOptions): Promise<IdempotencyClaim>;
   /** Marks a claimed key done with the outcome to return to later duplicates. */
   complete(key: string, result: unknown): Promise<void>;
-  /** Drops a claim after a retryable failure so a redelivery can try again. */
-  abandon(key: string): Promise<void>;
+  /**
+   * Drops a claim after a retryable failure so a redelivery can try again. With `owner`,
+   * only a claim that owner holds: a claim another worker took over stays.
+   */
+  abandon(key: string, owner?: string): Promise<void>;
 }
 
 /** Marks the hashed part of an idempotency key, so a reader of the table knows what it holds. */

@@ -14,6 +14,22 @@ export interface EngineWorkloadRequest {
   desired: KubeObject;
   /** The revision name the workload was rendered from, or `live` when following the runtime. */
   renderedFrom: string;
+  /** The lease of the reconcile that rendered it; absent only outside a reconcile (tools, tests). */
+  fence?: WorkloadFence;
+}
+
+/**
+ * The lease the write happens under. The writer stamps its fencing token on the Deployment
+ * and refuses to replace one stamped with a higher token, so a worker that lost its lease
+ * (paused past it) cannot overwrite what the newer holder wrote; the replace also carries
+ * the resourceVersion it read, so a stamp landing in between turns it into a 409.
+ */
+export interface WorkloadFence {
+  fencingToken: number;
+  /** The lease was taken from a holder that never released it: stamp the token even when nothing else changes. */
+  takenOver: boolean;
+  /** Throws LeaseLostError when the lease is gone; called right before each write. */
+  assertHeld(): void;
 }
 
 export type EngineWorkloadOutcome = 'unchanged' | 'created' | 'updated' | 'run-opened' | 'run-in-progress';

@@ -9,6 +9,7 @@
 import { ControlPlaneError } from '../errors';
 import type { ClusterClient } from '../ports/cluster';
 import { idempotencyKey, type IdempotencyStore } from '../ports/store';
+import { hashIdempotencyPayload } from '../stores/idempotency-rules';
 import { decideRepin, isValidRepinValue, type RepinDecision } from '../rollout/repin';
 import { previewAnnotationValue } from '../annotation-value';
 import type { Clock } from '../ports/clock';
@@ -38,6 +39,8 @@ export interface ApplyRepinDeps {
   metrics: RepinMetrics;
   /** How long a claim stays in progress before a redelivery may take it over. */
   claimTtlMs: number;
+  /** Who claims (the request id): only it abandons its claim, and its own retry may claim again. */
+  holder?: string;
 }
 
 export interface RepinRequestKey {
@@ -88,7 +91,12 @@ export async function applyRepin(deps: ApplyRepinDeps, request: RepinRequestKey)
   // honoured. The run ID keeps a request from carrying over to a run that opened since.
   const token = `${value}@${run?.runID ?? 'no-run'}@${request.requestVersion ?? isvc.metadata.resourceVersion ?? ''}`;
   const key = idempotencyKey(deps.clusterId, isvc.metadata.uid ?? '', 'rollout-repin', token);
-  const claim = await deps.idempotency.claim(key, { inProgressTtlMs: deps.claimTtlMs, recordTtlSeconds: RECORD_TTL_SECONDS });
+  const claim = await deps.idempotency.claim(key, {
+    inProgressTtlMs: deps.claimTtlMs,
+    recordTtlSeconds: RECORD_TTL_SECONDS,
+    payloadHash: hashIdempotencyPayload({ scope: 'rollout-repin', token }),
+    ...(deps.holder === undefined ? {} : { owner: deps.holder }),
+  });
   if (claim.state === 'in-progress') throw new RepinInProgressError(key);
   if (claim.state === 'completed') {
     const removed = await removeAnnotationIfUnchanged(deps.client, isvc, Annotation.rolloutRepin, value);
@@ -100,7 +108,7 @@ export async function applyRepin(deps: ApplyRepinDeps, request: RepinRequestKey)
     result = await decideAndWrite(deps, isvc, value);
     await deps.idempotency.complete(key, result);
   } catch (error) {
-    await deps.idempotency.abandon(key).catch(() => undefined);
+    await deps.idempotency.abandon(key, deps.holder).catch(() => undefined);
     throw error;
   }
   const removed = await removeAnnotationIfUnchanged(deps.client, isvc, Annotation.rolloutRepin, value);

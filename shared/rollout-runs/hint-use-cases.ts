@@ -7,7 +7,8 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { AppContext, ClusterHandle } from '../app/context';
 import type { HintInvocation } from '../app/hint-handler';
-import { objectLeaseKey, reconcileUnderLease, type ReconcileDeps } from '../app/reconcile';
+import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../app/reconcile';
+import { fenceDeploymentWrites } from './fenced-deployments';
 import type { HintDetail } from '../events/hint-event';
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
@@ -41,8 +42,14 @@ export function reconcileDepsOf(app: AppContext, holder: string): ReconcileDeps 
   };
 }
 
-function underIsvcLease<R>(reconcile: ReconcileDeps, clusterId: string, namespace: string, name: string, work: () => Promise<R>): Promise<R> {
-  return reconcileUnderLease(reconcile, objectLeaseKey(clusterId, 'InferenceService', namespace, name), () => work());
+function underIsvcLease<R>(
+  reconcile: ReconcileDeps,
+  clusterId: string,
+  namespace: string,
+  name: string,
+  work: (context: AttemptContext) => Promise<R>,
+): Promise<R> {
+  return reconcileUnderLease(reconcile, objectLeaseKey(clusterId, 'InferenceService', namespace, name), work);
 }
 
 export interface RolloutWork {
@@ -63,8 +70,8 @@ function workOf(invocation: HintInvocation): RolloutWork {
 
 /** Advances one ISVC's run under its lease. */
 export function advanceUnderLease(work: RolloutWork, key: { namespace: string; name: string; uid?: string }): Promise<AdvanceRolloutRunResult> {
-  return underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, () =>
-    advanceRolloutRun({ client: work.client, clock: work.clock }, key),
+  return underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, (context) =>
+    advanceRolloutRun({ client: fenceDeploymentWrites(work.client, workloadFenceOf(context)), clock: work.clock }, key),
   );
 }
 
@@ -87,7 +94,7 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
   const key = { namespace: hint.namespace, name: hint.name, uid: hint.uid };
   const result: { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult; advanced?: AdvanceRolloutRunResult } = {};
   if (hint.changed.rolloutRepin) {
-    result.repin = await underIsvcLease(work.reconcile, work.clusterId, hint.namespace, hint.name, () =>
+    result.repin = await underIsvcLease(work.reconcile, work.clusterId, hint.namespace, hint.name, (context) =>
       applyRepin(
         {
           client: work.client,
@@ -96,6 +103,8 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
           idempotency: app.stores.idempotency,
           metrics,
           claimTtlMs: app.config.leaseTtlMs,
+          // One claimant per lease acquisition: only it gives its claim back.
+          holder: `${work.reconcile.holder}#${context.lease.fencingToken}`,
         },
         { ...key, requestVersion: hint.resourceVersion },
       ),

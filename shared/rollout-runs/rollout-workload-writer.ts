@@ -6,9 +6,10 @@
  * straight to the direct writer.
  */
 import { Resources } from '../model/resources';
+import { checkFence, withFence } from '../pinning/direct-workload-writer';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
-import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter } from '../ports/workloads';
+import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
 import { canaryReplicasFor } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun, formatKubeTime, openRun } from '../rollout/run';
@@ -77,7 +78,7 @@ async function applyEngineWorkload(deps: RolloutWorkloadWriterDeps, request: Eng
   const target = run?.targetRevisions?.find((entry) => entry.component === 'engine');
 
   if (run && target?.revision === desiredRevision) {
-    await ensureRunWorkloads(deps, run, desired, direct);
+    await ensureRunWorkloads(deps, run, desired, direct, request.fence);
     return 'run-in-progress';
   }
   if (desiredRevision === stableRevision) {
@@ -89,7 +90,7 @@ async function applyEngineWorkload(deps: RolloutWorkloadWriterDeps, request: Eng
     return 'unchanged';
   }
   if (!grouped) return direct();
-  return openRunFor(deps, isvc, desired, { desiredRevision, stableRevision }, direct);
+  return openRunFor(deps, isvc, desired, { desiredRevision, stableRevision }, direct, request.fence);
 }
 
 /** Opens a run for the new revision (superseding an older one) and starts bringing it up. */
@@ -99,6 +100,7 @@ async function openRunFor(
   desired: Deployment,
   revisions: { desiredRevision: string; stableRevision: string },
   direct: () => Promise<EngineWorkloadOutcome>,
+  fence: WorkloadFence | undefined,
 ): Promise<EngineWorkloadOutcome> {
   const now = new Date(deps.clock.now());
   const live = await renderLivePlan(deps.client, isvc);
@@ -154,7 +156,7 @@ async function openRunFor(
     reason: EventReason.rolloutRunOpened,
     message: RolloutRunMessage.opened(run, live.plan.digest),
   });
-  await ensureRunWorkloads(deps, run, desired, direct);
+  await ensureRunWorkloads(deps, run, desired, direct, fence);
   return 'run-opened';
 }
 
@@ -169,6 +171,7 @@ async function ensureRunWorkloads(
   run: RolloutRun,
   desired: Deployment,
   direct: () => Promise<EngineWorkloadOutcome>,
+  fence: WorkloadFence | undefined,
 ): Promise<void> {
   const pinned = run.plan.groups ?? [];
   const engineGroup: Partial<RolloutGroup> = pinned[groupIndexFor(pinned.map((group) => group.group), 'engine')]?.group ?? {};
@@ -183,15 +186,17 @@ async function ensureRunWorkloads(
   const firstStep = engineGroup.canary?.steps?.[0];
   const replicas = existing?.spec?.replicas ?? canaryReplicasFor(firstStep?.capacity, desired.spec?.replicas ?? 1);
   const canary = renderCanaryDeployment(desired, replicas);
+  // Fenced like the stable Deployment: a worker that lost its lease cannot bring back an older canary.
+  checkFence(existing, fence);
   if (!existing) {
-    await deps.client.create(Resources.deployments, canary);
+    await deps.client.create(Resources.deployments, withFence(canary, fence));
     return;
   }
   if (containsJson(existing, { metadata: { annotations: canary.metadata.annotations }, spec: canary.spec })) return;
-  await deps.client.replace(Resources.deployments, {
+  await deps.client.replace(Resources.deployments, withFence({
     ...canary,
     metadata: { ...canary.metadata, resourceVersion: existing.metadata.resourceVersion },
-  });
+  }, fence));
 }
 
 /**

@@ -51,7 +51,8 @@ afterEach(() => {
 describe('Method: acquire', () => {
   it('takes the lease with one conditional update that adds to the fencing token', async () => {
     // Prepare
-    ddbMock.on(UpdateCommand).resolves({ Attributes: { fencingToken: 7 } });
+    // The item before the update: released (no holder) at token 6, so ADD made it 7.
+    ddbMock.on(UpdateCommand).resolves({ Attributes: { fencingToken: 6, leaseExpiry: 0 } });
     const store = new DynamoLeaseStore(documentClient, new FakeClock(NOW), { tableName: 't' });
 
     // Act
@@ -66,7 +67,26 @@ describe('Method: acquire', () => {
       UpdateExpression: 'SET holder = :holder, leaseExpiry = :expiry ADD fencingToken :one',
       ConditionExpression: 'attribute_not_exists(holder) OR leaseExpiry < :now OR holder = :holder',
       ExpressionAttributeValues: { ':holder': 'pod-1', ':expiry': NOW + 5_000, ':now': NOW, ':one': 1 },
+      ReturnValues: 'ALL_OLD',
     });
+  });
+
+  it('reports a takeover when the lease it took had a holder that never released it', async () => {
+    // Prepare
+    ddbMock.on(UpdateCommand).resolves({ Attributes: { holder: 'pod-0', fencingToken: 3, leaseExpiry: NOW - 1 } });
+    const store = new DynamoLeaseStore(documentClient, new FakeClock(NOW));
+
+    // Act
+    const lease = await store.acquire('k', 'pod-1', 5_000);
+
+    // Assess
+    expect(lease).toEqual({ key: 'k', holder: 'pod-1', fencingToken: 4, expiresAt: NOW + 5_000, takenOver: true });
+  });
+
+  it('counts the first acquisition of a key as token 1', async () => {
+    ddbMock.on(UpdateCommand).resolves({});
+    const store = new DynamoLeaseStore(documentClient, new FakeClock(NOW));
+    await expect(store.acquire('new', 'pod-1', 5_000)).resolves.toMatchObject({ fencingToken: 1 });
   });
 
   it('returns undefined when the condition fails (someone else holds it)', async () => {

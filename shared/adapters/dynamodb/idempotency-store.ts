@@ -1,9 +1,10 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '../../errors';
+import { ConflictError, IdempotencyPayloadMismatchError } from '../../errors';
 import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
-import type { IdempotencyClaim, IdempotencyStore } from '../../ports/store';
+import type { ClaimOptions, IdempotencyClaim, IdempotencyStore } from '../../ports/store';
+import { boundInProgressTtl } from '../../stores/idempotency-rules';
 import { isConditionalCheckFailed, mapDynamoError } from './errors';
 import { DEFAULT_TABLE_NAME, IDEMPOTENCY_COMPLETED, IDEMPOTENCY_IN_PROGRESS, idempotencyItemKey } from './table';
 import type { DynamoStoreOptions, IdempotencyItem } from './table';
@@ -12,6 +13,7 @@ import type { DynamoStoreOptions, IdempotencyItem } from './table';
 interface ExistingRecord {
   status?: string;
   result?: string;
+  payloadHash?: string;
 }
 
 /** Reads `status` and `result` from a raw (marshalled) item, as ConditionalCheckFailed carries one. */
@@ -21,7 +23,7 @@ function fromRawItem(item: Record<string, unknown> | undefined): ExistingRecord 
     const value = item[name] as { S?: string } | undefined;
     return value?.S;
   };
-  return { status: text('status'), result: text('result') };
+  return { status: text('status'), result: text('result'), payloadHash: text('payloadHash') };
 }
 
 function toClaim(record: ExistingRecord): IdempotencyClaim {
@@ -49,26 +51,35 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     this.tableName = options.tableName ?? DEFAULT_TABLE_NAME;
   }
 
-  async claim(key: string, options: { inProgressTtlMs: number; recordTtlSeconds: number }): Promise<IdempotencyClaim> {
+  async claim(key: string, options: ClaimOptions): Promise<IdempotencyClaim> {
     const nowMs = this.clock.now();
     const nowSeconds = Math.floor(nowMs / 1000);
     const item: IdempotencyItem = {
       ...idempotencyItemKey(key),
       status: IDEMPOTENCY_IN_PROGRESS,
-      inProgressExpiry: nowMs + options.inProgressTtlMs,
+      inProgressExpiry: nowMs + boundInProgressTtl(options.inProgressTtlMs, options.remainingTimeMs),
       expiresAt: nowSeconds + options.recordTtlSeconds,
       recordTtlSeconds: options.recordTtlSeconds,
+      ...(options.payloadHash === undefined ? {} : { payloadHash: options.payloadHash }),
+      ...(options.owner === undefined ? {} : { owner: options.owner }),
     };
+    // Absent, past its TTL (TTL deletes lazily, so the item may linger), an in-progress
+    // claim whose worker died, or our own in-progress claim (a retry of this very put whose
+    // reply was lost): anything else belongs to someone and is returned as ALL_OLD.
+    const ownClaim = options.owner === undefined ? '' : ' OR (#status = :inProgress AND #owner = :owner)';
     try {
-      // Absent, past its TTL (TTL deletes lazily, so the item may linger), or an in-progress
-      // claim whose worker died: anything else belongs to someone and is returned as ALL_OLD.
       await this.client.send(
         new PutCommand({
           TableName: this.tableName,
           Item: item,
-          ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now OR (#status = :inProgress AND inProgressExpiry < :nowMs)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':now': nowSeconds, ':nowMs': nowMs, ':inProgress': IDEMPOTENCY_IN_PROGRESS },
+          ConditionExpression: `attribute_not_exists(pk) OR expiresAt < :now OR (#status = :inProgress AND inProgressExpiry < :nowMs)${ownClaim}`,
+          ExpressionAttributeNames: { '#status': 'status', ...(options.owner === undefined ? {} : { '#owner': 'owner' }) },
+          ExpressionAttributeValues: {
+            ':now': nowSeconds,
+            ':nowMs': nowMs,
+            ':inProgress': IDEMPOTENCY_IN_PROGRESS,
+            ...(options.owner === undefined ? {} : { ':owner': options.owner }),
+          },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
@@ -76,7 +87,11 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw mapDynamoError(error, `claim idempotency key ${key}`);
       const existing = fromRawItem((error as { Item?: Record<string, unknown> }).Item) ?? (await this.read(key));
-      return existing === undefined ? { state: 'in-progress' } : toClaim(existing);
+      if (existing === undefined) return { state: 'in-progress' };
+      if (options.payloadHash !== undefined && existing.payloadHash !== undefined && existing.payloadHash !== options.payloadHash) {
+        throw new IdempotencyPayloadMismatchError(key, { cause: error });
+      }
+      return toClaim(existing);
     }
   }
 
@@ -113,16 +128,17 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  async abandon(key: string): Promise<void> {
+  async abandon(key: string, owner?: string): Promise<void> {
     try {
-      // Only an in-progress claim: a completed record must keep answering duplicates.
+      // Only an in-progress claim (a completed record must keep answering duplicates), and
+      // with an owner only that owner's: a claim another worker took over stays.
       await this.client.send(
         new DeleteCommand({
           TableName: this.tableName,
           Key: idempotencyItemKey(key),
-          ConditionExpression: '#status = :inProgress',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':inProgress': IDEMPOTENCY_IN_PROGRESS },
+          ConditionExpression: owner === undefined ? '#status = :inProgress' : '#status = :inProgress AND #owner = :owner',
+          ExpressionAttributeNames: { '#status': 'status', ...(owner === undefined ? {} : { '#owner': 'owner' }) },
+          ExpressionAttributeValues: { ':inProgress': IDEMPOTENCY_IN_PROGRESS, ...(owner === undefined ? {} : { ':owner': owner }) },
         }),
       );
     } catch (error) {

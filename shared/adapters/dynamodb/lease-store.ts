@@ -37,11 +37,14 @@ export class DynamoLeaseStore implements LeaseStore {
           UpdateExpression: 'SET holder = :holder, leaseExpiry = :expiry ADD fencingToken :one',
           ConditionExpression: 'attribute_not_exists(holder) OR leaseExpiry < :now OR holder = :holder',
           ExpressionAttributeValues: { ':holder': holder, ':expiry': now + ttlMs, ':now': now, ':one': 1 },
-          ReturnValues: 'ALL_NEW',
+          // The item as it was before this very update: ADD made the token exactly one more,
+          // and the old holder tells a takeover (never released) from a free lease.
+          ReturnValues: 'ALL_OLD',
         }),
       );
-      const item = output.Attributes as LeaseItem | undefined;
-      return { key, holder, fencingToken: Number(item?.fencingToken), expiresAt: now + ttlMs };
+      const before = output.Attributes as Partial<LeaseItem> | undefined;
+      const takenOver = before?.holder !== undefined && before.holder !== holder;
+      return { key, holder, fencingToken: Number(before?.fencingToken ?? 0) + 1, expiresAt: now + ttlMs, ...(takenOver ? { takenOver } : {}) };
     } catch (error) {
       if (isConditionalCheckFailed(error)) return undefined;
       throw mapDynamoError(error, `acquire lease ${key}`);

@@ -63,6 +63,10 @@ export interface IdempotencyItem extends ItemKey {
   expiresAt: number;
   recordTtlSeconds: number;
   result?: string;
+  /** sha256 of the request the key stands for; a live record with another hash refuses the claim. */
+  payloadHash?: string;
+  /** The request id that claimed it: its own retry may claim again, and only it may abandon. */
+  owner?: string;
 }
 
 export interface CheckpointItem extends ItemKey {

@@ -3,11 +3,13 @@
  * runs. Every check-and-write happens within one synchronous step, which is what a
  * conditional write gives in DynamoDB. Values are copied in and out, as a network would.
  */
-import { ConflictError, LeaseLostError } from '../../errors';
+import { ConflictError, IdempotencyPayloadMismatchError, LeaseLostError } from '../../errors';
 import type { Clock } from '../../ports/clock';
+import { boundInProgressTtl } from '../idempotency-rules';
 import { systemClock } from '../../ports/clock';
 import type {
   CheckpointStore,
+  ClaimOptions,
   ClusterRecord,
   ClusterRegistry,
   IdempotencyClaim,
@@ -24,9 +26,15 @@ interface LeaseState {
 }
 
 export class MemoryLeaseStore implements LeaseStore {
-  private readonly leases = new Map<string, LeaseState>();
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly leases = new Map<string, LeaseState>(),
+  ) {}
 
-  constructor(private readonly clock: Clock = systemClock) {}
+  /** The same leases seen through another clock: a second process whose wall clock differs. */
+  withClock(clock: Clock): MemoryLeaseStore {
+    return new MemoryLeaseStore(clock, this.leases);
+  }
 
   async acquire(key: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
     const now = this.clock.now();
@@ -35,7 +43,8 @@ export class MemoryLeaseStore implements LeaseStore {
     if (!takeable) return undefined;
     const next: LeaseState = { holder, fencingToken: (state?.fencingToken ?? 0) + 1, expiresAt: now + ttlMs };
     this.leases.set(key, next);
-    return { key, holder, fencingToken: next.fencingToken, expiresAt: next.expiresAt };
+    const takenOver = state?.holder !== undefined && state.holder !== holder;
+    return { key, holder, fencingToken: next.fencingToken, expiresAt: next.expiresAt, ...(takenOver ? { takenOver } : {}) };
   }
 
   async renew(lease: Lease, ttlMs: number): Promise<Lease> {
@@ -62,22 +71,33 @@ interface IdempotencyState {
   expiresAt: number;
   recordTtlSeconds: number;
   result?: string;
+  payloadHash?: string;
+  owner?: string;
 }
 
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  private readonly records = new Map<string, IdempotencyState>();
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly records = new Map<string, IdempotencyState>(),
+  ) {}
 
-  constructor(private readonly clock: Clock = systemClock) {}
+  /** The same records seen through another clock: a second process whose wall clock differs. */
+  withClock(clock: Clock): MemoryIdempotencyStore {
+    return new MemoryIdempotencyStore(clock, this.records);
+  }
 
-  async claim(key: string, options: { inProgressTtlMs: number; recordTtlSeconds: number }): Promise<IdempotencyClaim> {
+  async claim(key: string, options: ClaimOptions): Promise<IdempotencyClaim> {
     const nowMs = this.clock.now();
     const nowSeconds = Math.floor(nowMs / 1000);
     const existing = this.records.get(key);
     const claimable =
       existing === undefined ||
       existing.expiresAt < nowSeconds ||
-      (existing.status === 'INPROGRESS' && (existing.inProgressExpiry ?? 0) < nowMs);
+      (existing.status === 'INPROGRESS' && ((existing.inProgressExpiry ?? 0) < nowMs || (options.owner !== undefined && existing.owner === options.owner)));
     if (!claimable) {
+      if (options.payloadHash !== undefined && existing.payloadHash !== undefined && existing.payloadHash !== options.payloadHash) {
+        throw new IdempotencyPayloadMismatchError(key);
+      }
       if (existing.status === 'COMPLETED') {
         return { state: 'completed', result: existing.result === undefined ? undefined : (JSON.parse(existing.result) as unknown) };
       }
@@ -85,9 +105,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     }
     this.records.set(key, {
       status: 'INPROGRESS',
-      inProgressExpiry: nowMs + options.inProgressTtlMs,
+      inProgressExpiry: nowMs + boundInProgressTtl(options.inProgressTtlMs, options.remainingTimeMs),
       expiresAt: nowSeconds + options.recordTtlSeconds,
       recordTtlSeconds: options.recordTtlSeconds,
+      ...(options.payloadHash === undefined ? {} : { payloadHash: options.payloadHash }),
+      ...(options.owner === undefined ? {} : { owner: options.owner }),
     });
     return { state: 'claimed' };
   }
@@ -102,11 +124,15 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       expiresAt: Math.floor(this.clock.now() / 1000) + existing.recordTtlSeconds,
       recordTtlSeconds: existing.recordTtlSeconds,
       ...(serialised === undefined ? {} : { result: serialised }),
+      ...(existing.payloadHash === undefined ? {} : { payloadHash: existing.payloadHash }),
     });
   }
 
-  async abandon(key: string): Promise<void> {
-    if (this.records.get(key)?.status === 'INPROGRESS') this.records.delete(key);
+  async abandon(key: string, owner?: string): Promise<void> {
+    const existing = this.records.get(key);
+    if (existing?.status !== 'INPROGRESS') return;
+    if (owner !== undefined && existing.owner !== owner) return;
+    this.records.delete(key);
   }
 }
 

@@ -1,0 +1,115 @@
+/**
+ * The fence on engine Deployment writes, against the embedded API server: the writer stamps
+ * its lease token, leaves alone a Deployment stamped with a newer one, raises the fence
+ * after a takeover even when nothing else changes, and checks its lease right before the
+ * write. Writes are counted at the API server (resourceVersion moves only on a write).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
+import { LeaseLostError } from '../../shared/errors';
+import { Resources } from '../../shared/model/resources';
+import type { KubeObject } from '../../shared/ports/cluster';
+import type { WorkloadFence } from '../../shared/ports/workloads';
+import { createDirectWorkloadWriter, LEASE_FENCE_ANNOTATION, WorkloadSupersededError } from '../../shared/pinning/direct-workload-writer';
+import { fenceDeploymentWrites } from '../../shared/rollout-runs/fenced-deployments';
+import { renderEngineDeployment } from '../../shared/runtime';
+
+const NS = 'fence';
+let cluster: EmbeddedCluster;
+
+beforeAll(async () => {
+  cluster = await startEmbeddedCluster({ workloadReadyDelayMs: 5 });
+  await cluster.client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+});
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const held = (fencingToken: number, takenOver = false): WorkloadFence => ({ fencingToken, takenOver, assertHeld: () => undefined });
+
+async function isvcNamed(name: string): Promise<KubeObject> {
+  return cluster.client.create(Resources.inferenceServices, {
+    apiVersion: 'ome.io/v1beta1',
+    kind: 'InferenceService',
+    metadata: { name, namespace: NS },
+    spec: { model: { name: 'm' }, runtime: { name: 'rt' } },
+  });
+}
+
+function render(isvc: KubeObject, image: string): KubeObject {
+  return renderEngineDeployment({
+    isvc: { namespace: NS, name: isvc.metadata.name, uid: isvc.metadata.uid, engine: { minReplicas: 1 } },
+    runtimeName: 'rt',
+    spec: { engineConfig: { runner: { name: 'ome-container', image } } },
+  });
+}
+
+async function deployment(name: string): Promise<KubeObject> {
+  return cluster.client.get(Resources.deployments, NS, `${name}-engine`);
+}
+
+describe('fenced engine Deployment writes', () => {
+  it('stamps the token, and refuses a write under an older lease without touching the Deployment', async () => {
+    const isvc = await isvcNamed('older');
+    const writer = createDirectWorkloadWriter(cluster.client);
+    await writer.apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v2'), renderedFrom: 'live', fence: held(8) });
+    const stamped = await deployment('older');
+
+    const stale = await writer.apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: held(7) }).catch((e: unknown) => e);
+
+    expect(stamped.metadata.annotations?.[LEASE_FENCE_ANNOTATION]).toBe('8');
+    expect(stale).toBeInstanceOf(WorkloadSupersededError);
+    expect((await deployment('older')).metadata.resourceVersion).toBe(stamped.metadata.resourceVersion);
+  });
+
+  it('raises the fence after a takeover even when the Deployment is as wanted, and writes nothing otherwise', async () => {
+    const isvc = await isvcNamed('takeover');
+    const writer = createDirectWorkloadWriter(cluster.client);
+    await writer.apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: held(3) });
+    const before = await deployment('takeover');
+
+    const plain = await writer.apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: held(4) });
+    const afterPlain = await deployment('takeover');
+    const takenOver = await writer.apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: held(5, true) });
+    const afterTakeover = await deployment('takeover');
+
+    expect([plain, takenOver]).toEqual(['unchanged', 'unchanged']);
+    expect(afterPlain.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(afterTakeover.metadata.annotations?.[LEASE_FENCE_ANNOTATION]).toBe('5');
+    expect(afterTakeover.spec).toEqual(before.spec);
+  });
+
+  it('checks the lease right before writing: a lost lease writes nothing', async () => {
+    const isvc = await isvcNamed('lost');
+    const writer = createDirectWorkloadWriter(cluster.client);
+    const lost: WorkloadFence = { fencingToken: 9, takenOver: false, assertHeld: () => { throw new LeaseLostError('lease expired'); } };
+
+    const error = await writer.apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: lost }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(LeaseLostError);
+    await expect(deployment('lost')).rejects.toThrow();
+  });
+
+  it('fences the rollout run\'s scaling, promotion and canary removal the same way', async () => {
+    const isvc = await isvcNamed('rollout');
+    await createDirectWorkloadWriter(cluster.client).apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: held(6) });
+    const before = await deployment('rollout');
+    const stale = fenceDeploymentWrites(cluster.client, held(5));
+    const current = fenceDeploymentWrites(cluster.client, held(6));
+
+    const refused = await Promise.all([
+      stale.patch(Resources.deployments, NS, 'rollout-engine', { spec: { replicas: 3 } }, { type: 'merge' }).catch((e: unknown) => e),
+      stale.replace(Resources.deployments, { ...before, spec: { ...(before.spec as object), replicas: 3 } }).catch((e: unknown) => e),
+      stale.delete(Resources.deployments, NS, 'rollout-engine').catch((e: unknown) => e),
+    ]);
+    const untouched = await deployment('rollout');
+    await current.patch(Resources.deployments, NS, 'rollout-engine', { spec: { replicas: 3 } }, { type: 'merge' });
+    const scaled = await deployment('rollout');
+
+    expect(refused.every((e) => e instanceof WorkloadSupersededError)).toBe(true);
+    expect(untouched.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect((scaled.spec as { replicas?: number }).replicas).toBe(3);
+    expect(scaled.metadata.annotations?.[LEASE_FENCE_ANNOTATION]).toBe('6');
+  });
+});
