@@ -28,7 +28,7 @@ import { ResourceRegistry, groupVersion, storageKey, type KubeObject, type Resou
 import { applyStructuralSchema } from './schema';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors';
 import { ObjectStore } from './store';
-import { validateDeployment, validateMetaUpdate, validateObjectMeta } from './validation';
+import { validateDeployment, validateMetaUpdate, validateObjectMeta, type NameRule } from './validation';
 import { WatchHub, asServed, type WatchHandle, type WatchSink } from './watch';
 import { DeploymentSimulator } from './workloads';
 
@@ -116,6 +116,13 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     return ka.length === kb.length && ka.every((k) => deepEqual(a[k], b[k]));
   }
   return false;
+}
+
+/** How a kind's names are validated: namespaces are DNS labels, RBAC objects path segments, the rest DNS subdomains. */
+function nameRuleOf(def: ResourceDef): NameRule {
+  if (def.group === '' && def.plural === 'namespaces') return 'label';
+  if (def.group === 'rbac.authorization.k8s.io') return 'path';
+  return 'subdomain';
 }
 
 function without(object: KubeObject, keys: string[]): Record<string, unknown> {
@@ -392,7 +399,7 @@ export class ClusterApi {
     this.applyKindDefaults(def, object, true);
     if (def.group === 'apiextensions.k8s.io') object.status = establishedStatus(object, meta.creationTimestamp);
     const schema = this.applySchema(def, object, options);
-    const errors = [...validateObjectMeta(object, def.plural === 'namespaces' && def.group === '' ? 'label' : 'subdomain'), ...this.kindErrors(def, object), ...schema.errors];
+    const errors = [...validateObjectMeta(object, nameRuleOf(def)), ...this.kindErrors(def, object), ...schema.errors];
     if (errors.length > 0) throw invalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
     return schema.warnings;
   }
@@ -543,8 +550,7 @@ export class ClusterApi {
       if (def.tracksGeneration && this.specChanged(def, current, next)) meta.generation = (current.metadata.generation ?? 0) + 1;
     }
     const schema = this.applySchema(def, next, options);
-    const rule = def.plural === 'namespaces' && def.group === '' ? 'label' : 'subdomain';
-    const errors = [...validateObjectMeta(next, rule), ...this.kindErrors(def, next), ...schema.errors];
+    const errors = [...validateObjectMeta(next, nameRuleOf(def)), ...this.kindErrors(def, next), ...schema.errors];
     if (errors.length > 0) throw invalid(def.group, def.kind, current.metadata.name ?? '', errors);
     return { next, warnings: schema.warnings };
   }

@@ -93,7 +93,25 @@ const DEPLOYMENT_SPEC: Schema = {
   9: { name: 'progressDeadlineSeconds', type: 'int' },
 };
 
+const RESOURCE_ATTRIBUTES: Schema = {
+  1: { name: 'namespace', type: 'string' },
+  2: { name: 'verb', type: 'string' },
+  3: { name: 'group', type: 'string' },
+  4: { name: 'version', type: 'string' },
+  5: { name: 'resource', type: 'string' },
+  6: { name: 'subresource', type: 'string' },
+  7: { name: 'name', type: 'string' },
+};
+
 const KINDS: Record<string, Schema> = {
+  // `kubectl auth can-i`
+  SelfSubjectAccessReview: {
+    1: { name: 'metadata', type: OBJECT_META },
+    2: {
+      name: 'spec',
+      type: { 1: { name: 'resourceAttributes', type: RESOURCE_ATTRIBUTES }, 2: { name: 'nonResourceAttributes', type: { 1: { name: 'path', type: 'string' }, 2: { name: 'verb', type: 'string' } } } },
+    },
+  },
   Namespace: { 1: { name: 'metadata', type: OBJECT_META }, 2: { name: 'spec', type: { 1: { name: 'finalizers', type: 'string', repeated: true } } } },
   ConfigMap: {
     1: { name: 'metadata', type: OBJECT_META },

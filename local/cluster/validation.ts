@@ -15,12 +15,16 @@ const LABEL_MESSAGE =
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
-export type NameRule = 'subdomain' | 'label';
+/** `path`: RBAC objects, whose names need only be usable as one URL path segment (`system:discovery`). */
+export type NameRule = 'subdomain' | 'label' | 'path';
 
 /** Problems with a name as `ValidateObjectMeta` words them; empty when valid. */
 export function nameProblems(name: string, rule: NameRule): string[] {
   const problems: string[] = [];
-  if (rule === 'label') {
+  if (rule === 'path') {
+    if (name === '.' || name === '..') problems.push(`may not be '${name}'`);
+    for (const bad of ['/', '%']) if (name.includes(bad)) problems.push(`may not contain '${bad}'`);
+  } else if (rule === 'label') {
     if (name.length > 63) problems.push('must be no more than 63 characters');
     if (!DNS1123_LABEL.test(name)) problems.push(LABEL_MESSAGE);
   } else {
