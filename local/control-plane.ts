@@ -33,6 +33,8 @@ import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
 import type { EmbeddedCluster } from './cluster';
+import { renderKubeconfig } from './cluster/kubeconfig';
+import { createIdentityAppContext, identityKubeconfigPathOf, runAsFunction } from './function-identity';
 import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
 import type { DynamoDbLocal } from './dynamodb-local';
 
@@ -86,6 +88,8 @@ export interface ControlPlaneOptions {
 export interface ControlPlaneCluster {
   id: string;
   kubeconfigPath: string;
+  /** An embedded cluster's identities: the operator's context plus one per function (its ServiceAccount's token). */
+  identityKubeconfigPath?: string;
   /** The API server of an embedded cluster. */
   url?: string;
   /** In-process access to an embedded cluster (tests). */
@@ -189,7 +193,10 @@ async function startParts(
   const connectCluster = options.kubeconfig
     ? (record: ClusterRecord, resolved: ResolvedCredentials) => connectionFromKubeConfig(kubeConfigFromRecord(record, resolved))
     : undefined;
-  const app = createAppContext({ config: loadConfig(env), stores, ...(connectCluster ? { connectCluster } : {}) });
+  const baseApp = createAppContext({ config: loadConfig(env), stores, ...(connectCluster ? { connectCluster } : {}) });
+  // Each function reaches an embedded cluster under its own ServiceAccount (local/function-identity.ts).
+  const identityPaths = new Map(clusters.flatMap((cluster) => (cluster.identityKubeconfigPath ? [[cluster.id, cluster.identityKubeconfigPath] as const] : [])));
+  const app = identityPaths.size > 0 ? createIdentityAppContext(baseApp, { config: baseApp.config, stores }, identityPaths) : baseApp;
   setAppContext(app);
   stoppers.push({ name: 'app context', stop: async () => setAppContext(undefined) });
 
@@ -203,7 +210,7 @@ async function startParts(
   let webhookUrl: string | undefined;
   const webhookHandler = handlers.get(WEBHOOK_FUNCTION);
   if (webhookHandler) {
-    const webhook = await serveFunctionUrl(webhookHandler, WEBHOOK_FUNCTION);
+    const webhook = await serveFunctionUrl((event, context) => runAsFunction(WEBHOOK_FUNCTION, () => webhookHandler(event, context)), WEBHOOK_FUNCTION);
     stoppers.push({ name: 'admission webhook', stop: () => webhook.stop() });
     webhookUrl = webhook.url;
     functions.push(WEBHOOK_FUNCTION);
@@ -213,7 +220,13 @@ async function startParts(
   }
 
   return {
-    clusters: clusters.map(({ id, kubeconfigPath, url, client }) => ({ id, kubeconfigPath, ...(url ? { url } : {}), ...(client ? { client } : {}) })),
+    clusters: clusters.map(({ id, kubeconfigPath, identityKubeconfigPath, url, client }) => ({
+      id,
+      kubeconfigPath,
+      ...(identityKubeconfigPath ? { identityKubeconfigPath } : {}),
+      ...(url ? { url } : {}),
+      ...(client ? { client } : {}),
+    })),
     functions,
     bus,
     dynamoDbEndpoint: dynamo.local.endpoint,
@@ -258,6 +271,7 @@ async function startDynamo(log: (line: string) => void): Promise<{ local: Dynamo
 interface StartedCluster {
   id: string;
   kubeconfigPath: string;
+  identityKubeconfigPath?: string;
   url?: string;
   client?: ClusterClient;
   embedded?: EmbeddedCluster;
@@ -292,14 +306,19 @@ async function startEmbeddedClusters(
     stoppers.push({ name: `cluster ${id}`, stop: () => embedded.stop() });
     const kubeconfigPath = kubeconfigPathOf(dataDir, index);
     await embedded.writeKubeconfig(kubeconfigPath);
+    const identityKubeconfigPath = identityKubeconfigPathOf(dataDir, id);
+    await embedded.writeIdentityKubeconfig(identityKubeconfigPath);
     log(`cluster      ${id.padEnd(9)} ${embedded.url}  kubeconfig ${kubeconfigPath}  (${seconds(started)})`);
+    // The record names the server only: tokens stay in the data directory's files, never in the table.
+    const server = { server: embedded.httpsUrl, caData: embedded.caData };
     clusters.push({
       id,
       kubeconfigPath,
+      identityKubeconfigPath,
       url: embedded.url,
       client: embedded.client,
       embedded,
-      record: { id, server: embedded.url, credentials: { kind: 'kubeconfig', kubeconfig: embedded.kubeconfig }, omeNamespace: OME_NAMESPACE },
+      record: { id, server: embedded.httpsUrl, credentials: { kind: 'kubeconfig', kubeconfig: renderKubeconfig(server) }, omeNamespace: OME_NAMESPACE },
     });
   }
   return clusters;
@@ -419,8 +438,9 @@ function wireBusTargets(
   for (const fn of bus.functions) {
     if (fn.name === FORWARDER_FUNCTION || fn.name === WEBHOOK_FUNCTION || !routed.has(fn.name)) continue;
     const handler = handlers.get(fn.name) as TargetHandler | undefined;
-    const target = wrapTarget ? wrapTarget(fn.name, handler) : handler;
-    if (!target) continue;
+    const wrapped = wrapTarget ? wrapTarget(fn.name, handler) : handler;
+    if (!wrapped) continue;
+    const target: TargetHandler = (event, context) => runAsFunction(fn.name, () => wrapped(event, context));
     bus.registerTarget(fn.name, target);
     wired.push(fn.name);
   }
@@ -450,7 +470,7 @@ function startForwarders(
   const publisher = createEventPublisher({ client, busName, logger: { warn: (message, ...details) => log(`forwarder    publish: ${message} ${JSON.stringify(details)}`) } });
   const holderId = `npm-start-${process.pid}-${randomUUID().slice(0, 8)}`;
   const runs: Array<Promise<ForwarderStats | undefined>> = clusters.map(async (cluster) => {
-    const handle = await app.cluster(cluster.id);
+    const handle = await runAsFunction(FORWARDER_FUNCTION, () => app.cluster(cluster.id));
     return runForwarder({
       clusterId: cluster.id,
       cluster: handle.client,

@@ -6,7 +6,9 @@
  * cleanup, owner-reference garbage collection and fault injection.
  */
 import { randomUUID } from 'node:crypto';
+import { currentRequestUser } from './access';
 import { WebhookAdmission, type AdmissionAttributes } from './admission';
+import { PolicyAdmission, policyErrors } from './admission-policy';
 import {
   ApiError,
   alreadyExists,
@@ -31,6 +33,10 @@ import { ObjectStore } from './store';
 import { validateDeployment, validateMetaUpdate, validateObjectMeta, type NameRule } from './validation';
 import { WatchHub, asServed, type WatchHandle, type WatchSink } from './watch';
 import { DeploymentSimulator } from './workloads';
+import { MASTERS_GROUP, type UserInfo } from './rbac';
+
+/** Who the server's own and in-process requests run as (the real server's loopback user). */
+const SERVER_USER: UserInfo = { username: 'system:apiserver', groups: [MASTERS_GROUP] };
 
 export interface ClusterApiOptions {
   watchWindow: number;
@@ -46,6 +52,8 @@ export interface WriteOptions {
   fieldValidation?: FieldValidation;
   /** A write the server makes itself (controllers): no faults, no admission. */
   internal?: boolean;
+  /** Who writes, for admission policies; default the HTTP request's user, else the server itself. */
+  user?: UserInfo;
 }
 
 export interface DeleteParams extends WriteOptions {
@@ -161,6 +169,7 @@ export class ClusterApi {
   readonly watches: WatchHub;
   readonly faults: FaultInjector;
   private readonly admission: WebhookAdmission;
+  private readonly policies: PolicyAdmission;
   private readonly workloads: DeploymentSimulator;
   private readonly pending = new Set<NodeJS.Timeout>();
   private stopped = false;
@@ -174,7 +183,18 @@ export class ClusterApi {
       configurations: () => this.store.list('admissionregistration.k8s.io/validatingwebhookconfigurations').map(([, o]) => o),
       namespaceLabels: (name) => this.store.get('/namespaces', undefined, name)?.metadata.labels,
     });
+    this.policies = new PolicyAdmission({
+      policies: () => this.store.list('admissionregistration.k8s.io/validatingadmissionpolicies').map(([, o]) => o),
+      bindings: () => this.store.list('admissionregistration.k8s.io/validatingadmissionpolicybindings').map(([, o]) => o),
+      namespaceLabels: (name) => this.store.get('/namespaces', undefined, name)?.metadata.labels,
+    });
     this.workloads = new DeploymentSimulator(this, options.workloadReadyDelayMs);
+  }
+
+  /** Validating admission: policies first, then webhooks (kube-apiserver's plugin order). */
+  private async admit(attrs: AdmissionAttributes, options: WriteOptions): Promise<string[]> {
+    const warnings = this.policies.validate(attrs, options.user ?? currentRequestUser() ?? SERVER_USER);
+    return [...warnings, ...(await this.admission.validate(attrs))];
   }
 
   /** The definition served at group/version/plural; 404 when nothing is served there. */
@@ -355,6 +375,7 @@ export class ClusterApi {
   private kindErrors(def: ResourceDef, object: KubeObject): FieldError[] {
     if (def.group === 'apps' && def.plural === 'deployments') return validateDeployment(object);
     if (def.group === 'apiextensions.k8s.io') return validateCrd(object);
+    if (def.group === 'admissionregistration.k8s.io' && def.plural === 'validatingadmissionpolicies') return policyErrors(object);
     return [];
   }
 
@@ -429,7 +450,7 @@ export class ClusterApi {
     const name = object.metadata.name ?? '';
     this.requireNamespace(def, ns, name);
     if (!options.internal) {
-      warnings.push(...(await this.admission.validate(this.attributes('CREATE', def, ns, name, object, undefined, options))));
+      warnings.push(...(await this.admit(this.attributes('CREATE', def, ns, name, object, undefined, options), options)));
     }
     this.requireNamespace(def, ns, name);
     if (this.store.get(storageKey(def), ns, name)) throw alreadyExists(def, name);
@@ -596,7 +617,7 @@ export class ClusterApi {
       const { next, warnings } = this.prepareUpdate(def, current, body, subresource, options);
       next.metadata.resourceVersion = current.metadata.resourceVersion;
       if (!options.internal) {
-        warnings.push(...(await this.admission.validate(this.attributes('UPDATE', def, namespace, name, next, current, options, subresource))));
+        warnings.push(...(await this.admit(this.attributes('UPDATE', def, namespace, name, next, current, options, subresource), options)));
       }
       const latest = this.store.get(key, namespace, name);
       if (!latest) throw notFound(def, name);
@@ -626,7 +647,7 @@ export class ClusterApi {
     if (isNamespace && PROTECTED_NAMESPACES.has(name)) throw forbidden(def, name, 'this namespace may not be deleted');
     const warnings = params.internal
       ? []
-      : await this.admission.validate(this.attributes('DELETE', def, ns, name, undefined, asServed(def, current), params));
+      : await this.admit(this.attributes('DELETE', def, ns, name, undefined, asServed(def, current), params), params);
     const latest = this.store.get(key, ns, name);
     if (!latest) throw notFound(def, name);
     this.checkPreconditions(def, latest, params.preconditions);
