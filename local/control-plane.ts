@@ -32,7 +32,7 @@ import type { ResolvedCredentials } from '../shared/adapters/kubernetes';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
-import type { EmbeddedCluster } from './cluster';
+import type { AccessRecord, EmbeddedCluster } from './cluster';
 import { renderKubeconfig } from './cluster/kubeconfig';
 import { createIdentityAppContext, identityKubeconfigPathOf, runAsFunction } from './function-identity';
 import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
@@ -94,6 +94,8 @@ export interface ControlPlaneCluster {
   url?: string;
   /** In-process access to an embedded cluster (tests). */
   client?: ClusterClient;
+  /** An embedded cluster's authorization decisions: who did what (tests). */
+  accessLog?: () => readonly AccessRecord[];
 }
 
 export interface ControlPlane {
@@ -220,12 +222,13 @@ async function startParts(
   }
 
   return {
-    clusters: clusters.map(({ id, kubeconfigPath, identityKubeconfigPath, url, client }) => ({
+    clusters: clusters.map(({ id, kubeconfigPath, identityKubeconfigPath, url, client, embedded }) => ({
       id,
       kubeconfigPath,
       ...(identityKubeconfigPath ? { identityKubeconfigPath } : {}),
       ...(url ? { url } : {}),
       ...(client ? { client } : {}),
+      ...(embedded ? { accessLog: () => embedded.accessLog() } : {}),
     })),
     functions,
     bus,

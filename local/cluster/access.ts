@@ -57,6 +57,26 @@ export function storedPolicy(store: ObjectStore): RbacPolicySource {
   };
 }
 
+/** One authorization decision, for tests that check who did what (kept in memory, no credentials). */
+export interface AccessRecord {
+  username: string;
+  verb: string;
+  /** `deployments.apps`, `inferenceservices.ome.io/status`, or the path of a non-resource request. */
+  target: string;
+  namespace: string;
+  name: string;
+  allowed: boolean;
+  userAgent: string;
+}
+
+const ACCESS_LOG_LIMIT = 20_000;
+
+function targetOf(attributes: RequestAttributes): string {
+  if (!attributes.resourceRequest) return attributes.path;
+  const resource = attributes.apiGroup === '' ? attributes.resource : `${attributes.resource}.${attributes.apiGroup}`;
+  return attributes.subresource === '' ? resource : `${resource}/${attributes.subresource}`;
+}
+
 export type Admission = { user: UserInfo } | { answer: { code: number; body: unknown } };
 
 function headerValues(value: string | string[] | undefined): string[] {
@@ -90,6 +110,7 @@ function text(value: unknown): string {
 export class AccessControl {
   readonly tokens: TokenAuthenticator;
   private readonly policy: RbacPolicySource;
+  private readonly log: AccessRecord[] = [];
 
   constructor(private readonly store: ObjectStore) {
     this.tokens = new TokenAuthenticator((namespace, name) => store.get('/serviceaccounts', namespace, name) !== undefined);
@@ -107,9 +128,22 @@ export class AccessControl {
     }
     const user = this.impersonate(authenticated, req);
     const attributes = requestAttributesOf(user, method === 'HEAD' ? 'GET' : method, path, query);
-    if (!authorize(this.policy, attributes).allowed) throw forbiddenError(attributes);
+    const allowed = authorize(this.policy, attributes).allowed;
+    this.record(attributes, allowed, req.headers['user-agent'] ?? '');
+    if (!allowed) throw forbiddenError(attributes);
     if (method === 'POST' && path === SELF_SUBJECT_ACCESS_REVIEWS) return { answer: await this.review(user, req) };
     return { user };
+  }
+
+  /** The latest authorization decisions, oldest first. */
+  accessLog(): readonly AccessRecord[] {
+    return this.log;
+  }
+
+  private record(attributes: RequestAttributes, allowed: boolean, userAgent: string): void {
+    const scoped = attributes.resourceRequest ? { namespace: attributes.namespace, name: attributes.name } : { namespace: '', name: '' };
+    this.log.push({ username: attributes.user.username, verb: attributes.verb, target: targetOf(attributes), ...scoped, allowed, userAgent });
+    if (this.log.length > ACCESS_LOG_LIMIT) this.log.splice(0, this.log.length - ACCESS_LOG_LIMIT);
   }
 
   /** Whether `user` may do what `attributes` describe (for tests and reviews). */

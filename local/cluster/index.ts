@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { FUNCTION_SERVICE_ACCOUNTS, isAccessManifest, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
 import type { ClusterClient } from '../../shared/ports/cluster';
-import { AccessControl } from './access';
+import { AccessControl, type AccessRecord } from './access';
 import { ClusterApi } from './api';
 import { bootstrapPolicy } from './bootstrap-policy';
 import { InProcessClusterClient } from './client';
@@ -20,6 +20,7 @@ import { CONTEXT_NAME, renderIdentityKubeconfig, renderKubeconfig } from './kube
 import { applyManifestDirectory } from './manifests';
 
 export type { FaultSpec, FaultStatus, Faults } from './faults';
+export type { AccessRecord } from './access';
 
 export interface EmbeddedClusterOptions {
   /** 0 (default) picks a free port. */
@@ -67,6 +68,8 @@ export interface EmbeddedCluster {
   serviceAccountToken(namespace: string, name: string): string;
   /** The operator's bearer token. Held in memory only. */
   adminToken: string;
+  /** Who was allowed or denied what over HTTP (the latest 20,000 decisions), for tests. */
+  accessLog(): readonly AccessRecord[];
   /**
    * The ClusterClient port over the server's storage, without HTTP. It is the server's own
    * channel: not authenticated, not subject to RBAC or admission policies for users.
@@ -128,6 +131,7 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions = {})
     writeIdentityKubeconfig: (path) => writeSecretFile(path, identityKubeconfig),
     serviceAccountToken: (namespace, name) => access.tokens.serviceAccountToken(namespace, name),
     adminToken,
+    accessLog: () => access.accessLog(),
     client: new InProcessClusterClient(api),
     faults: api.faults,
     async stop(): Promise<void> {
