@@ -50,6 +50,27 @@ interface Token {
 
 const OPERATORS = ['&&', '||', '==', '!=', '<=', '>=', '<', '>', '!', '?', ':', '.', ',', '(', ')', '[', ']', '-'];
 
+/** A quoted string starting at `start`: its text and the index after its closing quote. */
+function readString(source: string, start: number): { text: string; end: number } {
+  const quote = source[start];
+  let text = '';
+  let j = start + 1;
+  while (j < source.length && source[j] !== quote) {
+    const c = source[j] ?? '';
+    if (c !== '\\') {
+      text += c;
+      j += 1;
+      continue;
+    }
+    const next = source[j + 1] ?? '';
+    if (!['\\', "'", '"'].includes(next)) throw new CelUnsupportedError(`escape \\${next} is not supported`);
+    text += next;
+    j += 2;
+  }
+  if (j >= source.length) throw new CelUnsupportedError('unterminated string');
+  return { text, end: j + 1 };
+}
+
 function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
@@ -60,22 +81,9 @@ function tokenize(source: string): Token[] {
       continue;
     }
     if (c === "'" || c === '"') {
-      let text = '';
-      let j = i + 1;
-      while (j < source.length && source[j] !== c) {
-        if (source[j] === '\\') {
-          const next = source[j + 1] ?? '';
-          if (!['\\', "'", '"'].includes(next)) throw new CelUnsupportedError(`escape \\${next} is not supported`);
-          text += next;
-          j += 2;
-        } else {
-          text += source[j];
-          j += 1;
-        }
-      }
-      if (j >= source.length) throw new CelUnsupportedError('unterminated string');
+      const { text, end } = readString(source, i);
       tokens.push({ kind: 'string', text, value: text });
-      i = j + 1;
+      i = end;
       continue;
     }
     const number = /^\d+/.exec(source.slice(i));
@@ -298,7 +306,7 @@ function equal(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => equal(item, b[i]));
   if (isMap(a) && isMap(b)) {
     const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((key) => key in b && equal(a[key], b[key]));
+    return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && equal(a[key], b[key]));
   }
   return a === b;
 }
@@ -321,6 +329,22 @@ function elements(value: unknown, what: string): unknown[] {
 
 type Scope = Record<string, unknown>;
 
+function select(operand: unknown, field: string): unknown {
+  if (!isMap(operand)) throw new CelEvaluationError(`no such key: ${field} (on ${typeName(operand)})`);
+  // Own keys only: `constructor` or `toString` are not fields of a JSON object.
+  if (!Object.hasOwn(operand, field) || operand[field] === undefined) throw new CelEvaluationError(`no such key: ${field}`);
+  return operand[field];
+}
+
+function index(operand: unknown, key: unknown): unknown {
+  if (Array.isArray(operand) && typeof key === 'number') {
+    if (key < 0 || key >= operand.length) throw new CelEvaluationError(`index out of range: ${key}`);
+    return operand[key];
+  }
+  if (isMap(operand) && typeof key === 'string') return select(operand, key);
+  throw new CelEvaluationError(`no such overload: index of ${typeName(operand)} by ${typeName(key)}`);
+}
+
 function evaluate(node: Node, scope: Scope): unknown {
   switch (node.type) {
     case 'literal':
@@ -330,30 +354,15 @@ function evaluate(node: Node, scope: Scope): unknown {
       return scope[node.name];
     case 'list':
       return node.items.map((item) => evaluate(item, scope));
-    case 'select': {
-      const operand = evaluate(node.operand, scope);
-      if (!isMap(operand)) throw new CelEvaluationError(`no such key: ${node.field} (on ${typeName(operand)})`);
-      if (!(node.field in operand) || operand[node.field] === undefined) throw new CelEvaluationError(`no such key: ${node.field}`);
-      return operand[node.field];
-    }
+    case 'select':
+      return select(evaluate(node.operand, scope), node.field);
     case 'has': {
       const operand = evaluate(node.operand, scope);
       if (!isMap(operand)) throw new CelEvaluationError(`has() on ${typeName(operand)}`);
-      return node.field in operand && operand[node.field] !== undefined && operand[node.field] !== null;
+      return Object.hasOwn(operand, node.field) && operand[node.field] !== undefined && operand[node.field] !== null;
     }
-    case 'index': {
-      const operand = evaluate(node.operand, scope);
-      const index = evaluate(node.index, scope);
-      if (Array.isArray(operand) && typeof index === 'number') {
-        if (index < 0 || index >= operand.length) throw new CelEvaluationError(`index out of range: ${index}`);
-        return operand[index];
-      }
-      if (isMap(operand) && typeof index === 'string') {
-        if (!(index in operand)) throw new CelEvaluationError(`no such key: ${index}`);
-        return operand[index];
-      }
-      throw new CelEvaluationError(`no such overload: index of ${typeName(operand)} by ${typeName(index)}`);
-    }
+    case 'index':
+      return index(evaluate(node.operand, scope), evaluate(node.index, scope));
     case 'macro':
       return evaluateMacro(node, scope);
     case 'call':
@@ -428,7 +437,7 @@ function evaluateBinary(op: string, leftNode: Node, rightNode: Node, scope: Scop
       return !equal(left, right);
     case 'in':
       if (Array.isArray(right)) return right.some((item) => equal(item, left));
-      if (isMap(right)) return typeof left === 'string' && left in right;
+      if (isMap(right)) return typeof left === 'string' && Object.hasOwn(right, left);
       throw new CelEvaluationError(`no such overload: in ${typeName(right)}`);
     default: {
       if (typeof left !== typeof right || (typeof left !== 'number' && typeof left !== 'string')) {

@@ -143,24 +143,33 @@ function bound(binding: BindingObject, user: UserInfo): boolean {
   return (binding.subjects ?? []).some((subject) => subjectMatches(subject, user, binding.metadata.namespace ?? ''));
 }
 
+function roleOf(policy: RbacPolicySource, binding: BindingObject, namespace: string): RoleObject | undefined {
+  const ref = binding.roleRef;
+  if (ref?.kind === 'ClusterRole') return policy.clusterRole(ref.name ?? '');
+  if (ref?.kind === 'Role' && namespace !== '') return policy.role(namespace, ref.name ?? '');
+  return undefined;
+}
+
+function grantedBy(policy: RbacPolicySource, binding: BindingObject, request: RequestAttributes, namespace: string): RoleObject | undefined {
+  if (!bound(binding, request.user)) return undefined;
+  const role = roleOf(policy, binding, namespace);
+  return role?.rules?.some((rule) => ruleAllows(rule, request)) ? role : undefined;
+}
+
 /** Decides a request as the RBAC authorizer (plus the privileged group) would. */
 export function authorize(policy: RbacPolicySource, request: RequestAttributes): Decision {
   if (request.user.groups.includes(MASTERS_GROUP)) return { allowed: true, reason: `member of ${MASTERS_GROUP}` };
   for (const binding of policy.clusterRoleBindings()) {
-    if (binding.roleRef?.kind !== 'ClusterRole' || !bound(binding, request.user)) continue;
-    const role = policy.clusterRole(binding.roleRef.name ?? '');
-    if (role?.rules?.some((rule) => ruleAllows(rule, request))) {
-      return { allowed: true, reason: `ClusterRoleBinding "${binding.metadata.name ?? ''}" of ClusterRole "${role.metadata.name ?? ''}"` };
-    }
+    // A ClusterRoleBinding can only name a ClusterRole.
+    const role = binding.roleRef?.kind === 'ClusterRole' ? grantedBy(policy, binding, request, '') : undefined;
+    if (role) return { allowed: true, reason: `ClusterRoleBinding "${binding.metadata.name ?? ''}" of ClusterRole "${role.metadata.name ?? ''}"` };
   }
-  if (!request.resourceRequest || request.namespace === '') return { allowed: false, reason: '' };
-  for (const binding of policy.roleBindings(request.namespace)) {
-    if (!bound(binding, request.user)) continue;
-    const ref = binding.roleRef;
-    const role = ref?.kind === 'Role' ? policy.role(request.namespace, ref.name ?? '') : ref?.kind === 'ClusterRole' ? policy.clusterRole(ref.name ?? '') : undefined;
-    if (role?.rules?.some((rule) => ruleAllows(rule, request))) {
-      return { allowed: true, reason: `RoleBinding "${binding.metadata.name ?? ''}/${request.namespace}" of ${ref?.kind ?? ''} "${role.metadata.name ?? ''}"` };
-    }
+  // RoleBindings grant only requests in their namespace, and never non-resource paths.
+  const namespace = request.resourceRequest ? request.namespace : '';
+  if (namespace === '') return { allowed: false, reason: '' };
+  for (const binding of policy.roleBindings(namespace)) {
+    const role = grantedBy(policy, binding, request, namespace);
+    if (role) return { allowed: true, reason: `RoleBinding "${binding.metadata.name ?? ''}/${namespace}" of ${binding.roleRef?.kind ?? ''} "${role.metadata.name ?? ''}"` };
   }
   return { allowed: false, reason: '' };
 }

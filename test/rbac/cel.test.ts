@@ -24,6 +24,8 @@ describe('Function: compileCel', () => {
     ["!(request.namespace in ['kube-system'])", true],
     ["'ome.io/inferenceservice' in object.metadata.labels", true],
     ["'other' in object.metadata.labels", false],
+    ["'constructor' in object.metadata.labels", false],
+    ['has(object.metadata.toString)', false],
     ['has(object.metadata.labels)', true],
     ['has(object.metadata.annotations)', false],
     ['oldObject == null', true],
