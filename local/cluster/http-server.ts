@@ -138,6 +138,8 @@ export class ApiHttpServer {
   private readonly tlsServer: https.Server;
   /** Accepts connections and hands each to the plain or the TLS server by its first byte. */
   private readonly listener: net.Server;
+  /** Connections that have not sent their first byte yet, so neither server owns them. */
+  private readonly undecided = new Set<net.Socket>();
   private address = '';
 
   constructor(
@@ -153,7 +155,10 @@ export class ApiHttpServer {
     this.server.keepAliveTimeout = 30_000;
     this.tlsServer.keepAliveTimeout = 30_000;
     this.listener = net.createServer((socket) => {
+      this.undecided.add(socket);
+      socket.once('close', () => this.undecided.delete(socket));
       socket.once('data', (first: Buffer) => {
+        this.undecided.delete(socket);
         socket.pause();
         socket.unshift(first);
         (first[0] === TLS_HANDSHAKE ? this.tlsServer : this.server).emit('connection', socket);
@@ -177,6 +182,7 @@ export class ApiHttpServer {
   async close(): Promise<void> {
     await new Promise<void>((resolve) => {
       this.listener.close(() => resolve());
+      for (const socket of this.undecided) socket.destroy();
       this.server.closeAllConnections();
       this.tlsServer.closeAllConnections();
     });
