@@ -119,6 +119,18 @@ describe('embedded API server: who may do what', () => {
     expect(escalation.stderr).toContain(`users "alice" is forbidden: User "${PIN}" cannot impersonate resource "users" in API group "" at the cluster scope`);
   });
 
+  it('serves RBAC objects to kubectl and applies a new binding at once, in its namespace only', async () => {
+    expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '-n', NS, '--as=alice')).stdout).toBe('no\n');
+    const created = await kubectl.run('create', 'rolebinding', 'alice-ome', '-n', NS, '--clusterrole=ome-pinning-kubectl-ome', '--user=alice');
+    expect(created.stdout).toBe('rolebinding.rbac.authorization.k8s.io/alice-ome created\n');
+    expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '-n', NS, '--as=alice')).stdout).toBe('yes\n');
+    expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '-n', 'default', '--as=alice')).stdout).toBe('no\n');
+    const bindings = await kubectl.run('get', 'rolebinding', 'alice-ome', '-n', NS, '-o', 'jsonpath={.roleRef.kind}/{.roleRef.name} {.subjects[0].kind}/{.subjects[0].name}');
+    expect(bindings.stdout).toBe('ClusterRole/ome-pinning-kubectl-ome User/alice');
+    expect((await kubectl.run('delete', 'rolebinding', 'alice-ome', '-n', NS)).code).toBe(0);
+    expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '-n', NS, '--as=alice')).stdout).toBe('no\n');
+  });
+
   it("stops authenticating a ServiceAccount's token once it is deleted", async () => {
     const token = cluster.serviceAccountToken('ome', 'ome-pinning-revision-gc');
     const headers = { Authorization: `Bearer ${token}` };
