@@ -34,7 +34,8 @@ import type { ClusterRecord } from '../shared/ports/store';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
-import type { EmbeddedCluster } from './cluster';
+import type { AccessRecord, EmbeddedCluster } from './cluster';
+import { identityKubeconfigPathOf } from './function-identity';
 import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
 import type { DynamoDbLocal } from './dynamodb-local';
 import { ensureLocalWebhookKey } from './webhook-key';
@@ -93,10 +94,14 @@ export interface ControlPlaneOptions {
 export interface ControlPlaneCluster {
   id: string;
   kubeconfigPath: string;
+  /** An embedded cluster's identities: the operator's context plus one per function (its ServiceAccount's token). */
+  identityKubeconfigPath?: string;
   /** The API server of an embedded cluster. */
   url?: string;
   /** In-process access to an embedded cluster (tests). */
   client?: ClusterClient;
+  /** An embedded cluster's authorization decisions: who did what (tests). */
+  accessLog?: () => readonly AccessRecord[];
 }
 
 export interface ControlPlane {
@@ -211,7 +216,7 @@ async function startParts(
     const webhookKey = await ensureLocalWebhookKey(dataDir);
     delete process.env[WebhookEnv.keySecret];
     process.env[WebhookEnv.keyFile] = webhookKey.path;
-    const webhook = await serveFunctionUrl(webhookHandler, WEBHOOK_FUNCTION);
+    const webhook = await serveFunctionUrl((event, context) => runAsFunction(WEBHOOK_FUNCTION, () => webhookHandler(event, context)), WEBHOOK_FUNCTION);
     stoppers.push({ name: 'admission webhook', stop: () => webhook.stop() });
     webhookUrl = webhook.url;
     functions.push(WEBHOOK_FUNCTION);
@@ -221,7 +226,14 @@ async function startParts(
   }
 
   return {
-    clusters: clusters.map(({ id, kubeconfigPath, url, client }) => ({ id, kubeconfigPath, ...(url ? { url } : {}), ...(client ? { client } : {}) })),
+    clusters: clusters.map(({ id, kubeconfigPath, identityKubeconfigPath, url, client, embedded }) => ({
+      id,
+      kubeconfigPath,
+      ...(identityKubeconfigPath ? { identityKubeconfigPath } : {}),
+      ...(url ? { url } : {}),
+      ...(client ? { client } : {}),
+      ...(embedded ? { accessLog: () => embedded.accessLog() } : {}),
+    })),
     functions,
     bus,
     dynamoDbEndpoint: dynamo.local.endpoint,
@@ -269,6 +281,7 @@ async function startDynamo(log: (line: string) => void): Promise<{ local: Dynamo
 interface StartedCluster {
   id: string;
   kubeconfigPath: string;
+  identityKubeconfigPath?: string;
   url?: string;
   client?: ClusterClient;
   embedded?: EmbeddedCluster;
@@ -303,15 +316,19 @@ async function startEmbeddedClusters(
     stoppers.push({ name: `cluster ${id}`, stop: () => embedded.stop() });
     const kubeconfigPath = kubeconfigPathOf(dataDir, index);
     await embedded.writeKubeconfig(kubeconfigPath);
+    const identityKubeconfigPath = identityKubeconfigPathOf(dataDir, id);
+    await embedded.writeIdentityKubeconfig(identityKubeconfigPath);
     log(`cluster      ${id.padEnd(9)} ${embedded.url}  kubeconfig ${kubeconfigPath}  (${seconds(started)})`);
     clusters.push({
       id,
       kubeconfigPath,
+      identityKubeconfigPath,
       url: embedded.url,
       client: embedded.client,
       embedded,
-      // The file, not its content: no token goes into DynamoDB Local.
-      record: { id, server: embedded.url, credentials: { kind: 'kubeconfig-file', path: kubeconfigPath }, omeNamespace: OME_NAMESPACE },
+      // The file, not its content: no token goes into DynamoDB Local. Its contexts are the
+      // functions' ServiceAccounts, so each function reaches the cluster as itself.
+      record: { id, server: embedded.httpsUrl, credentials: { kind: 'kubeconfig-file', path: identityKubeconfigPath }, omeNamespace: OME_NAMESPACE },
     });
   }
   return clusters;

@@ -6,7 +6,9 @@
  * cleanup, owner-reference garbage collection and fault injection.
  */
 import { randomUUID } from 'node:crypto';
+import { currentRequestUser } from './access';
 import { WebhookAdmission, type AdmissionAttributes } from './admission';
+import { PolicyAdmission, policyErrors } from './admission-policy';
 import {
   ApiError,
   alreadyExists,
@@ -29,9 +31,13 @@ import { ResourceRegistry, groupVersion, storageKey, type KubeObject, type Resou
 import { applyStructuralSchema } from './schema';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors';
 import { ObjectStore } from './store';
-import { pathSegmentProblems, validateDeployment, validateMetaUpdate, validateObjectMeta } from './validation';
+import { pathSegmentProblems, validateDeployment, validateMetaUpdate, validateObjectMeta, type NameRule } from './validation';
 import { WatchHub, asServed, type WatchHandle, type WatchSink } from './watch';
 import { DeploymentSimulator } from './workloads';
+import { MASTERS_GROUP, type UserInfo } from './rbac';
+
+/** Who the server's own and in-process requests run as (the real server's loopback user). */
+const SERVER_USER: UserInfo = { username: 'system:apiserver', groups: [MASTERS_GROUP] };
 
 export interface ClusterApiOptions {
   watchWindow: number;
@@ -47,6 +53,8 @@ export interface WriteOptions {
   fieldValidation?: FieldValidation;
   /** A write the server makes itself (controllers): no faults, no admission. */
   internal?: boolean;
+  /** Who writes, for admission policies; default the HTTP request's user, else the server itself. */
+  user?: UserInfo;
 }
 
 export interface DeleteParams extends WriteOptions {
@@ -119,6 +127,13 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
+/** How a kind's names are validated: namespaces are DNS labels, RBAC objects path segments, the rest DNS subdomains. */
+function nameRuleOf(def: ResourceDef): NameRule {
+  if (def.group === '' && def.plural === 'namespaces') return 'label';
+  if (def.group === 'rbac.authorization.k8s.io') return 'path';
+  return 'subdomain';
+}
+
 function without(object: KubeObject, keys: string[]): Record<string, unknown> {
   const copy: Record<string, unknown> = { ...object };
   for (const key of keys) delete copy[key];
@@ -155,6 +170,7 @@ export class ClusterApi {
   readonly watches: WatchHub;
   readonly faults: FaultInjector;
   private readonly admission: WebhookAdmission;
+  private readonly policies: PolicyAdmission;
   private readonly workloads: DeploymentSimulator;
   private readonly pending = new Set<NodeJS.Timeout>();
   private stopped = false;
@@ -168,7 +184,18 @@ export class ClusterApi {
       configurations: () => this.store.list('admissionregistration.k8s.io/validatingwebhookconfigurations').map(([, o]) => o),
       namespaceLabels: (name) => this.store.get('/namespaces', undefined, name)?.metadata.labels,
     });
+    this.policies = new PolicyAdmission({
+      policies: () => this.store.list('admissionregistration.k8s.io/validatingadmissionpolicies').map(([, o]) => o),
+      bindings: () => this.store.list('admissionregistration.k8s.io/validatingadmissionpolicybindings').map(([, o]) => o),
+      namespaceLabels: (name) => this.store.get('/namespaces', undefined, name)?.metadata.labels,
+    });
     this.workloads = new DeploymentSimulator(this, options.workloadReadyDelayMs);
+  }
+
+  /** Validating admission: policies first, then webhooks (kube-apiserver's plugin order). */
+  private async admit(attrs: AdmissionAttributes, options: WriteOptions): Promise<string[]> {
+    const warnings = this.policies.validate(attrs, options.user ?? currentRequestUser() ?? SERVER_USER);
+    return [...warnings, ...(await this.admission.validate(attrs))];
   }
 
   /** The definition served at group/version/plural; 404 when nothing is served there. */
@@ -357,6 +384,7 @@ export class ClusterApi {
   private kindErrors(def: ResourceDef, object: KubeObject): FieldError[] {
     if (def.group === 'apps' && def.plural === 'deployments') return validateDeployment(object);
     if (def.group === 'apiextensions.k8s.io') return validateCrd(object);
+    if (def.group === 'admissionregistration.k8s.io' && def.plural === 'validatingadmissionpolicies') return policyErrors(object);
     return [];
   }
 
@@ -401,7 +429,7 @@ export class ClusterApi {
     this.applyKindDefaults(def, object, true);
     if (def.group === 'apiextensions.k8s.io') object.status = establishedStatus(object, meta.creationTimestamp);
     const schema = this.applySchema(def, object, options);
-    const errors = [...validateObjectMeta(object, def.plural === 'namespaces' && def.group === '' ? 'label' : 'subdomain'), ...this.kindErrors(def, object), ...schema.errors];
+    const errors = [...validateObjectMeta(object, nameRuleOf(def)), ...this.kindErrors(def, object), ...schema.errors];
     if (errors.length > 0) throw invalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
     return schema.warnings;
   }
@@ -431,7 +459,7 @@ export class ClusterApi {
     const name = object.metadata.name ?? '';
     this.requireNamespace(def, ns, name);
     if (!options.internal) {
-      warnings.push(...(await this.admission.validate(this.attributes('CREATE', def, ns, name, object, undefined, options))));
+      warnings.push(...(await this.admit(this.attributes('CREATE', def, ns, name, object, undefined, options), options)));
     }
     this.requireNamespace(def, ns, name);
     if (this.store.get(storageKey(def), ns, name)) throw alreadyExists(def, name);
@@ -552,8 +580,7 @@ export class ClusterApi {
       if (def.tracksGeneration && this.specChanged(def, current, next)) meta.generation = (current.metadata.generation ?? 0) + 1;
     }
     const schema = this.applySchema(def, next, options);
-    const rule = def.plural === 'namespaces' && def.group === '' ? 'label' : 'subdomain';
-    const errors = [...validateObjectMeta(next, rule), ...this.kindErrors(def, next), ...schema.errors];
+    const errors = [...validateObjectMeta(next, nameRuleOf(def)), ...this.kindErrors(def, next), ...schema.errors];
     if (errors.length > 0) throw invalid(def.group, def.kind, current.metadata.name ?? '', errors);
     return { next, warnings: schema.warnings };
   }
@@ -599,7 +626,7 @@ export class ClusterApi {
       const { next, warnings } = this.prepareUpdate(def, current, body, subresource, options);
       next.metadata.resourceVersion = current.metadata.resourceVersion;
       if (!options.internal) {
-        warnings.push(...(await this.admission.validate(this.attributes('UPDATE', def, namespace, name, next, current, options, subresource))));
+        warnings.push(...(await this.admit(this.attributes('UPDATE', def, namespace, name, next, current, options, subresource), options)));
       }
       const latest = this.store.get(key, namespace, name);
       if (!latest) throw notFound(def, name);
@@ -629,7 +656,7 @@ export class ClusterApi {
     if (isNamespace && PROTECTED_NAMESPACES.has(name)) throw forbidden(def, name, 'this namespace may not be deleted');
     const warnings = params.internal
       ? []
-      : await this.admission.validate(this.attributes('DELETE', def, ns, name, undefined, asServed(def, current), params));
+      : await this.admit(this.attributes('DELETE', def, ns, name, undefined, asServed(def, current), params), params);
     const latest = this.store.get(key, ns, name);
     if (!latest) throw notFound(def, name);
     this.checkPreconditions(def, latest, params.preconditions);

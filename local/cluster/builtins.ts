@@ -191,6 +191,45 @@ const webhookConfigurationTable: BuiltinTable = {
   cells: (o, now) => [o.metadata.name, Array.isArray(o.webhooks) ? o.webhooks.length : 0, age(o, now)],
 };
 
+const nameAgeTable: BuiltinTable = {
+  columns: [NAME_COLUMN, AGE_COLUMN],
+  cells: (o, now) => [o.metadata.name, age(o, now)],
+};
+
+const roleTable: BuiltinTable = {
+  columns: [NAME_COLUMN, { name: 'Created At', type: 'string', description: AGE_COLUMN.description }],
+  cells: (o) => [o.metadata.name, o.metadata.creationTimestamp ?? ''],
+};
+
+function subjectsOf(o: KubeObject, kind: string): string {
+  const subjects = Array.isArray(o.subjects) ? (o.subjects as Array<Record<string, unknown>>) : [];
+  return subjects
+    .filter((s) => s.kind === kind)
+    .map((s) => (kind === 'ServiceAccount' ? `${String(s.namespace ?? '')}/${String(s.name ?? '')}` : String(s.name ?? '')))
+    .join(', ');
+}
+
+const bindingTable: BuiltinTable = {
+  columns: [
+    NAME_COLUMN,
+    { name: 'Role', type: 'string', description: 'RoleRef is the reference to the role the binding grants.' },
+    AGE_COLUMN,
+    { name: 'Users', type: 'string', priority: 1, description: 'Users in the binding' },
+    { name: 'Groups', type: 'string', priority: 1, description: 'Groups in the binding' },
+    { name: 'ServiceAccounts', type: 'string', priority: 1, description: 'ServiceAccounts in the binding' },
+  ],
+  cells: (o, now) => [
+    o.metadata.name,
+    `${String(record(o.roleRef).kind ?? '')}/${String(record(o.roleRef).name ?? '')}`,
+    age(o, now),
+    subjectsOf(o, 'User'),
+    subjectsOf(o, 'Group'),
+    subjectsOf(o, 'ServiceAccount'),
+  ],
+};
+
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
 function str(value: unknown): string {
   return value === undefined || value === null ? '' : String(value);
 }
@@ -270,6 +309,16 @@ export function builtinResources(): ResourceDef[] {
       group: 'apps', version: 'v1', plural: 'controllerrevisions', singular: 'controllerrevision', kind: 'ControllerRevision',
       namespaced: true, table: controllerRevisionTable,
     }),
+    define({ group: '', version: 'v1', plural: 'serviceaccounts', singular: 'serviceaccount', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'], table: nameAgeTable }),
+    define({ group: RBAC_GROUP, version: 'v1', plural: 'clusterroles', singular: 'clusterrole', kind: 'ClusterRole', namespaced: false, table: roleTable }),
+    define({ group: RBAC_GROUP, version: 'v1', plural: 'clusterrolebindings', singular: 'clusterrolebinding', kind: 'ClusterRoleBinding', namespaced: false, table: bindingTable }),
+    define({ group: RBAC_GROUP, version: 'v1', plural: 'roles', singular: 'role', kind: 'Role', namespaced: true, table: roleTable }),
+    define({ group: RBAC_GROUP, version: 'v1', plural: 'rolebindings', singular: 'rolebinding', kind: 'RoleBinding', namespaced: true, table: bindingTable }),
+    // Answered by the authorizer, never stored (see access.ts).
+    define({
+      group: 'authorization.k8s.io', version: 'v1', plural: 'selfsubjectaccessreviews', singular: 'selfsubjectaccessreview',
+      kind: 'SelfSubjectAccessReview', namespaced: false, table: nameAgeTable,
+    }),
     define({
       group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', singular: 'customresourcedefinition',
       kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], categories: ['api-extensions'],
@@ -280,6 +329,16 @@ export function builtinResources(): ResourceDef[] {
       singular: 'validatingwebhookconfiguration', kind: 'ValidatingWebhookConfiguration', namespaced: false,
       categories: ['api-extensions'], tracksGeneration: true, table: webhookConfigurationTable,
       strategicMergeKeys: { webhooks: { mergeKey: 'name' } },
+    }),
+    define({
+      group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingadmissionpolicies',
+      singular: 'validatingadmissionpolicy', kind: 'ValidatingAdmissionPolicy', namespaced: false,
+      categories: ['api-extensions'], statusSubresource: true, tracksGeneration: true, table: nameAgeTable,
+    }),
+    define({
+      group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingadmissionpolicybindings',
+      singular: 'validatingadmissionpolicybinding', kind: 'ValidatingAdmissionPolicyBinding', namespaced: false,
+      categories: ['api-extensions'], tracksGeneration: true, table: nameAgeTable,
     }),
   ];
 }

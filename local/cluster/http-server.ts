@@ -5,8 +5,10 @@
  * streams of newline-delimited `{type, object}` whose headers are flushed at once.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import https from 'node:https';
+import net, { type AddressInfo } from 'node:net';
 import { parse as parseYaml } from 'yaml';
+import { runAsUser, type AccessControl } from './access';
 import { PATCH_CONTENT_TYPES, type ClusterApi, type DeleteParams, type WriteOptions } from './api';
 import { ApiError, badRequest, internalError, methodNotAllowed, pathNotFound, unsupportedMediaType, type Status } from './api-errors';
 import { apiGroup, coreVersions, groupList, openApiGroupVersion, openApiRoot, resourceList, SERVER_VERSION } from './discovery';
@@ -148,31 +150,61 @@ function partialMetadata(apiVersion: string, object: KubeObject): Record<string,
   return { kind: 'PartialObjectMetadata', apiVersion, metadata: object.metadata };
 }
 
+/** The first byte of a TLS handshake record. */
+const TLS_HANDSHAKE = 0x16;
+
 export class ApiHttpServer {
   private readonly server: http.Server;
+  private readonly tlsServer: https.Server;
+  /** Accepts connections and hands each to the plain or the TLS server by its first byte. */
+  private readonly listener: net.Server;
+  /** Connections that have not sent their first byte yet, so neither server owns them. */
+  private readonly undecided = new Set<net.Socket>();
   private address = '';
 
-  constructor(private readonly api: ClusterApi) {
-    this.server = http.createServer((req, res) => {
+  constructor(
+    private readonly api: ClusterApi,
+    private readonly access: AccessControl,
+    tls: { cert: Buffer; key: Buffer },
+  ) {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
       this.handle(req, res).catch((error: unknown) => sendError(res, error));
-    });
+    };
+    this.server = http.createServer(handler);
+    this.tlsServer = https.createServer({ cert: tls.cert, key: tls.key }, handler);
     this.server.keepAliveTimeout = 30_000;
+    this.tlsServer.keepAliveTimeout = 30_000;
+    this.listener = net.createServer((socket) => {
+      this.undecided.add(socket);
+      socket.once('close', () => this.undecided.delete(socket));
+      socket.once('data', (first: Buffer) => {
+        this.undecided.delete(socket);
+        socket.pause();
+        socket.unshift(first);
+        (first[0] === TLS_HANDSHAKE ? this.tlsServer : this.server).emit('connection', socket);
+        process.nextTick(() => socket.resume());
+      });
+      socket.on('error', () => socket.destroy());
+    });
   }
 
+  /** Listens; resolves with the plain `http://` URL (the same port serves `https://`). */
   async listen(port: number, host: string): Promise<string> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => resolve());
+      this.listener.once('error', reject);
+      this.listener.listen(port, host, () => resolve());
     });
-    const info = this.server.address() as AddressInfo;
+    const info = this.listener.address() as AddressInfo;
     this.address = `${host}:${info.port}`;
     return `http://${this.address}`;
   }
 
   async close(): Promise<void> {
     await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
+      this.listener.close(() => resolve());
+      for (const socket of this.undecided) socket.destroy();
       this.server.closeAllConnections();
+      this.tlsServer.closeAllConnections();
     });
   }
 
@@ -182,9 +214,17 @@ export class ApiHttpServer {
     // `DELETE …/configmaps/..` would reach the namespace. kube-apiserver does not resolve them.
     const raw = req.url?.startsWith('/') ? (req.url.split('?')[0] ?? '/') : url.pathname;
     const path = raw.replace(/\/+$/, '') || '/';
-    if (this.serveNonResource(path, req, res)) return;
-    const route = this.route(path);
-    await this.serveResource(route, req, res, url.searchParams);
+    // Authentication and authorization come first, as in kube-apiserver's filter chain.
+    const admitted = await this.access.admit(req, path, url.searchParams);
+    if ('answer' in admitted) {
+      send(res, admitted.answer.code, admitted.answer.body);
+      return;
+    }
+    await runAsUser(admitted.user, async () => {
+      if (this.serveNonResource(path, req, res)) return;
+      const route = this.route(path);
+      await this.serveResource(route, req, res, url.searchParams);
+    });
   }
 
   private serveNonResource(path: string, req: http.IncomingMessage, res: http.ServerResponse): boolean {

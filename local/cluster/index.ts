@@ -3,18 +3,24 @@
  * integration-test cluster. Real `kubectl` and `@kubernetes/client-node` talk to it over
  * HTTP; `client` reaches the same storage in-process.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FUNCTION_SERVICE_ACCOUNTS, isAccessManifest, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
+import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
 import type { ClusterClient } from '../../shared/ports/cluster';
+import { AccessControl, type AccessRecord } from './access';
 import { ClusterApi } from './api';
+import { bootstrapPolicy } from './bootstrap-policy';
 import { InProcessClusterClient } from './client';
 import type { Faults } from './faults';
 import { ApiHttpServer } from './http-server';
-import { renderKubeconfig } from './kubeconfig';
+import { servingCertificate } from './serving-certificate';
+import { CONTEXT_NAME, renderIdentityKubeconfig, renderKubeconfig } from './kubeconfig';
 import { applyManifestDirectory } from './manifests';
 
 export type { FaultSpec, FaultStatus, Faults } from './faults';
+export type { AccessRecord } from './access';
 
 export interface EmbeddedClusterOptions {
   /** 0 (default) picks a free port. */
@@ -31,15 +37,43 @@ export interface EmbeddedClusterOptions {
   bookmarkIntervalMs?: number;
   /** Namespaces created at start (default `default`, `kube-system`, `kube-public`, `ome`). */
   namespaces?: string[];
+  /**
+   * Where the access manifests are read at start: its `rbac-*.yaml` and `policy-*.yaml`
+   * (default `infra/k8s/` of this repository). Their ServiceAccounts get tokens.
+   */
+  accessManifestDir?: string;
 }
 
 export interface EmbeddedCluster {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>`: plain HTTP, for clients that send their token over it (kubectl does not). */
   url: string;
-  /** A kubeconfig (YAML) whose cluster, user and context are named `embedded`. */
+  /** `https://127.0.0.1:<port>`: the same port over TLS, as the kubeconfigs name it. */
+  httpsUrl: string;
+  /** base64 PEM of the serving certificate, the CA to trust for `httpsUrl`. */
+  caData: string;
+  /**
+   * The operator's kubeconfig (YAML): cluster, user and context named `embedded`, with a
+   * token of user `embedded-admin` in `system:masters`.
+   */
   kubeconfig: string;
   writeKubeconfig(path: string): Promise<void>;
-  /** The ClusterClient port over the server's storage, without HTTP. */
+  /**
+   * The operator's context (current) plus one context per function, named after the
+   * function (`pin`, `drift-check`, …), holding its ServiceAccount's token.
+   */
+  identityKubeconfig: string;
+  /** Writes `identityKubeconfig` (mode 0600). */
+  writeIdentityKubeconfig(path: string): Promise<void>;
+  /** A bearer token of the ServiceAccount (minted on first use; valid while it exists). Held in memory only. */
+  serviceAccountToken(namespace: string, name: string): string;
+  /** The operator's bearer token. Held in memory only. */
+  adminToken: string;
+  /** Who was allowed or denied what over HTTP (the latest 20,000 decisions), for tests. */
+  accessLog(): readonly AccessRecord[];
+  /**
+   * The ClusterClient port over the server's storage, without HTTP. It is the server's own
+   * channel: not authenticated, not subject to RBAC or admission policies for users.
+   */
   client: ClusterClient;
   faults: Faults;
   stop(): Promise<void>;
@@ -56,19 +90,48 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions = {})
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000,
     workloadReadyDelayMs: options.workloadReadyDelayMs ?? 200,
   });
-  await api.bootstrapNamespaces(options.namespaces ?? DEFAULT_NAMESPACES);
+  // The plane's ServiceAccounts live in OME's namespace, which therefore always exists.
+  await api.bootstrapNamespaces([...new Set([...(options.namespaces ?? DEFAULT_NAMESPACES), SERVICE_ACCOUNT_NAMESPACE])]);
   await applyManifestDirectory(api, options.crdDir ?? DEFAULT_CRD_DIR);
-  const server = new ApiHttpServer(api);
+  for (const object of bootstrapPolicy()) await api.applyInternal(object);
+  const access = new AccessControl(api.store);
+  const applied = await applyManifestDirectory(api, options.accessManifestDir ?? CLUSTER_MANIFEST_DIRECTORY, isAccessManifest);
+  for (const object of applied) {
+    if (object.kind === 'ServiceAccount') access.tokens.serviceAccountToken(object.metadata.namespace ?? 'default', object.metadata.name ?? '');
+  }
+  const tls = await servingCertificate();
+  const server = new ApiHttpServer(api, access, tls);
   const url = await server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
-  const kubeconfig = renderKubeconfig(url);
+  const httpsUrl = url.replace(/^http:/, 'https:');
+  const adminToken = access.tokens.adminToken;
+  const endpoint = { server: httpsUrl, caData: tls.cert.toString('base64') };
+  const kubeconfig = renderKubeconfig(endpoint, 'default', adminToken);
+  const identityKubeconfig = renderIdentityKubeconfig(
+    endpoint,
+    { context: CONTEXT_NAME, token: adminToken },
+    Object.entries(FUNCTION_SERVICE_ACCOUNTS).map(([fn, account]) => ({
+      context: fn,
+      token: access.tokens.serviceAccountToken(SERVICE_ACCOUNT_NAMESPACE, account),
+    })),
+  );
+  const writeSecretFile = async (path: string, text: string): Promise<void> => {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, text, { mode: 0o600 });
+    // writeFile's mode applies only to a new file; an older one may be wider.
+    await chmod(path, 0o600);
+  };
   let stopped = false;
   return {
     url,
+    httpsUrl,
+    caData: endpoint.caData,
     kubeconfig,
-    async writeKubeconfig(path: string): Promise<void> {
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, kubeconfig, { mode: 0o600 });
-    },
+    writeKubeconfig: (path) => writeSecretFile(path, kubeconfig),
+    identityKubeconfig,
+    writeIdentityKubeconfig: (path) => writeSecretFile(path, identityKubeconfig),
+    serviceAccountToken: (namespace, name) => access.tokens.serviceAccountToken(namespace, name),
+    adminToken,
+    accessLog: () => access.accessLog(),
     client: new InProcessClusterClient(api),
     faults: api.faults,
     async stop(): Promise<void> {

@@ -1,10 +1,14 @@
 /**
  * `npm run cluster -- --data-dir DIR [--port N] [--crd-dir DIR]`: runs the embedded API
- * server, writes DIR/kubeconfig, prints `ready` once the CRDs are served and namespace
+ * server, writes DIR/kubeconfig (the operator) and DIR/clusters/local.kubeconfig (one
+ * context per function identity), prints `ready` once the CRDs are served and namespace
  * `ome` exists, and stops cleanly on SIGINT/SIGTERM.
  */
 import { join, resolve } from 'node:path';
 import { startEmbeddedCluster, type EmbeddedClusterOptions } from './index';
+
+/** The id the data directory's identity kubeconfig is named after, as `npm start` names its first cluster. */
+const CLUSTER_ID = 'local';
 
 interface CliOptions {
   dataDir: string;
@@ -32,6 +36,7 @@ async function main(): Promise<void> {
   const cluster = await startEmbeddedCluster(options.cluster);
   const kubeconfigPath = join(resolve(options.dataDir), 'kubeconfig');
   await cluster.writeKubeconfig(kubeconfigPath);
+  await cluster.writeIdentityKubeconfig(join(resolve(options.dataDir), 'clusters', `${CLUSTER_ID}.kubeconfig`));
   process.stderr.write(`embedded API server at ${cluster.url}\nexport KUBECONFIG=${kubeconfigPath}\n`);
   process.stdout.write('ready\n');
   const shutdown = (): void => {

@@ -1,7 +1,8 @@
 /**
  * Loads YAML manifests (one or many documents per file) into the server at start, the
  * way `kubectl apply -f DIR` would: CRDs from `infra/crds/` so the project's kinds are
- * served before anything else talks to the cluster.
+ * served before anything else talks to the cluster, then the access manifests of
+ * `infra/k8s/` (ServiceAccounts, roles, bindings, admission policies).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,16 +25,19 @@ export function parseManifests(text: string, source: string): KubeObject[] {
   return objects;
 }
 
-/** Applies every `*.yaml`/`*.yml`/`*.json` file of `dir` in name order; a missing directory applies nothing. */
-export async function applyManifestDirectory(api: ClusterApi, dir: string): Promise<string[]> {
+/**
+ * Applies every `*.yaml`/`*.yml`/`*.json` file of `dir` (those `include` accepts) in name
+ * order; a missing directory applies nothing. Resolves with the objects applied.
+ */
+export async function applyManifestDirectory(api: ClusterApi, dir: string, include: (fileName: string) => boolean = () => true): Promise<KubeObject[]> {
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((n) => /\.(ya?ml|json)$/.test(n)).sort();
+    names = (await readdir(dir)).filter((n) => /\.(ya?ml|json)$/.test(n) && include(n)).sort();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  const applied: string[] = [];
+  const applied: KubeObject[] = [];
   for (const name of names) {
     const path = join(dir, name);
     for (const object of parseManifests(await readFile(path, 'utf8'), path)) {
@@ -42,7 +46,7 @@ export async function applyManifestDirectory(api: ClusterApi, dir: string): Prom
       } catch (error) {
         throw new Error(`${path}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       }
-      applied.push(`${object.kind ?? ''}/${object.metadata?.name ?? ''}`);
+      applied.push(object);
     }
   }
   return applied;

@@ -1,6 +1,7 @@
 /**
  * Decoding of the Kubernetes protobuf envelope for the built-in kinds that kubectl's
- * typed clients send as protobuf (`kubectl create namespace|configmap|secret|deployment`).
+ * typed clients send as protobuf (`kubectl create namespace|configmap|secret|deployment`,
+ * RBAC objects and ServiceAccounts, `kubectl auth can-i`).
  * Responses are always JSON, which those clients also accept. Fields are decoded by
  * number from the tables below; unknown fields are skipped and zero values dropped, as
  * `omitempty` JSON would leave them out.
@@ -93,7 +94,43 @@ const DEPLOYMENT_SPEC: Schema = {
   9: { name: 'progressDeadlineSeconds', type: 'int' },
 };
 
+const RESOURCE_ATTRIBUTES: Schema = {
+  1: { name: 'namespace', type: 'string' },
+  2: { name: 'verb', type: 'string' },
+  3: { name: 'group', type: 'string' },
+  4: { name: 'version', type: 'string' },
+  5: { name: 'resource', type: 'string' },
+  6: { name: 'subresource', type: 'string' },
+  7: { name: 'name', type: 'string' },
+};
+
+const POLICY_RULE: Schema = {
+  1: { name: 'verbs', type: 'string', repeated: true },
+  2: { name: 'apiGroups', type: 'string', repeated: true },
+  3: { name: 'resources', type: 'string', repeated: true },
+  4: { name: 'resourceNames', type: 'string', repeated: true },
+  5: { name: 'nonResourceURLs', type: 'string', repeated: true },
+};
+const SUBJECT: Schema = { 1: { name: 'kind', type: 'string' }, 2: { name: 'apiGroup', type: 'string' }, 3: { name: 'name', type: 'string' }, 4: { name: 'namespace', type: 'string' } };
+const ROLE_REF: Schema = { 1: { name: 'apiGroup', type: 'string' }, 2: { name: 'kind', type: 'string' }, 3: { name: 'name', type: 'string' } };
+const BINDING: Schema = { 1: { name: 'metadata', type: OBJECT_META }, 2: { name: 'subjects', type: SUBJECT, repeated: true }, 3: { name: 'roleRef', type: ROLE_REF } };
+const ROLE: Schema = { 1: { name: 'metadata', type: OBJECT_META }, 2: { name: 'rules', type: POLICY_RULE, repeated: true } };
+
 const KINDS: Record<string, Schema> = {
+  // `kubectl create serviceaccount|role|clusterrole|rolebinding|clusterrolebinding`
+  ServiceAccount: { 1: { name: 'metadata', type: OBJECT_META }, 4: { name: 'automountServiceAccountToken', type: 'bool' } },
+  Role: ROLE,
+  ClusterRole: ROLE,
+  RoleBinding: BINDING,
+  ClusterRoleBinding: BINDING,
+  // `kubectl auth can-i`
+  SelfSubjectAccessReview: {
+    1: { name: 'metadata', type: OBJECT_META },
+    2: {
+      name: 'spec',
+      type: { 1: { name: 'resourceAttributes', type: RESOURCE_ATTRIBUTES }, 2: { name: 'nonResourceAttributes', type: { 1: { name: 'path', type: 'string' }, 2: { name: 'verb', type: 'string' } } } },
+    },
+  },
   Namespace: { 1: { name: 'metadata', type: OBJECT_META }, 2: { name: 'spec', type: { 1: { name: 'finalizers', type: 'string', repeated: true } } } },
   ConfigMap: {
     1: { name: 'metadata', type: OBJECT_META },

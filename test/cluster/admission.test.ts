@@ -123,12 +123,12 @@ describe('validating admission webhooks', () => {
   it('answers a denial over HTTP with the webhook Status and a Warning header for allowed writes', async () => {
     await register({ rules: [{ apiGroups: ['ome.io'], apiVersions: ['*'], operations: ['*'], resources: ['*'] }] });
     const path = '/apis/ome.io/v1beta1/namespaces/team-a/inferenceservices';
-    const ok = await fetch(`${cluster.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(isvc('warned')) });
+    const ok = await fetch(`${cluster.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${cluster.adminToken}` }, body: JSON.stringify(isvc('warned')) });
     expect(ok.status).toBe(201);
     expect(ok.headers.get('warning')).toBe('299 - "checked by the test webhook"');
     const denied = await fetch(`${cluster.url}${path}`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${cluster.adminToken}` },
       body: JSON.stringify({ ...isvc('refused'), metadata: { name: 'refused', labels: { deny: 'policy' } } }),
     });
     expect(denied.status).toBe(403);

@@ -42,7 +42,8 @@ describe('client-node against the embedded API server', () => {
   let custom: k8s.CustomObjectsApi;
   let core: k8s.CoreV1Api;
 
-  const raw = (path: string, init: RequestInit = {}): Promise<Response> => fetch(`${cluster.url}${path}`, init);
+  const raw = (path: string, init: RequestInit = {}): Promise<Response> =>
+    fetch(`${cluster.url}${path}`, { ...init, headers: { Authorization: `Bearer ${cluster.adminToken}`, ...(init.headers as Record<string, string> | undefined) } });
 
   beforeAll(async () => {
     cluster = await startEmbeddedCluster({ crdDir: FIXTURE_CRDS, watchWindow: 10, namespaces: ['default', NS] });

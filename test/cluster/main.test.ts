@@ -1,12 +1,14 @@
 /**
- * `npm run cluster -- --data-dir DIR`: writes DIR/kubeconfig, prints `ready` once the
+ * `npm run cluster -- --data-dir DIR`: writes DIR/kubeconfig (and the function identities'
+ * DIR/clusters/local.kubeconfig), answers only authenticated requests, prints `ready` once the
  * project's CRDs (infra/crds) are served and namespace `ome` exists, stops on SIGTERM.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { collect, eventually } from './support';
 
 describe('npm run cluster', () => {
@@ -23,6 +25,11 @@ describe('npm run cluster', () => {
       const kubeconfig = join(dir, 'data', 'kubeconfig');
       expect(existsSync(kubeconfig)).toBe(true);
       const server = /embedded API server at (\S+)/.exec(err.text())?.[1] ?? '';
+      const config = parse(readFileSync(kubeconfig, 'utf8')) as { users: Array<{ user: { token: string } }> };
+      const headers = { Authorization: `Bearer ${config.users[0]?.user.token ?? ''}` };
+      const fetch = (url: string): Promise<Response> => globalThis.fetch(url, { headers });
+      expect(statSync(join(dir, 'data', 'clusters', 'local.kubeconfig')).mode & 0o777).toBe(0o600);
+      expect((await globalThis.fetch(`${server}/api/v1/namespaces/ome`)).status).toBe(401);
       const crds = (await (await fetch(`${server}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`)).json()) as { items: Array<{ metadata: { name: string } }> };
       expect(crds.items.map((c) => c.metadata.name)).toEqual(expect.arrayContaining([
         'clusterbasemodels.ome.io', 'clusterservingruntimes.ome.io', 'inferenceservices.ome.io', 'rolloutpolicies.ome.io', 'servingruntimes.ome.io',

@@ -1,0 +1,141 @@
+/**
+ * Authentication and authorization of the embedded API server, with the machine's real
+ * kubectl: each function's ServiceAccount token (from the identity kubeconfig the server
+ * writes) is held to its role in infra/k8s, and to the owned-Deployments policy; requests
+ * without a valid token get 401; the operator may impersonate (`--as`, `auth can-i`).
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { FUNCTION_SERVICE_ACCOUNTS } from '../../infra/identities';
+import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
+import { KubectlHarness } from './support';
+
+const NS = 'team-a';
+const PIN = 'system:serviceaccount:ome:ome-pinning-pin';
+const POLICY_DENIAL = "is forbidden: ValidatingAdmissionPolicy 'ome-pinning-owned-deployments' with binding 'ome-pinning-owned-deployments' denied request: ";
+
+function deployment(name: string, owned: boolean): string {
+  const metadata = owned
+    ? { name, namespace: NS, labels: { 'ome.io/inferenceservice': 'llama' }, ownerReferences: [{ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', uid: '7d7c1f43-0000-4000-8000-000000000001', controller: true }] }
+    : { name, namespace: NS, labels: { app: name } };
+  return JSON.stringify({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata,
+    spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } } },
+  });
+}
+
+describe('embedded API server: who may do what', () => {
+  let cluster: EmbeddedCluster;
+  let kubectl: KubectlHarness;
+  let identities: string;
+
+  beforeAll(async () => {
+    cluster = await startEmbeddedCluster({ namespaces: ['default', 'kube-system', 'kube-public', NS] });
+    kubectl = new KubectlHarness(cluster);
+    identities = kubectl.file('identities', '');
+    await cluster.writeIdentityKubeconfig(identities);
+    const runtime = JSON.stringify({ apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: 'sglang', namespace: NS }, spec: {} });
+    const admin = await kubectl.run('apply', '-f', kubectl.file('objects.yaml', [deployment('unowned', false), deployment('owned', true), runtime].map((json) => stringify(JSON.parse(json))).join('---\n')));
+    expect(admin.stderr).toBe('');
+  });
+
+  afterAll(async () => {
+    await cluster?.stop();
+    kubectl?.cleanup();
+  });
+
+  const as = (context: string, ...args: string[]): ReturnType<KubectlHarness['run']> => kubectl.run('--kubeconfig', identities, '--context', context, ...args);
+
+  it('writes one context per function with its ServiceAccount token, the operator current, mode 0600', () => {
+    const config = parse(readFileSync(identities, 'utf8')) as { 'current-context': string; contexts: Array<{ name: string }>; users: Array<{ name: string; user: { token?: string } }> };
+    expect(statSync(identities).mode & 0o777).toBe(0o600);
+    expect(config['current-context']).toBe('embedded');
+    expect(config.contexts.map((c) => c.name).sort()).toEqual(['embedded', ...Object.keys(FUNCTION_SERVICE_ACCOUNTS)].sort());
+    const pinUser = config.users.find((u) => u.name === 'pin');
+    expect(pinUser?.user.token).toBe(cluster.serviceAccountToken('ome', 'ome-pinning-pin'));
+  });
+
+  it("refuses pin's token a Deployment in kube-system, with the server's text", async () => {
+    const result = await kubectl.run('--token', cluster.serviceAccountToken('ome', 'ome-pinning-pin'), 'create', 'deployment', 'x', '--image=busybox', '-n', 'kube-system');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `error: failed to create deployment: deployments.apps "x" ${POLICY_DENIAL}the OME pinning control plane does not write Deployments in system namespaces\n`,
+    );
+  });
+
+  it('refuses a role without create the same Deployment by RBAC, with the real 403 text', async () => {
+    const result = await as('rollout-run', 'create', 'deployment', 'x', '--image=busybox', '-n', 'kube-system');
+    expect(result.stderr).toBe(
+      'error: failed to create deployment: deployments.apps is forbidden: User "system:serviceaccount:ome:ome-pinning-rollout-run" cannot create resource "deployments" in API group "apps" in the namespace "kube-system"\n',
+    );
+  });
+
+  it('refuses pin an update of a Deployment it does not own, and allows one it owns', async () => {
+    const denied = await as('pin', 'annotate', 'deployment', 'unowned', '-n', NS, 'touched=yes');
+    expect(denied.stderr).toBe(
+      `Error from server (Forbidden): deployments.apps "unowned" ${POLICY_DENIAL}the OME pinning control plane changes and deletes only Deployments it owns (label ome.io/inferenceservice and a controller reference to an InferenceService)\n`,
+    );
+    const adopted = await as('pin', 'label', 'deployment', 'unowned', '-n', NS, 'ome.io/inferenceservice=llama');
+    expect(adopted.code).toBe(1);
+    expect((await as('pin', 'annotate', 'deployment', 'owned', '-n', NS, 'touched=yes')).stdout).toBe('deployment.apps/owned annotated\n');
+    const annotations = await kubectl.run('get', 'deployment', 'unowned', '-n', NS, '-o', 'jsonpath={.metadata.annotations.touched}{.metadata.labels}');
+    expect(annotations.stdout).toBe('{"app":"unowned"}');
+  });
+
+  it('lets admission-webhook read runtimes and nothing else', async () => {
+    expect((await as('admission-webhook', 'get', 'servingruntime', 'sglang', '-n', NS, '-o', 'name')).stdout).toBe('servingruntime.ome.io/sglang\n');
+    const write = await as('admission-webhook', 'annotate', 'servingruntime', 'sglang', '-n', NS, 'touched=yes');
+    expect(write.stderr).toBe(
+      `Error from server (Forbidden): servingruntimes.ome.io "sglang" is forbidden: User "system:serviceaccount:ome:ome-pinning-admission-webhook" cannot patch resource "servingruntimes" in API group "ome.io" in the namespace "${NS}"\n`,
+    );
+    const deployments = await as('admission-webhook', 'delete', 'deployment', 'owned', '-n', NS);
+    expect(deployments.stderr).toContain('cannot delete resource "deployments" in API group "apps"');
+  });
+
+  it('answers 401 without a token or with one it did not mint, but serves health and version', async () => {
+    const bare = await fetch(`${cluster.url}/api/v1/namespaces`);
+    expect(bare.status).toBe(401);
+    expect(await bare.json()).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+    expect((await fetch(`${cluster.url}/apis`, { headers: { Authorization: 'Bearer not-a-token' } })).status).toBe(401);
+    expect((await fetch(`${cluster.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${cluster.url}/version`)).status).toBe(200);
+    const result = await kubectl.run('--token', 'not-a-token', 'get', 'namespaces');
+    expect(result.stderr).toContain('error: You must be logged in to the server');
+  });
+
+  it('answers kubectl auth can-i and --as for the operator, and refuses impersonation to others', async () => {
+    expect((await kubectl.run('auth', 'can-i', 'create', 'deployments', '-n', NS, `--as=${PIN}`)).stdout).toBe('yes\n');
+    expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '--subresource=status', '-n', NS, `--as=${PIN}`)).stdout).toBe('yes\n');
+    expect((await kubectl.run('auth', 'can-i', 'create', 'controllerrevisions', '-n', 'default', `--as=${PIN}`)).stdout).toBe('no\n');
+    expect((await kubectl.run('auth', 'can-i', 'create', 'controllerrevisions', '-n', 'ome', `--as=${PIN}`)).stdout).toBe('yes\n');
+    const impersonated = await kubectl.run('get', 'deployments', '-n', NS, '--as=system:serviceaccount:ome:ome-pinning-revision-gc');
+    expect(impersonated.stderr).toBe(
+      `Error from server (Forbidden): deployments.apps is forbidden: User "system:serviceaccount:ome:ome-pinning-revision-gc" cannot list resource "deployments" in API group "apps" in the namespace "${NS}"\n`,
+    );
+    const escalation = await as('pin', 'get', 'namespaces', '--as=alice');
+    expect(escalation.stderr).toContain(`users "alice" is forbidden: User "${PIN}" cannot impersonate resource "users" in API group "" at the cluster scope`);
+  });
+
+  it('serves RBAC objects to kubectl and applies a new binding at once, in its namespace only', async () => {
+    expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '-n', NS, '--as=alice')).stdout).toBe('no\n');
+    const created = await kubectl.run('create', 'rolebinding', 'alice-ome', '-n', NS, '--clusterrole=ome-pinning-kubectl-ome', '--user=alice');
+    expect(created.stdout).toBe('rolebinding.rbac.authorization.k8s.io/alice-ome created\n');
+    expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '-n', NS, '--as=alice')).stdout).toBe('yes\n');
+    expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '-n', 'default', '--as=alice')).stdout).toBe('no\n');
+    const bindings = await kubectl.run('get', 'rolebinding', 'alice-ome', '-n', NS, '-o', 'jsonpath={.roleRef.kind}/{.roleRef.name} {.subjects[0].kind}/{.subjects[0].name}');
+    expect(bindings.stdout).toBe('ClusterRole/ome-pinning-kubectl-ome User/alice');
+    expect((await kubectl.run('delete', 'rolebinding', 'alice-ome', '-n', NS)).code).toBe(0);
+    expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '-n', NS, '--as=alice')).stdout).toBe('no\n');
+  });
+
+  it("stops authenticating a ServiceAccount's token once it is deleted", async () => {
+    const token = cluster.serviceAccountToken('ome', 'ome-pinning-revision-gc');
+    const headers = { Authorization: `Bearer ${token}` };
+    expect((await fetch(`${cluster.url}/apis/ome.io/v1beta1/inferenceservices`, { headers })).status).toBe(200);
+    expect((await kubectl.run('delete', 'serviceaccount', 'ome-pinning-revision-gc', '-n', 'ome')).code).toBe(0);
+    expect((await fetch(`${cluster.url}/apis/ome.io/v1beta1/inferenceservices`, { headers })).status).toBe(401);
+  });
+});

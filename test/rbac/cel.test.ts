@@ -1,0 +1,69 @@
+/**
+ * The CEL subset the embedded server evaluates for admission policies: what it computes,
+ * how errors propagate (and are absorbed by `&&`/`||`), and that anything outside the
+ * subset is refused at compile time.
+ */
+import { describe, expect, it } from 'vitest';
+import { CelEvaluationError, CelUnsupportedError, compileCel } from '../../local/cluster/cel';
+
+const variables = {
+  object: { metadata: { name: 'x', labels: { 'ome.io/inferenceservice': 'llama' }, ownerReferences: [{ kind: 'InferenceService', apiVersion: 'ome.io/v1beta1', controller: true }] } },
+  oldObject: null,
+  request: { namespace: 'team-a', operation: 'CREATE', userInfo: { username: 'system:serviceaccount:ome:ome-pinning-pin', groups: ['system:serviceaccounts', 'ome-pinning:pin'] } },
+  namespaceObject: null,
+};
+
+describe('Function: compileCel', () => {
+  it.each<[string, unknown]>([
+    ["request.userInfo.username.startsWith('system:serviceaccount:ome:')", true],
+    ["request.userInfo.username.endsWith(':pin')", false],
+    ["request.userInfo.username.contains('pinning')", true],
+    ["request.userInfo.groups.exists(g, g.startsWith('ome-pinning:'))", true],
+    ["request.userInfo.groups.all(g, g.startsWith('system:'))", false],
+    ["request.namespace in ['kube-system', 'kube-public']", false],
+    ["!(request.namespace in ['kube-system'])", true],
+    ["'ome.io/inferenceservice' in object.metadata.labels", true],
+    ["'other' in object.metadata.labels", false],
+    ["'constructor' in object.metadata.labels", false],
+    ['has(object.metadata.toString)', false],
+    ['has(object.metadata.labels)', true],
+    ['has(object.metadata.annotations)', false],
+    ['oldObject == null', true],
+    ['object != null && size(object.metadata.ownerReferences) == 1', true],
+    ['object.metadata.ownerReferences.size() >= 1', true],
+    ["object.metadata.ownerReferences[0].kind == 'InferenceService'", true],
+    ["object.metadata.labels['ome.io/inferenceservice']", 'llama'],
+    ["request.operation == 'DELETE' ? 'deleting' : 'writing'", 'writing'],
+    ['1 < 2 && 2 <= 2 && 3 > 2 && -1 < 0', true],
+    // A missing field is an error, but a decisive other side absorbs it, as in CEL.
+    ["oldObject == null || oldObject.metadata.name == 'x'", true],
+    ["false && object.metadata.missing == 'x'", false],
+    ["object.metadata.missing == 'x' || true", true],
+  ])('%s', (expression, expected) => {
+    expect(compileCel(expression).evaluate(variables)).toEqual(expected);
+  });
+
+  it.each([
+    "object.metadata.missing == 'x'",
+    'oldObject.metadata.name',
+    "object.metadata.missing == 'x' && true",
+    "request.namespace.startsWith(1)",
+    "object.metadata.labels.exists(l, l.missing)",
+  ])('raises an evaluation error for %s', (expression) => {
+    expect(() => compileCel(expression).evaluate(variables)).toThrow(CelEvaluationError);
+  });
+
+  it.each([
+    ['an undeclared variable', 'params.spec.limit > 1'],
+    ['an unknown function', "matches(request.namespace, 'kube-.*')"],
+    ['an unknown method', "request.namespace.matches('kube-.*')"],
+    ['a map literal', "{'a': 1}.a == 1"],
+    ['arithmetic', 'size(object.metadata.labels) + 1 > 1'],
+    ['a double literal', '1.5 > 1'],
+    ['a trailing token', 'true true'],
+    ['an unterminated string', "request.namespace == 'kube"],
+    ['has() on a variable', 'has(object)'],
+  ])('refuses %s when compiling', (_name, expression) => {
+    expect(() => compileCel(expression)).toThrow(CelUnsupportedError);
+  });
+});

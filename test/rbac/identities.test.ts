@@ -1,0 +1,49 @@
+/**
+ * One identity per function: every function has its own ServiceAccount in infra/k8s, bound
+ * to its own role, and the read-only functions' roles hold read verbs only.
+ */
+import { describe, expect, it } from 'vitest';
+import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE, isAccessManifest } from '../../infra/identities';
+import { readManifests, type Manifest } from '../model/manifests';
+
+const files = readManifests('k8s');
+const documents = [...files.values()].flat();
+const READ_VERBS = new Set(['get', 'list', 'watch']);
+
+function rulesOf(kind: string, name: string): Array<{ verbs: string[] }> {
+  const role = documents.find((d: Manifest) => d.kind === kind && d.metadata.name === name);
+  return (role?.rules ?? []) as Array<{ verbs: string[] }>;
+}
+
+describe('function identities', () => {
+  it('gives every function a distinct ServiceAccount in OME namespace', () => {
+    const accounts = Object.values(FUNCTION_SERVICE_ACCOUNTS);
+    expect(new Set(accounts).size).toBe(accounts.length);
+    for (const account of accounts) {
+      expect(documents.filter((d) => d.kind === 'ServiceAccount' && d.metadata.name === account).map((d) => d.metadata.namespace)).toEqual([SERVICE_ACCOUNT_NAMESPACE]);
+    }
+  });
+
+  it('binds each ServiceAccount to its own roles only', () => {
+    for (const account of Object.values(FUNCTION_SERVICE_ACCOUNTS)) {
+      const bindings = documents.filter((d) => /Binding$/.test(d.kind) && ((d.subjects ?? []) as Array<{ kind: string; name: string }>).some((s) => s.kind === 'ServiceAccount' && s.name === account));
+      expect(bindings.length).toBeGreaterThan(0);
+      expect(bindings.map((b) => (b.roleRef as { name: string }).name)).toEqual(bindings.map(() => account));
+    }
+  });
+
+  it.each(['admission-webhook', 'forward-watch-events'] as const)('keeps %s read-only', (fn) => {
+    const account = FUNCTION_SERVICE_ACCOUNTS[fn];
+    const verbs = [...rulesOf('ClusterRole', account), ...rulesOf('Role', account)].flatMap((rule) => rule.verbs);
+    expect(verbs.length).toBeGreaterThan(0);
+    expect(verbs.filter((verb) => !READ_VERBS.has(verb))).toEqual([]);
+  });
+
+  it('ships the owned-Deployments policy among the access manifests the embedded server applies', () => {
+    const accessFiles = [...files.keys()].filter(isAccessManifest);
+    expect(accessFiles).toContain('policy-owned-deployments.yaml');
+    expect(accessFiles).not.toContain('webhook.yaml');
+    const kinds = (files.get('policy-owned-deployments.yaml') ?? []).map((d) => d.kind);
+    expect(kinds).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * The shipped ValidatingAdmissionPolicy (infra/k8s/policy-owned-deployments.yaml), as the
+ * embedded server evaluates it: which Deployment writes by whom it lets through.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
+import type { AdmissionAttributes, AdmissionOperation } from '../../local/cluster/admission';
+import { PolicyAdmission, policyErrors } from '../../local/cluster/admission-policy';
+import { ApiError } from '../../local/cluster/api-errors';
+import { builtinResources } from '../../local/cluster/builtins';
+import { parseManifests } from '../../local/cluster/manifests';
+import { serviceAccountUser, type UserInfo } from '../../local/cluster/rbac';
+import type { KubeObject } from '../../local/cluster/registry';
+
+const file = join(CLUSTER_MANIFEST_DIRECTORY, 'policy-owned-deployments.yaml');
+const manifests = parseManifests(readFileSync(file, 'utf8'), file);
+const admission = new PolicyAdmission({
+  policies: () => manifests.filter((m) => m.kind === 'ValidatingAdmissionPolicy'),
+  bindings: () => manifests.filter((m) => m.kind === 'ValidatingAdmissionPolicyBinding'),
+  namespaceLabels: (name) => ({ 'kubernetes.io/metadata.name': name }),
+});
+const deployments = builtinResources().find((def) => def.plural === 'deployments');
+const configMaps = builtinResources().find((def) => def.plural === 'configmaps');
+
+const PIN = serviceAccountUser('ome', 'ome-pinning-pin');
+const ROLLOUT_RUN = serviceAccountUser('ome', 'ome-pinning-rollout-run');
+const EKS_ROLE: UserInfo = { username: 'arn:aws:sts::123456789012:assumed-role/ome-pinning-pin/x', groups: ['ome-pinning:pin', 'system:authenticated'] };
+const ALICE: UserInfo = { username: 'alice', groups: ['system:authenticated'] };
+
+const OWNER = { apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', uid: 'u-1', controller: true };
+
+function deployment(options: { labelled?: boolean; owners?: KubeObject['metadata']['ownerReferences'] } = {}): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'llama-engine',
+      namespace: 'team-a',
+      ...(options.labelled === false ? {} : { labels: { 'ome.io/inferenceservice': 'llama', 'ome.io/component': 'engine' } }),
+      ...(options.owners === undefined ? { ownerReferences: [OWNER] } : options.owners.length > 0 ? { ownerReferences: options.owners } : {}),
+    },
+  };
+}
+
+const OURS = deployment();
+const UNLABELLED = deployment({ labelled: false });
+const UNOWNED = deployment({ owners: [] });
+const NOT_CONTROLLER = deployment({ owners: [{ ...OWNER, controller: false }] });
+const OTHER_OWNER = deployment({ owners: [{ ...OWNER, apiVersion: 'apps/v1', kind: 'ReplicaSet' }] });
+
+function attrs(operation: AdmissionOperation, namespace: string, object?: KubeObject, oldObject?: KubeObject, def = deployments): AdmissionAttributes {
+  if (!def) throw new Error('no definition');
+  return {
+    operation,
+    def,
+    subresource: '',
+    namespace,
+    name: 'llama-engine',
+    ...(object ? { object } : {}),
+    ...(oldObject ? { oldObject } : {}),
+    dryRun: false,
+    options: {},
+  };
+}
+
+describe('ValidatingAdmissionPolicy ome-pinning-owned-deployments', () => {
+  it('compiles with the embedded server', () => {
+    const policy = manifests.find((m) => m.kind === 'ValidatingAdmissionPolicy');
+    expect(policy && policyErrors(policy)).toEqual([]);
+  });
+
+  it.each<[string, UserInfo, AdmissionAttributes]>([
+    ['pin creates the Deployment it renders', PIN, attrs('CREATE', 'team-a', OURS)],
+    ['pin updates its Deployment', PIN, attrs('UPDATE', 'team-a', OURS, OURS)],
+    ['rollout-run deletes a canary it owns', ROLLOUT_RUN, attrs('DELETE', 'team-a', undefined, OURS)],
+    ['an EKS identity in a plane group writes an owned Deployment', EKS_ROLE, attrs('UPDATE', 'team-a', OURS, OURS)],
+    ['people are not matched', ALICE, attrs('CREATE', 'kube-system', UNOWNED)],
+    ['other kinds are not matched', PIN, attrs('CREATE', 'kube-system', UNOWNED, undefined, configMaps)],
+  ])('allows: %s', (_name, user, request) => {
+    expect(admission.validate(request, user)).toEqual([]);
+  });
+
+  it.each<[string, UserInfo, AdmissionAttributes, string]>([
+    ['a Deployment in kube-system, even one that looks ours', PIN, attrs('CREATE', 'kube-system', OURS), 'does not write Deployments in system namespaces'],
+    ['a delete in kube-public', ROLLOUT_RUN, attrs('DELETE', 'kube-public', undefined, OURS), 'does not write Deployments in system namespaces'],
+    ['a create without our label', PIN, attrs('CREATE', 'team-a', UNLABELLED), 'creates and updates only Deployments it owns'],
+    ['a create without an owner', PIN, attrs('CREATE', 'team-a', UNOWNED), 'creates and updates only Deployments it owns'],
+    ['an owner that is not the controller', PIN, attrs('CREATE', 'team-a', NOT_CONTROLLER), 'creates and updates only Deployments it owns'],
+    ['an owner that is not an InferenceService', PIN, attrs('CREATE', 'team-a', OTHER_OWNER), 'creates and updates only Deployments it owns'],
+    ['adopting an unowned Deployment by labelling it', PIN, attrs('UPDATE', 'team-a', OURS, UNOWNED), 'changes and deletes only Deployments it owns'],
+    ['giving away one of ours', PIN, attrs('UPDATE', 'team-a', UNLABELLED, OURS), 'creates and updates only Deployments it owns'],
+    ['deleting an unowned Deployment', ROLLOUT_RUN, attrs('DELETE', 'team-a', undefined, UNOWNED), 'changes and deletes only Deployments it owns'],
+    ['the same through an EKS group', EKS_ROLE, attrs('DELETE', 'team-a', undefined, UNOWNED), 'changes and deletes only Deployments it owns'],
+  ])('denies: %s', (_name, user, request, why) => {
+    let denial: unknown;
+    try {
+      admission.validate(request, user);
+    } catch (error) {
+      denial = error;
+    }
+    expect(denial).toBeInstanceOf(ApiError);
+    const status = (denial as ApiError).status;
+    expect(status).toMatchObject({ code: 403, reason: 'Forbidden' });
+    expect(status.message).toMatch(
+      /^deployments\.apps "llama-engine" is forbidden: ValidatingAdmissionPolicy 'ome-pinning-owned-deployments' with binding 'ome-pinning-owned-deployments' denied request: the OME pinning control plane /,
+    );
+    expect(status.message).toContain(why);
+  });
+});
