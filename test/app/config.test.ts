@@ -61,8 +61,8 @@ describe('Function: loadConfig', () => {
   it.each([
     [{ ...LAMBDA, CONTROL_PLANE_MODE: 'local' }, 'CONTROL_PLANE_MODE=local is refused in Lambda (ome-pinning-prod-pin); remove it: a deployed function always runs in deployed mode'],
     [{ TABLE_NAME: 't', CONTROL_PLANE_MODE: 'prod' }, 'CONTROL_PLANE_MODE="prod" must be local or deployed'],
-    [{ ...LAMBDA, POWERTOOLS_SERVICE_NAME: '' }, "POWERTOOLS_SERVICE_NAME is not set; set it to the function's name (forward-watch-events, pin, drift-check, repin-apply, rollout-run, revision-gc, admission-webhook): it picks the function's cluster secrets"],
-    [{ ...LAMBDA, POWERTOOLS_SERVICE_NAME: 'pinner' }, 'POWERTOOLS_SERVICE_NAME="pinner" is not one of forward-watch-events, pin, drift-check, repin-apply, rollout-run, revision-gc, admission-webhook'],
+    [{ ...LAMBDA, POWERTOOLS_SERVICE_NAME: '' }, "POWERTOOLS_SERVICE_NAME is not set; set it to the function's name (forward-watch-events, pin, drift-check, repin-apply, rollout-run, revision-gc, resync, admission-webhook): it picks the function's cluster secrets"],
+    [{ ...LAMBDA, POWERTOOLS_SERVICE_NAME: 'pinner' }, 'POWERTOOLS_SERVICE_NAME="pinner" is not one of forward-watch-events, pin, drift-check, repin-apply, rollout-run, revision-gc, resync, admission-webhook'],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(new InvalidInputError(message));
   });
