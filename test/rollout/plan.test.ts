@@ -110,6 +110,32 @@ describe('Function: topologyOf', () => {
     expect(sameTopology(topologyOf([base]), topologyOf([group]))).toBe(same);
   });
 
+  /** Two-group plans: a difference in any one group, first or last, changes the shape. */
+  const other: RolloutGroup = { components: ['router'], rollingUpdate: {} };
+  it.each<[string, RolloutGroup[], RolloutGroup[], boolean]>([
+    ['both groups equal', [base, other], [base, other], true],
+    ['the second group differs', [base, other], [base, { ...other, components: ['router', 'engine'] }], false],
+    ['the first group differs', [base, other], [{ ...base, soak: '2m' }, other], false],
+    ['the groups swapped', [base, other], [other, base], false],
+    ['hasMaintainRatio alone differs', [{ components: ['engine'], maintainRatio: {} }], [{ components: ['engine'] }], false],
+    ['an unparsable soak compares as written', [{ components: ['engine'], soak: 'soon' }], [{ components: ['engine'], soak: 'soon' }], true],
+    ['an unparsable soak differs from a parsable one', [{ components: ['engine'], soak: 'soon' }], [{ components: ['engine'], soak: '1m' }], false],
+    ['no soak differs from a zero soak', [{ components: ['engine'] }], [{ components: ['engine'], soak: '0s' }], false],
+  ])('%s -> same shape %s', (_name, a, b, same) => {
+    expect(sameTopology(topologyOf(a), topologyOf(b))).toBe(same);
+    expect(sameTopology(topologyOf(b), topologyOf(a))).toBe(same);
+  });
+
+  it('writes each group shape out in full', () => {
+    expect(topologyOf([base, { components: ['engine'], soak: 'soon' }])).toEqual({
+      groupCount: 2,
+      groups: [
+        { progression: 'blueGreen', components: ['engine', 'decoder'], order: [], soak: '1m0s', maintainRatio: 5, hasMaintainRatio: true },
+        { progression: 'blueGreen', components: ['engine'], order: [], soak: 'soon', maintainRatio: null, hasMaintainRatio: false },
+      ],
+    });
+  });
+
   it('counts groups', () => {
     expect(topologyOf([base, base]).groupCount).toBe(2);
     expect(sameTopology(topologyOf([base]), topologyOf([base, base]))).toBe(false);
