@@ -285,8 +285,10 @@ function readPlanConditions(
     ready.message === Message.planPinned(run.runID) &&
     withinWindow(ready.lastTransitionTime, Date.parse(run.openedAt), now);
   if (!readyValid || !withinWindow(drift.lastTransitionTime, pinnedAt, now)) return undefined;
-  // A True DRIFT's reason is checked against the snapshot later, exactly.
-  const driftValid = drift.status === 'True' || (drift.status === 'False' && drift.reason === PlanDriftReason.inSync);
+  const driftValid =
+    drift.status === 'True'
+      ? drift.reason === PlanDriftReason.specNewerThanRun || drift.reason === PlanDriftReason.policyNewerThanRun
+      : drift.status === 'False' && drift.reason === PlanDriftReason.inSync;
   return driftValid ? { ready, drift } : undefined;
 }
 

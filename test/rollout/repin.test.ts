@@ -293,6 +293,7 @@ describe('Function: checkRepinRefusal', () => {
     ['DRIFT stamped before the run was pinned', consistent({ run: (r) => ({ ...r, pinnedAt: '2026-08-31T18:20:00Z' }), driftTime: '2026-08-31T18:19:59Z' }), EVIDENCE],
     ['DRIFT stamped in the future (clock skew)', { ...base, conditions: withCondition('RolloutPlanDrift', { lastTransitionTime: '2026-08-31T18:30:01Z' }) }, EVIDENCE],
     ['DRIFT True with the InSync reason', { ...base, conditions: withCondition('RolloutPlanDrift', { reason: 'InSync' }) }, EVIDENCE],
+    ['DRIFT True with the InSync reason, on a plan already pinned', { ...snapshot({}, [manualCanary(10)]), conditions: withCondition('RolloutPlanDrift', { reason: 'InSync' }) }, EVIDENCE],
     ['DRIFT False with a drift reason', { ...base, conditions: withCondition('RolloutPlanDrift', { status: 'False' }) }, EVIDENCE],
     ['DRIFT Unknown', { ...base, conditions: withCondition('RolloutPlanDrift', { status: 'Unknown' as 'True', reason: 'InSync' }) }, EVIDENCE],
     ['DRIFT not yet reporting the edit', { ...base, conditions: withCondition('RolloutPlanDrift', { status: 'False', reason: 'InSync', message: '' }) }, ALREADY_PINNED],
