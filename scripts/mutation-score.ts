@@ -4,6 +4,9 @@
  * number and a strong module would hide a weak one. Prints the score per file and per
  * module; exits non-zero with one line per module below the threshold.
  *
+ * Usage: `tsx scripts/mutation-score.ts [report.json ...]` (default: the report of the
+ * last Stryker run). Several reports, such as one per module run, are read together.
+ *
  * Score = detected / (detected + undetected), as Stryker counts it: killed and timed-out
  * mutants are detected; survivors and mutants no test covers are not; mutants that do
  * not compile or are ignored do not count.
@@ -56,14 +59,17 @@ function format(tally: Tally): string {
   return `${shown}  (${tally.detected}/${tally.detected + tally.undetected})`;
 }
 
-function main(): number {
-  const reportPath = resolve(ROOT, MUTATION_REPORT);
-  if (!existsSync(reportPath)) {
-    console.error(`mutation: no report at ${MUTATION_REPORT}; run Stryker first`);
-    return 2;
+function main(paths: readonly string[]): number {
+  const files = new Map<string, Tally>();
+  for (const path of paths.length > 0 ? paths : [MUTATION_REPORT]) {
+    const reportPath = resolve(ROOT, path);
+    if (!existsSync(reportPath)) {
+      console.error(`mutation: no report at ${path}; run Stryker first`);
+      return 2;
+    }
+    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as MutationReport;
+    for (const [file, tally] of tallyFiles(report)) files.set(file, tally);
   }
-  const report = JSON.parse(readFileSync(reportPath, 'utf8')) as MutationReport;
-  const files = tallyFiles(report);
   const modules = new Map<string, Tally>();
   for (const [path, tally] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
     console.log(`  ${path.padEnd(40)} ${format(tally)}`);
@@ -84,4 +90,4 @@ function main(): number {
   return failing === 0 ? 0 : 1;
 }
 
-process.exitCode = main();
+process.exitCode = main(process.argv.slice(2));
