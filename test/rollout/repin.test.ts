@@ -228,7 +228,6 @@ describe('Function: checkRepinRefusal', () => {
    * purpose: they pin down which guard speaks first.
    */
   const base = snapshot();
-  const run = base.rollout?.activeRun as RolloutRun;
   const groups0 = base.rollout?.groups ?? [];
   const withCondition = (type: string, patch: Partial<StatusCondition>): StatusCondition[] =>
     (base.conditions ?? []).map((c) => (c.type === type ? { ...c, ...patch } : c));
