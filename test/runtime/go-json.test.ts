@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compareGoStrings, quoteGoString } from '../../shared/go-string';
-import { marshalGoJson } from '../../shared/runtime/go-json';
+import { flattenGoStruct, marshalGoJson, type GoStructTable } from '../../shared/runtime/go-json';
 import { canonicalizeQuantity } from '../../shared/runtime/quantity';
 import { InvalidInputError } from '../../shared/errors';
 
@@ -208,5 +208,41 @@ describe('marshalGoJson: zero values and omitempty', () => {
 
   it('rejects an unknown Go struct', () => {
     expect(() => marshalGoJson({}, 'ome.Nope')).toThrow('unknown Go struct ome.Nope');
+  });
+});
+
+/**
+ * Go's encoding/json rule for field names several (embedded) fields share: the
+ * shallowest field wins; among equally shallow fields a single tagged one wins;
+ * otherwise every one of them is dropped, silently. An embedded struct is expanded
+ * once per path, so a cycle stops.
+ */
+describe('flattenGoStruct: embedded fields', () => {
+  const structs: GoStructTable = {
+    Outer: [['', 'Inner', 'i'], ['name', 'string'], ['', '*Other', 'i'], ['last', 'int', 'o']],
+    Inner: [['name', 'int'], ['deep', 'string', 'o'], ['', 'Deeper', 'i'], ['both', 'string']],
+    Other: [['deep', 'bool'], ['both', 'string', 'u'], ['solo', 'string', 'm:key']],
+    Deeper: [['both', 'int'], ['', 'Outer', 'i']],
+    Tie: [['', 'Inner', 'i'], ['', 'Twin', 'i']],
+    Twin: [['both', 'string'], ['deep', 'string', 'u']],
+  };
+  const fieldsOf = (name: string) => flattenGoStruct(name, structs).map((f) => `${f.json}:${f.type}${f.omitEmpty ? ',o' : ''}${f.mergeStrategy ? `,m=${f.mergeKey ?? ''}` : ''}`);
+
+  it('lets the shallower field hide a deeper one, and a tagged field an untagged one at the same depth', () => {
+    // name: Outer's own (depth 0) hides Inner's (depth 1). deep: Inner's and Other's
+    // tie at depth 1, both tagged: dropped. both: Inner's (tagged) beats Other's
+    // (untagged) at depth 1; Deeper's is at depth 2. Outer inside Deeper is a cycle.
+    expect(fieldsOf('Outer')).toEqual(['both:string', 'name:string', 'solo:string,m=key', 'last:int,o']);
+  });
+
+  it('drops a name two tagged fields share at the same depth, and expands a struct again on another path', () => {
+    // both: Inner's and Twin's, tagged, at depth 1: dropped. deep: Inner's tagged one
+    // beats Twin's untagged one. Outer, reached through Inner > Deeper, is expanded at
+    // depth 3: its name loses to Inner's, its solo and last stand alone.
+    expect(fieldsOf('Tie')).toEqual(['name:int', 'deep:string,o', 'solo:string,m=key', 'last:int,o']);
+  });
+
+  it("gives the table's own structs unchanged", () => {
+    expect(flattenGoStruct('core.ContainerPort').map((f) => f.json)).toEqual(['name', 'hostPort', 'containerPort', 'protocol', 'hostIP']);
   });
 });
