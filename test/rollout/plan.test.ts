@@ -145,3 +145,59 @@ describe('Function: topologyOf', () => {
     expect(topologyOf([{ components: ['engine'] }, manualCanary()]).groups.map((g) => g.progression)).toEqual(['blueGreen', 'canary']);
   });
 });
+
+/** Every render failure, exactly as RolloutPlanReady reports it. */
+describe('Function: resolveLivePlan, failures word for word', () => {
+  const step = (extra: Record<string, unknown>) => ({ components: ['engine'], canary: { steps: [{ capacity: 1, traffic: 1, ...extra }] } }) as RolloutGroup;
+  it.each<[string, RolloutGroup, string, string]>([
+    ['no components field', {} as RolloutGroup, 'PlanInvalid', 'groups[0]: a group needs at least one component'],
+    ['an unknown component', { components: ['engine', 'gpu'] } as unknown as RolloutGroup, 'PlanInvalid', 'groups[0]: unknown component "gpu"'],
+    ['two arms', { components: ['engine'], canary: { steps: [] }, blueGreen: {} }, 'PlanInvalid', 'groups[0]: at most one of canary, blueGreen, or rollingUpdate may be set on a rollout group'],
+    ['an unknown declared progression', { components: ['engine'], policyRef: { name: 'p', progression: 'shadow' } } as unknown as RolloutGroup, 'PlanInvalid', 'groups[0]: policyRef "p" declares unknown progression "shadow"'],
+    ['another policy kind', { components: ['engine'], policyRef: { name: 'p', progression: 'canary', kind: 'Other' } } as unknown as RolloutGroup, 'PlanInvalid', 'groups[0]: policyRef kind "Other" is not supported'],
+    ['negative traffic', step({ traffic: -1 }), 'PlanInvalid', 'groups[0]: canary.steps[0].traffic must be 0-100'],
+    ['fractional traffic', step({ traffic: 1.5 }), 'PlanInvalid', 'groups[0]: canary.steps[0].traffic must be 0-100'],
+    ['a bad capacity in the second step', { components: ['engine'], canary: { steps: [{ capacity: 1, traffic: 1 }, { capacity: '1.5', traffic: 2 }] } }, 'PlanInvalid', 'groups[0]: canary.steps[1].capacity "1.5" is invalid'],
+    ['a bad pause', step({ pause: { duration: 'x' } }), 'PlanInvalid', 'groups[0]: canary.steps[0].pause.duration: time: invalid duration "x"'],
+    ['a bad analysis interval', step({ analysis: { interval: '1', failureLimit: 1, metrics: [] } }), 'PlanInvalid', 'groups[0]: canary.steps[0].analysis.interval: time: missing unit in duration "1"'],
+    ['a bad analysis delay', step({ analysis: { interval: '1m', initialDelay: 'y', failureLimit: 1, metrics: [] } }), 'PlanInvalid', 'groups[0]: canary.steps[0].analysis.initialDelay: time: invalid duration "y"'],
+    ['a bad readyTimeout', { components: ['engine'], canary: { steps: [], readyTimeout: 'z' } }, 'PlanInvalid', 'groups[0]: canary.readyTimeout: time: invalid duration "z"'],
+    ['a policy not Ready without a message', { components: ['engine'], policyRef: { name: 'quiet', progression: 'canary' } }, 'PolicyNotReady', 'groups[0]: RolloutPolicy "quiet" is not Ready'],
+    ['a policy with two bodies', { components: ['engine'], policyRef: { name: 'double', progression: 'canary' } }, 'PolicyNotReady', 'groups[0]: RolloutPolicy "double" must carry exactly one of canary, blueGreen or rollingUpdate'],
+    ['a policy with no body', { components: ['engine'], policyRef: { name: 'empty', progression: 'canary' } }, 'PolicyNotReady', 'groups[0]: RolloutPolicy "empty" must carry exactly one of canary, blueGreen or rollingUpdate'],
+    ['a policy whose steps are invalid', { components: ['engine'], policyRef: { name: 'broken', progression: 'canary' } }, 'PlanInvalid', 'groups[0]: RolloutPolicy "broken": canary.steps[0].traffic must be 0-100'],
+  ])('%s', (_name, group, reason, message) => {
+    const views = policies(
+      policy('quiet', guardedBody, { ready: false }),
+      policy('double', { blueGreen: {}, rollingUpdate: {} }),
+      policy('empty', {}),
+      policy('broken', { canary: { steps: [{ capacity: 1, traffic: 200 }] } }),
+    );
+    const result = resolveLivePlan([group], views);
+    expect(result).toMatchObject({ ok: false, reason, message });
+  });
+
+  it('names the failing group by its index, and reports the first failure', () => {
+    const result = resolveLivePlan([{ components: ['router'] }, { components: [] }, { components: ['gpu'] } as unknown as RolloutGroup], policies());
+    expect(result).toMatchObject({ ok: false, reason: 'PlanInvalid', message: 'groups[1]: a group needs at least one component' });
+    expect(result.groups.map((group) => group.ok)).toEqual([true, false, false]);
+  });
+
+  it('renders a policy group without a generation when the policy has none', () => {
+    const result = resolveLivePlan([{ components: ['engine'], policyRef: { name: 'guarded', progression: 'canary' } }], policies(policy('guarded', guardedBody, { generation: 0 })));
+    expect(result.ok && result.plan.groups[0]).not.toHaveProperty('policyGeneration');
+  });
+
+  it('previews a shadowed policy without a digest when it would not render', () => {
+    const group: RolloutGroup = { ...manualCanary(), policyRef: { name: 'broken', progression: 'canary' } };
+    const missing = resolveLivePlan([group], policies());
+    const broken = resolveLivePlan([group], policies(policy('broken', { canary: { steps: [{ capacity: 1, traffic: 200 }] } })));
+    const twoBodies = resolveLivePlan([group], policies(policy('broken', { blueGreen: {}, rollingUpdate: {} })));
+    for (const result of [missing, broken, twoBodies]) expect(result.ok && result.groups[0]?.shadowed).toEqual({ name: 'broken' });
+  });
+
+  it('keeps the shape fields of a policy group and takes its progression from the body', () => {
+    const result = resolveLivePlan([{ components: ['engine'], order: ['engine'], soak: '1m', policyRef: { name: 'guarded', progression: 'canary' } }], policies(guarded));
+    expect(result.ok && result.plan.groups[0]?.group).toEqual({ components: ['engine'], order: ['engine'], soak: '1m', ...guardedBody });
+  });
+});
