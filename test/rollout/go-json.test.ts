@@ -94,3 +94,64 @@ describe('Function: marshalGoJson', () => {
     expect(() => marshalGoJson({ components: 'engine' }, rolloutGroupSchema)).toThrow(/expected a list/);
   });
 });
+
+/** Go's time.ParseDuration and Duration.String, including their error texts. */
+describe('Function: parseGoDuration / formatGoDuration, edges', () => {
+  it.each([
+    ['+5s', '5s'],
+    ['-0', '0s'],
+    ['+0', '0s'],
+    ['1.s', '1s'],
+    ['.5s', '500ms'],
+    ['1μs', '1µs'],
+    ['1.5us', '1.5µs'],
+    ['0.5ms', '500µs'],
+    ['1000ms', '1s'],
+    ['61s', '1m1s'],
+    ['3600s', '1h0m0s'],
+    ['1.000000001s', '1.000000001s'],
+    ['1m0.5s', '1m0.5s'],
+    ['9223372036854775807ns', '2562047h47m16.854775807s'],
+    ['-9223372036854775808ns', '-2562047h47m16.854775808s'],
+  ])('%s -> %s', (input, expected) => {
+    expect(normalizeGoDuration(input)).toBe(expected);
+  });
+
+  it.each([
+    ['', 'time: invalid duration ""'],
+    ['-', 'time: invalid duration "-"'],
+    ['m', 'time: invalid duration "m"'],
+    ['.m', 'time: invalid duration ".m"'],
+    ['--1s', 'time: invalid duration "--1s"'],
+    ['1h-1m', 'time: unknown unit "h-" in duration "1h-1m"'],
+    ['10', 'time: missing unit in duration "10"'],
+    ['1.5.5s', 'time: missing unit in duration "1.5.5s"'],
+    ['1x', 'time: unknown unit "x" in duration "1x"'],
+    ['1sec', 'time: unknown unit "sec" in duration "1sec"'],
+    ['9223372036854775808ns', 'time: invalid duration "9223372036854775808ns"'],
+    ['2562048h', 'time: invalid duration "2562048h"'],
+  ])('rejects %j with Go\'s message', (input, message) => {
+    expect(() => parseGoDuration(input)).toThrow(message);
+  });
+
+  it.each<[bigint, string]>([
+    [0n, '0s'],
+    [999n, '999ns'],
+    [-5n, '-5ns'],
+    [1_000n, '1µs'],
+    [-1_500n, '-1.5µs'],
+    [1_000_000n, '1ms'],
+    [999_999_999n, '999.999999ms'],
+    [1_000_000_000n, '1s'],
+    [59_999_999_999n, '59.999999999s'],
+    [60_000_000_000n, '1m0s'],
+    [-3_600_000_000_000n, '-1h0m0s'],
+  ])('formats %s ns as %s', (nanoseconds, expected) => {
+    expect(formatGoDuration(nanoseconds)).toBe(expected);
+  });
+
+  it('sums several units in nanoseconds', () => {
+    expect(parseGoDuration('1h2m3s4ms5us6ns')).toBe(3_723_004_005_006n);
+    expect(parseGoDuration('-1.5s')).toBe(-1_500_000_000n);
+  });
+});
