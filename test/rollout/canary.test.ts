@@ -38,6 +38,8 @@ describe('Function: canaryReplicasFor', () => {
     [2, 4, 2],
     ['9', 4, 4],
     [undefined, 4, 0],
+    ['half', 4, 0],
+    [-1, 4, 0],
   ])('capacity %j of %i desired -> %i', (capacity, desired, expected) => {
     expect(canaryReplicasFor(capacity, desired)).toBe(expected);
   });
@@ -88,6 +90,8 @@ describe('Function: advanceCanary', () => {
     ['analysis that passes still bakes for its pause', { steps: [{ capacity: '25%', traffic: 10, pause: { duration: '1h' }, analysis: { interval: '1m', failureLimit: 1, metrics: [] } }, { capacity: '100%', traffic: 100 }], readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Pass' }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 1800 }, { currentStep: 0 }],
     ['an inconclusive sample with a source holds', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Inconclusive' }, { phase: 'Paused', hold: 'ObservedPaused', analysis: 'Inconclusive', canaryReplicas: 1, stableReplicas: 3 }, { analysisFailedChecks: undefined }],
     ['a step advance resets failed analysis checks', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Pass' }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3 }, { analysisFailedChecks: 0 }],
+    ['a canary without revision hashes is neither rolled back nor promoted', { state: state({ canaryRevisionHash: undefined }), readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3 }, { currentStep: 0, rolledBackRevisionHash: undefined }],
+    ['a ready timeout reached exactly is not yet a failure', { readyTimeout: '30m' }, { phase: 'Pending', canaryReplicas: 1, stableReplicas: 4 }, {}],
     ['a step index past the end is clamped', { state: state({ currentStep: 7 }), readyCanaryReplicas: 1 }, { phase: 'Pending', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1, finished: undefined }],
   ])('%s', (_name, input, expected, expectedState) => {
     const result = tick(input);
