@@ -207,6 +207,8 @@ describe('strategicMergeSpec: field by field', () => {
     ['a map value the child gives as null is kept from the parent', { nodeSelector: { a: '1', b: '1' } }, { nodeSelector: { a: null, b: '2' } }, { nodeSelector: { a: '1', b: '2' } }],
     ['a child object over a parent scalar wins', { schedulerName: 'a' }, { schedulerName: { x: 1 } }, { schedulerName: { x: 1 } }],
     ['a child list over a parent object wins', { nodeSelector: { a: '1' } }, { nodeSelector: ['x'] }, { nodeSelector: ['x'] }],
+    ['a child object over a parent merge list wins', { containers: [{ name: 'a' }] }, { containers: { name: 'b' } }, { containers: { name: 'b' } }],
+    ['objects of a field the Go type lacks merge key by key', { unknown: { a: 1, n: { x: 1 } } }, { unknown: { b: 2, n: { y: 2 } } }, { unknown: { a: 1, b: 2, n: { x: 1, y: 2 } } }],
     ['a list of a field the Go type lacks is replaced', { unknown: [{ name: 'a', v: 1 }] }, { unknown: [{ name: 'a', w: 2 }] }, { unknown: [{ name: 'a', w: 2 }] }],
   ])('%s', (_name, parent, child, expected) => {
     expect(strategicMergeSpec(parent as JsonValue, child as JsonValue)).toEqual(expected);
