@@ -207,6 +207,11 @@ describe('strategicMergeSpec: field by field', () => {
     ['a map value the child gives as null is kept from the parent', { nodeSelector: { a: '1', b: '1' } }, { nodeSelector: { a: null, b: '2' } }, { nodeSelector: { a: '1', b: '2' } }],
     ['a child object over a parent scalar wins', { schedulerName: 'a' }, { schedulerName: { x: 1 } }, { schedulerName: { x: 1 } }],
     ['a child list over a parent object wins', { nodeSelector: { a: '1' } }, { nodeSelector: ['x'] }, { nodeSelector: ['x'] }],
+    // A merge list given plain values merges as a set: the child's values in its order,
+    // then the parent's others (apimachinery's rule for primitive lists). No Go field we
+    // hash is such a list; decoded JSON can still carry one.
+    ['plain values in a merge list merge as a set', { containers: ['b', 'c'] }, { containers: ['a', 'b'] }, { containers: ['a', 'b', 'c'] }],
+    ['plain values already present are not repeated', { containers: ['a'] }, { containers: ['a'] }, { containers: ['a'] }],
     ['a child object over a parent merge list wins', { containers: [{ name: 'a' }] }, { containers: { name: 'b' } }, { containers: { name: 'b' } }],
     ['objects of a field the Go type lacks merge key by key', { unknown: { a: 1, n: { x: 1 } } }, { unknown: { b: 2, n: { y: 2 } } }, { unknown: { a: 1, b: 2, n: { x: 1, y: 2 } } }],
     ['a list of a field the Go type lacks is replaced', { unknown: [{ name: 'a', v: 1 }] }, { unknown: [{ name: 'a', w: 2 }] }, { unknown: [{ name: 'a', w: 2 }] }],
