@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.ome-local/**', '.bench/**', '.serverless/**', '.esbuild/**', 'dist/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', '.ome-local/**', '.bench/**', '.serverless/**', '.esbuild/**', 'dist/**', 'coverage/**', '.stryker-tmp/**', 'reports/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

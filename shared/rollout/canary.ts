@@ -180,10 +180,7 @@ function evaluateGate(
 }
 
 function advanceStep(input: CanaryTickInput, state: CanaryState, removePromote: boolean): CanaryTick {
-  if (state.currentStep >= input.steps.length - 1) {
-    state.finished = true;
-    return finish(input, state, removePromote);
-  }
+  if (state.currentStep >= input.steps.length - 1) return finish(input, state, removePromote);
   state.currentStep += 1;
   state.stepEnteredTime = formatKubeTime(input.now);
   state.analysisFailedChecks = 0;

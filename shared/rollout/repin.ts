@@ -278,8 +278,8 @@ function readPlanConditions(
   const ready = uniqueCondition(conditions, ConditionType.rolloutPlanReady);
   const drift = uniqueCondition(conditions, ConditionType.rolloutPlanDrift);
   if (!ready || !drift) return undefined;
+  // A pinnedAt in the future (or unparsable) leaves no time DRIFT could have been stamped in.
   const pinnedAt = Date.parse(run.pinnedAt);
-  if (pinnedAt > now.getTime()) return undefined;
   const readyValid =
     ready.status === 'True' &&
     ready.reason === PlanReadyReason.pinned &&
@@ -300,8 +300,7 @@ function uniqueCondition(conditions: readonly StatusCondition[], type: string): 
 
 /** A condition stamped after `notBefore` and not in the future: it describes this run. */
 function withinWindow(time: string | undefined, notBefore: number, now: Date): boolean {
-  if (!time) return false;
-  const at = Date.parse(time);
+  const at = Date.parse(time ?? '');
   return !Number.isNaN(at) && at >= notBefore && at <= now.getTime();
 }
 

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../errors';
 import { compareGoStrings, quoteGoString } from '../go-string';
-import { GO_ALIASES, GO_STRUCTS } from './go-types';
+import { GO_ALIASES, GO_STRUCTS, type GoFieldSpec } from './go-types';
 import { canonicalizeQuantity } from './quantity';
 
 /**
@@ -38,8 +38,11 @@ interface Candidate extends FlatField {
 
 const flatCache = new Map<string, readonly FlatField[]>();
 
-function collectFields(structName: string, depth: number, out: Candidate[], seen: Set<string>): void {
-  const fields = GO_STRUCTS[structName];
+/** A table of Go structs: for each, its JSON fields in declaration order (see go-types.ts). */
+export type GoStructTable = Readonly<Record<string, readonly GoFieldSpec[]>>;
+
+function collectFields(structs: GoStructTable, structName: string, depth: number, out: Candidate[], seen: Set<string>): void {
+  const fields = structs[structName];
   if (!fields) throw new InvalidInputError(`unknown Go struct ${structName}`);
   for (const [json, type, flagText = ''] of fields) {
     const [flags = '', mergeKey] = flagText.split(':');
@@ -47,7 +50,7 @@ function collectFields(structName: string, depth: number, out: Candidate[], seen
       const embedded = type.replace(/^\*/, '');
       // Go stops at an embedded type it has already expanded on this path.
       if (seen.has(embedded)) continue;
-      collectFields(embedded, depth + 1, out, new Set([...seen, embedded]));
+      collectFields(structs, embedded, depth + 1, out, new Set([...seen, embedded]));
       continue;
     }
     out.push({
@@ -62,12 +65,18 @@ function collectFields(structName: string, depth: number, out: Candidate[], seen
   }
 }
 
-/** The JSON fields of a struct after Go's promotion of embedded fields, in output order. */
-export function flattenGoStruct(structName: string): readonly FlatField[] {
-  const cached = flatCache.get(structName);
+/**
+ * The JSON fields of a struct after Go's promotion of embedded fields, in output order.
+ * Go's rule for a name several fields share: the shallowest wins; among equally shallow
+ * ones a single tagged field wins; otherwise none is written. Our table has no such
+ * clash today, so the rule is checked against small tables passed as `structs`.
+ */
+export function flattenGoStruct(structName: string, structs: GoStructTable = GO_STRUCTS): readonly FlatField[] {
+  const cacheable = structs === GO_STRUCTS;
+  const cached = cacheable ? flatCache.get(structName) : undefined;
   if (cached) return cached;
   const candidates: Candidate[] = [];
-  collectFields(structName, 0, candidates, new Set([structName]));
+  collectFields(structs, structName, 0, candidates, new Set([structName]));
   const byName = new Map<string, Candidate[]>();
   for (const candidate of candidates) {
     byName.set(candidate.json, [...(byName.get(candidate.json) ?? []), candidate]);
@@ -89,7 +98,7 @@ export function flattenGoStruct(structName: string): readonly FlatField[] {
       });
     }
   }
-  flatCache.set(structName, result);
+  if (cacheable) flatCache.set(structName, result);
   return result;
 }
 

@@ -102,17 +102,15 @@ function mergeList(parent: JsonValue[], child: JsonValue[], itemType: string | u
 function mergeValues(parent: JsonValue, child: JsonValue, type: string | undefined): JsonValue {
   if (isObject(parent) && isObject(child)) {
     const out: JsonObject = { ...parent };
+    // The child arrives without nulls (strategicMergeSpec strips them), so every key it
+    // has sets or merges; a parent value that is missing or not an object is replaced.
     for (const [key, value] of Object.entries(child)) {
       const info = fieldInfo(type, key);
       const existing = out[key];
-      if (value === null) {
-        delete out[key];
-      } else if (existing === undefined || existing === null) {
-        out[key] = value;
-      } else if (Array.isArray(existing) && Array.isArray(value)) {
+      if (Array.isArray(existing) && Array.isArray(value)) {
         out[key] = info?.mergeStrategy ? mergeList(existing, value, elementType(info.type), info.mergeKey) : value;
       } else {
-        out[key] = mergeValues(existing, value, info?.type);
+        out[key] = mergeValues(existing ?? null, value, info?.type);
       }
     }
     return out;

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   HINT_EVENT_SOURCE,
   HintDetailType,
+  computeChangedFields,
   decideForwarding,
+  deepEqual,
   hintEventKey,
   isWorthForwarding,
   readHintDetail,
@@ -166,5 +168,118 @@ describe('Function: readHintDetail', () => {
 
   it('keys one change of one object stably', () => {
     expect(hintEventKey(detail)).toBe('c/uid-1/10/added');
+  });
+});
+
+describe('Function: decideForwarding, each check with its reason', () => {
+  const before = isvc({ rv: '10', annotations: { other: 'a' }, labels: { team: 'a' } });
+  it.each<[string, ObservedChange | 'BOOKMARK', KubeObject, KubeObject | undefined, boolean, string]>([
+    ['a bookmark', 'BOOKMARK', isvc(), before, false, 'bookmarks only move the checkpoint'],
+    ['a delete', 'DELETED', isvc({ rv: '10' }), before, true, 'deletes always matter (GC, drift)'],
+    ['a first sight', 'ADDED', isvc(), undefined, true, 'no earlier copy to compare with'],
+    ['a recreated object', 'ADDED', isvc({ uid: 'uid-2', rv: '10' }), before, true, 'a new object under the same name'],
+    ['the same resourceVersion again', 'RELISTED', isvc({ rv: '10', spec: { other: true } }), before, false, 'resourceVersion unchanged since last forwarded'],
+    ['a new sync value', 'MODIFIED', isvc({ rv: '11', annotations: { other: 'a', 'ome.io/runtime-sync': 't' }, labels: { team: 'a' } }), before, true, 'a request annotation has a new value'],
+    ['a new promote value', 'MODIFIED', isvc({ rv: '11', annotations: { other: 'a', 'ome.io/rollout-promote': 'h' }, labels: { team: 'a' } }), before, true, 'a request annotation has a new value'],
+    ['a new repin value', 'MODIFIED', isvc({ rv: '11', annotations: { other: 'a', 'ome.io/rollout-repin': 'now' }, labels: { team: 'a' } }), before, true, 'a request annotation has a new value'],
+    ['status only', 'MODIFIED', isvc({ rv: '11', annotations: { other: 'a' }, labels: { team: 'a' }, status: { x: 1 } }), before, false, 'only status, bookkeeping or our own annotations changed'],
+    ['managedFields only', 'MODIFIED', isvc({ rv: '11', annotations: { other: 'a' }, labels: { team: 'a' }, managedFields: [{ manager: 'm' }] }), before, false, 'only status, bookkeeping or our own annotations changed'],
+    ['the GC mark only', 'MODIFIED', isvc({ rv: '11', annotations: { other: 'a', 'ome.io/gc-eligible-since': '2026-01-01T00:00:00Z' }, labels: { team: 'a' } }), before, false, 'only status, bookkeeping or our own annotations changed'],
+    ['another annotation', 'MODIFIED', isvc({ rv: '11', annotations: { other: 'b' }, labels: { team: 'a' } }), before, true, 'the object changed'],
+    ['a label', 'MODIFIED', isvc({ rv: '11', annotations: { other: 'a' }, labels: { team: 'b' } }), before, true, 'the object changed'],
+    ['the spec', 'MODIFIED', isvc({ rv: '11', annotations: { other: 'a' }, labels: { team: 'a' }, spec: { x: 1 } }), before, true, 'the object changed'],
+  ])('%s', (_name, type, object, previous, forward, reason) => {
+    expect(decideForwarding(type, object, previous)).toEqual({ forward, reason });
+    expect(isWorthForwarding(type, object, previous)).toBe(forward);
+  });
+});
+
+describe('Function: computeChangedFields', () => {
+  const none = { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false };
+  const before = isvc({ annotations: { 'ome.io/runtime-sync': 't1' }, labels: { a: '1' } });
+  it.each<[string, ObservedChange, KubeObject, KubeObject | undefined, typeof none]>([
+    ['a delete changes nothing', 'DELETED', isvc({ annotations: { 'ome.io/runtime-sync': 't2' } }), undefined, none],
+    ['nothing moved', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't1' }, labels: { a: '1' } }), before, none],
+    ['a sync value removed is no request', 'MODIFIED', isvc({ rv: '11', labels: { a: '1' } }), before, none],
+    ['a new sync value', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't2' }, labels: { a: '1' } }), before, { ...none, runtimeSync: true }],
+    ['labels removed', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't1' } }), before, { ...none, labels: true }],
+    ['a previous copy of another uid counts as no copy', 'MODIFIED', isvc({ uid: 'uid-9', annotations: { 'ome.io/runtime-sync': 't1' }, labels: { a: '1' } }), before, { ...none, spec: true, labels: true, runtimeSync: true }],
+    ['without a copy: spec, labels and every present request', 'ADDED', isvc({ annotations: { 'ome.io/rollout-repin': 'now', 'ome.io/rollout-promote': 'h' } }), undefined, { ...none, spec: true, labels: true, rolloutRepin: true, rolloutPromote: true }],
+  ])('%s', (_name, type, object, previous, expected) => {
+    expect(computeChangedFields(type, object, previous)).toEqual(expected);
+  });
+});
+
+describe('Function: readHintDetail, messages', () => {
+  const detail = toHintEvent('c1', 'MODIFIED', isvc(), undefined, { observedAt: OBSERVED_AT }).detail;
+  it.each<[string, unknown, string]>([
+    ['a string', 'x', 'hint event has no detail object'],
+    ['null', null, 'hint event has no detail object'],
+    ['fields missing or empty', { ...detail, uid: '', name: 3, clusterId: undefined }, 'hint event detail lacks clusterId, name, uid'],
+    ['an unknown change', { ...detail, change: 'renamed' }, 'hint event detail has an unknown change type "renamed"'],
+    ['no change', { ...detail, change: undefined }, 'hint event detail has an unknown change type undefined'],
+    ['no changed flags', { ...detail, changed: [] }, 'hint event detail lacks changed flags'],
+  ])('%s', (_name, event, message) => {
+    expect(() => readHintDetail(event)).toThrow(new InvalidInputError(message));
+  });
+
+  it('reads a bare detail as well as an envelope', () => {
+    expect(readHintDetail(detail)).toBe(detail);
+    expect(readHintDetail({ detail })).toBe(detail);
+  });
+});
+
+describe('Function: deepEqual', () => {
+  it.each<[unknown, unknown, boolean]>([
+    [{ a: 1, b: [1, { c: 2 }] }, { b: [1, { c: 2 }], a: 1 }, true],
+    [{ a: 1, b: undefined }, { a: 1 }, true],
+    [{ a: 1 }, { a: 1, b: 2 }, false],
+    [{ a: 1, b: 2 }, { a: 1, c: 2 }, false],
+    [[1, 2], [1, 2, 3], false],
+    [[1, 2], [2, 1], false],
+    [[1], { 0: 1 }, false],
+    [{ 0: 1 }, [1], false],
+    [null, {}, false],
+    ['1', 1, false],
+    [Number.NaN, Number.NaN, false],
+  ])('%j vs %j -> %s', (a, b, expected) => {
+    expect(deepEqual(a, b)).toBe(expected);
+  });
+});
+
+describe('Function: toHintEvent, detail', () => {
+  it('writes every field, and keys the hint by cluster, uid, version and change', () => {
+    const event = toHintEvent('c1', 'RELISTED', isvc({ rv: '42' }), undefined, { observedAt: OBSERVED_AT });
+    expect(event).toEqual({
+      source: 'ome.pinning',
+      detailType: 'Kubernetes Object Changed',
+      detail: {
+        clusterId: 'c1',
+        apiVersion: 'ome.io/v1beta1',
+        kind: 'InferenceService',
+        namespace: 'team-a',
+        name: 'llama',
+        uid: 'uid-1',
+        resourceVersion: '42',
+        generation: 3,
+        change: 'relisted',
+        changed: { spec: true, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: true },
+        observedAt: OBSERVED_AT,
+      },
+    });
+    expect(hintEventKey(event.detail)).toBe('c1/uid-1/42/relisted');
+  });
+
+  it('stamps the observation time when none is given', () => {
+    const before = Date.now();
+    const at = Date.parse(toHintEvent('c1', 'ADDED', isvc()).detail.observedAt);
+    expect(at).toBeGreaterThanOrEqual(before);
+    expect(at).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('names the kind it cannot build a hint for', () => {
+    const nameless = { ...isvc(), metadata: { ...isvc().metadata, name: '' } };
+    expect(() => toHintEvent('c1', 'ADDED', nameless)).toThrow('cannot build a hint for InferenceService without metadata.name, uid and resourceVersion');
+    expect(() => toHintEvent('c1', 'ADDED', { metadata: { name: 'x', uid: 'u' } } as KubeObject)).toThrow('cannot build a hint for object without');
   });
 });

@@ -153,3 +153,102 @@ describe('Function: validatePattern', () => {
     expect(findPatternProblems({ source: 'x', detail: { kind: [] } })).toHaveLength(2);
   });
 });
+
+/** Each problem exactly as validatePattern reports it, path included. */
+describe('Function: findPatternProblems, exact messages', () => {
+  it.each<[string, unknown, string[]]>([
+    ['null', null, ['(root): a pattern must be a non-empty JSON object']],
+    ['a nested empty object', { detail: {} }, ['detail: a nested pattern must not be empty']],
+    ['a scalar', { a: 1 }, ['a: must be an array of values or filters, or a nested object (got 1)']],
+    ['an empty list deep down', { detail: { kind: [] } }, ['detail.kind: an empty array matches nothing; list at least one value or filter']],
+    ['$or not a list', { $or: { a: ['x'] } }, ['$or: $or takes an array of at least two sub-patterns']],
+    ['$or with an empty branch', { $or: [{ a: ['x'] }, {}] }, ['$or[1]: each $or branch must be a non-empty object']],
+    ['$or with a scalar branch', { $or: [{ a: ['x'] }, 'b'] }, ['$or[1]: each $or branch must be a non-empty object']],
+    ['a list inside a filter list', { a: [['x']] }, ['a[0]: unsupported filter ["x"]']],
+    ['a filter with no operator', { a: [{}] }, ['a[0]: a filter object has exactly one operator (got {})']],
+    ['prefix not a string', { a: [{ prefix: 1 }] }, ['a[0]: prefix takes a string or {"equals-ignore-case": string}']],
+    ['suffix with a bad ignore-case', { a: [{ suffix: { 'equals-ignore-case': 1 } }] }, ['a[0]: suffix takes a string or {"equals-ignore-case": string}']],
+    ['prefix with two keys', { a: [{ prefix: { 'equals-ignore-case': 'x', other: 'y' } }] }, ['a[0]: prefix takes a string or {"equals-ignore-case": string}']],
+    ['equals-ignore-case not a string', { a: [{ 'equals-ignore-case': 1 }] }, ['a[0]: equals-ignore-case takes a string']],
+    ['wildcard not a string', { a: [{ wildcard: 1 }] }, ['a[0]: wildcard takes a string']],
+    ['wildcard escaping another character', { a: [{ wildcard: 'a\\b' }] }, ['a[0]: wildcard only escapes * and \\']],
+    ['numeric not a list', { a: [{ numeric: '>' }] }, ['a[0]: numeric takes one or two [operator, number] pairs']],
+    ['numeric of three pairs', { a: [{ numeric: ['>', 1, '<', 5, '=', 3] }] }, ['a[0]: numeric takes one or two [operator, number] pairs']],
+    ['numeric with a string bound', { a: [{ numeric: ['>', '1'] }] }, ['a[0]: numeric bounds must be numbers']],
+    ['numeric with an infinite bound', { a: [{ numeric: ['<', Number.POSITIVE_INFINITY] }] }, ['a[0]: numeric bounds must be numbers']],
+    ['numeric range of equal bounds', { a: [{ numeric: ['>=', 1, '<=', 1] }] }, ['a[0]: numeric range is empty (1 .. 1)']],
+    ['numeric range of two lower bounds', { a: [{ numeric: ['>', 1, '>=', 2] }] }, ['a[0]: a numeric range is a lower bound (> or >=) followed by an upper bound (< or <=)']],
+    ['anything-but empty list', { a: [{ 'anything-but': [] }] }, ['a[0]: anything-but takes a non-empty list']],
+    ['anything-but boolean', { a: [{ 'anything-but': true }] }, ['a[0]: anything-but takes a value, a list, or one of prefix, suffix, equals-ignore-case, wildcard']],
+    ['anything-but with two operators', { a: [{ 'anything-but': { prefix: 'a', suffix: 'b' } }] }, ['a[0]: anything-but takes exactly one nested operator']],
+    ['anything-but with no operator', { a: [{ 'anything-but': {} }] }, ['a[0]: anything-but takes exactly one nested operator']],
+    ['anything-but prefix not a string', { a: [{ 'anything-but': { prefix: 1 } }] }, ['a[0]: anything-but prefix takes a string']],
+    ['anything-but suffix not a string', { a: [{ 'anything-but': { suffix: ['x'] } }] }, ['a[0]: anything-but suffix takes a string']],
+    ['anything-but ignore-case empty list', { a: [{ 'anything-but': { 'equals-ignore-case': [] } }] }, ['a[0]: anything-but equals-ignore-case takes a string or a list of strings']],
+    ['anything-but wildcard number', { a: [{ 'anything-but': { wildcard: 1 } }] }, ['a[0]: anything-but wildcard takes a string or a list of strings']],
+    ['anything-but wildcard with a double star', { a: [{ 'anything-but': { wildcard: ['ok*', 'a**'] } }] }, ['a[0]: wildcard must not contain consecutive * characters']],
+    ['problems in several places, in order', { a: 'x', b: { c: [{ exists: 1 }, { cidr: '10.0.0.0/8' }] } }, [
+      'a: must be an array of values or filters, or a nested object (got "x")',
+      'b.c[0]: exists takes true or false',
+      'b.c[1]: the cidr filter is not supported by this matcher',
+    ]],
+  ])('%s', (_name, pattern, problems) => {
+    expect(findPatternProblems(pattern)).toEqual(problems);
+  });
+
+  it.each<[string, EventPattern]>([
+    ['every value kind', { a: ['x', 1, true, null] }],
+    ['prefix ignoring case', { a: [{ prefix: { 'equals-ignore-case': 'x' } }] }],
+    ['an escaped star and an escaped backslash', { a: [{ wildcard: 'a\\*b\\\\c*' }] }],
+    ['a numeric range', { a: [{ numeric: ['>=', 0, '<', 1] }] }],
+    ['numeric equals', { a: [{ numeric: ['=', 0] }] }],
+    ['anything-but numbers', { a: [{ 'anything-but': [1, 2] }] }],
+    ['anything-but a number', { a: [{ 'anything-but': 1 }] }],
+    ['anything-but wildcard list', { a: [{ 'anything-but': { wildcard: ['a*', 'b*'] } }] }],
+    ['anything-but ignore-case string', { a: [{ 'anything-but': { 'equals-ignore-case': 'x' } }] }],
+    ['exists false', { a: [{ exists: false }] }],
+  ])('accepts %s', (_name, pattern) => {
+    expect(findPatternProblems(pattern)).toEqual([]);
+    expect(() => validatePattern(pattern)).not.toThrow();
+  });
+
+  it('names every problem in the thrown error', () => {
+    expect(() => validatePattern({ a: 'x' })).toThrow('invalid event pattern: a: must be an array of values or filters, or a nested object (got "x")');
+  });
+});
+
+describe('Function: matchesPattern, edges', () => {
+  it.each<[string, EventPattern, unknown, boolean]>([
+    ['numeric >= at the bound', { n: [{ numeric: ['>=', 5] }] }, { n: 5 }, true],
+    ['numeric > at the bound', { n: [{ numeric: ['>', 5] }] }, { n: 5 }, false],
+    ['numeric < at the bound', { n: [{ numeric: ['<', 5] }] }, { n: 5 }, false],
+    ['numeric <= at the bound', { n: [{ numeric: ['<=', 5] }] }, { n: 5 }, true],
+    ['numeric = another number', { n: [{ numeric: ['=', 5] }] }, { n: 6 }, false],
+    ['numeric range, lower bound', { n: [{ numeric: ['>=', 1, '<', 5] }] }, { n: 1 }, true],
+    ['numeric range, below it', { n: [{ numeric: ['>=', 1, '<', 5] }] }, { n: 0.5 }, false],
+    ['wildcard dot is literal', { f: [{ wildcard: 'a.c' }] }, { f: 'abc' }, false],
+    ['wildcard escaped backslash', { f: [{ wildcard: 'a\\\\b' }] }, { f: 'a\\b' }, true],
+    ['wildcard anchored at both ends', { f: [{ wildcard: 'b*' }] }, { f: 'ab' }, false],
+    ['wildcard star matches a newline', { f: [{ wildcard: 'a*b' }] }, { f: 'a\nb' }, true],
+    ['wildcard on a number', { f: [{ wildcard: '*' }] }, { f: 1 }, false],
+    ['prefix ignoring case, mismatch', { f: [{ prefix: { 'equals-ignore-case': 'xy' } }] }, { f: 'XZ' }, false],
+    ['suffix on a number', { f: [{ suffix: '0' }] }, { f: 10 }, false],
+    ['equals-ignore-case on a number', { f: [{ 'equals-ignore-case': '1' }] }, { f: 1 }, false],
+    ['anything-but a string, on null', { f: [{ 'anything-but': 'x' }] }, { f: null }, true],
+    ['anything-but prefix, on a number', { f: [{ 'anything-but': { prefix: '1' } }] }, { f: 2 }, false],
+    ['anything-but ignore-case, another value', { f: [{ 'anything-but': { 'equals-ignore-case': 'A' } }] }, { f: 'b' }, true],
+    ['anything-but list of numbers, excluded', { f: [{ 'anything-but': [1, 2] }] }, { f: 2 }, false],
+    ['an unknown operator matches nothing', { f: [{ contains: 'a' }] }, { f: 'a' }, false],
+    ['an unknown anything-but operator matches nothing', { f: [{ 'anything-but': { numeric: ['>', 1] } }] }, { f: 'a' }, false],
+    ['exists false on an empty array', { f: [{ exists: false }] }, { f: [] }, true],
+    ['exists true on an array of values', { f: [{ exists: true }] }, { f: ['a'] }, true],
+    ['values in nested arrays', { f: ['b'] }, { f: [['a'], ['b']] }, true],
+    ['a nested pattern over an array of scalars', { f: { g: ['a'] } }, { f: ['a'] }, false],
+    ['a nested exists false over an array of scalars', { f: { g: [{ exists: false }] } }, { f: ['a'] }, true],
+    ['a nested pattern over a scalar', { f: { g: ['a'] } }, { f: 'a' }, false],
+    ['an event that is not an object', { f: ['a'] }, 'f', false],
+    ['$or inside an array of objects', { items: { $or: [{ a: ['1'] }, { b: ['2'] }] } }, { items: [{ a: '0' }, { b: '2' }] }, true],
+  ])('%s', (_name, pattern, event, expected) => {
+    expect(matchesPattern(pattern, event)).toBe(expected);
+  });
+});

@@ -125,12 +125,16 @@ describe('watch forwarder: publish faults', () => {
     const stores = await world.newStores();
     // One attempt per publish: the forwarder's own backoff does the resending.
     const forwarder = start(stores, 'throttled', 'fwd-throttled', realPublisher(1));
-    await eventually(() => expect(eventBridge.commandCalls(PutEventsCommand).length).toBeGreaterThanOrEqual(3));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Six refused attempts span several backoffs (20-100 ms) and checkpoint intervals
+    // (50 ms): the forwarder has been running, so a missing checkpoint means held back.
+    await eventually(() => expect(eventBridge.commandCalls(PutEventsCommand).length).toBeGreaterThanOrEqual(6));
     expect(await stores.checkpoints.loadCheckpoint('throttled', 'inferenceservices')).toBeUndefined();
     throttled = false;
     await eventually(() => expect(acceptedHints(calls)).toHaveLength(4));
-    await eventually(async () => expect(await stores.checkpoints.loadCheckpoint('throttled', 'inferenceservices')).toBeDefined());
+    const lastAccepted = Math.max(...acceptedHints(calls).map((detail) => Number(detail.resourceVersion)));
+    await eventually(async () =>
+      expect(Number(await stores.checkpoints.loadCheckpoint('throttled', 'inferenceservices'))).toBeGreaterThanOrEqual(lastAccepted),
+    );
     const stats = await forwarder.stop();
 
     const accepted = acceptedHints(calls);

@@ -5,14 +5,14 @@
  * API server. The answer names the records to redeliver (`batchItemFailures`).
  */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { toSqsEvent } from '../../local/bus';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
 import { Resources } from '../../shared/model/resources';
 import { createMemoryStores } from '../../shared/stores/memory';
-import { applyRuntime, engineView, getIsvc, ISVC, NS, pinColumns, REV_090, RUNTIME, seedIsvc, seedRuntime } from './support';
+import { applyRuntime, engineView, getIsvc, NS, pinColumns, REV_090, seedIsvc, seedRuntime } from './support';
 
 let cluster: EmbeddedCluster;
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
@@ -67,7 +67,6 @@ beforeAll(async () => {
     }),
   );
   await cluster.client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  await applyRuntime(cluster.client, seedRuntime('0.9'));
 });
 
 afterAll(async () => {
@@ -77,27 +76,47 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
+/**
+ * Each test arranges its own objects (its own InferenceService, and its own runtime when
+ * it changes one), so it passes or fails the same run alone or in any order.
+ */
 describe('functions', () => {
-  it('pin: pins the InferenceService of the hint and renders its Deployment', async () => {
-    const created = await cluster.client.create(Resources.inferenceServices, seedIsvc());
-    const result = await pin(envelope({ kind: 'InferenceService', namespace: NS, name: ISVC, uid: created.metadata.uid ?? '' }));
-    expect(result).toEqual(NO_FAILURES);
-    expect(await pinColumns(cluster.client)).toMatchObject({ pinned: REV_090, drifted: '<none>' });
-    expect(await engineView(cluster.client)).toMatchObject({ renderedFrom: REV_090 });
+  beforeEach(async () => {
+    await applyRuntime(cluster.client, seedRuntime('0.9'));
   });
 
-  it('pin: acknowledges a hint for an object that has since been replaced, and changes nothing', async () => {
-    const before = await getIsvc(cluster.client);
-    const result = await pin(envelope({ kind: 'InferenceService', namespace: NS, name: ISVC, uid: 'an-older-uid' }));
+  it('pin: pins the InferenceService of the hint and renders its Deployment', async () => {
+    const created = await cluster.client.create(Resources.inferenceServices, seedIsvc('pinned-by-hint'));
+    const result = await pin(envelope({ kind: 'InferenceService', namespace: NS, name: 'pinned-by-hint', uid: created.metadata.uid ?? '' }));
     expect(result).toEqual(NO_FAILURES);
-    expect((await getIsvc(cluster.client)).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(await pinColumns(cluster.client, 'pinned-by-hint')).toMatchObject({ pinned: REV_090, drifted: '<none>' });
+    expect(await engineView(cluster.client, 'pinned-by-hint')).toMatchObject({ renderedFrom: REV_090 });
+  });
+
+  it('pin: acknowledges a hint for an object that has since been replaced, and leaves the new one alone', async () => {
+    const older = await cluster.client.create(Resources.inferenceServices, seedIsvc('replaced'));
+    await cluster.client.delete(Resources.inferenceServices, NS, 'replaced');
+    const newer = await cluster.client.create(Resources.inferenceServices, seedIsvc('replaced'));
+    expect(newer.metadata.uid).not.toBe(older.metadata.uid);
+    const result = await pin(envelope({ kind: 'InferenceService', namespace: NS, name: 'replaced', uid: older.metadata.uid ?? '' }));
+    expect(result).toEqual(NO_FAILURES);
+    // The hint was about the deleted object: the new one is neither pinned nor rendered.
+    const after = await getIsvc(cluster.client, 'replaced');
+    expect(after.status?.pinnedRevisionName).toBeUndefined();
+    expect(after.metadata.resourceVersion).toBe(newer.metadata.resourceVersion);
+    expect(await engineView(cluster.client, 'replaced')).toBeUndefined();
   });
 
   it('drift-check: reports drift after a runtime change', async () => {
-    const runtime = await applyRuntime(cluster.client, seedRuntime('0.85'));
-    const report = await driftCheck(envelope({ kind: 'ServingRuntime', namespace: NS, name: RUNTIME, uid: runtime.metadata.uid ?? '' }));
+    const runtimeName = 'drift-check-runtime';
+    await applyRuntime(cluster.client, seedRuntime('0.9', { name: runtimeName }));
+    const created = await cluster.client.create(Resources.inferenceServices, seedIsvc('drift-checked', { name: runtimeName }));
+    expect(await pin(envelope({ kind: 'InferenceService', namespace: NS, name: 'drift-checked', uid: created.metadata.uid ?? '' }))).toEqual(NO_FAILURES);
+    expect(await pinColumns(cluster.client, 'drift-checked')).toMatchObject({ drifted: '<none>' });
+    const runtime = await applyRuntime(cluster.client, seedRuntime('0.85', { name: runtimeName }));
+    const report = await driftCheck(envelope({ kind: 'ServingRuntime', namespace: NS, name: runtimeName, uid: runtime.metadata.uid ?? '' }));
     expect(report).toEqual(NO_FAILURES);
-    expect((await getIsvc(cluster.client)).status?.conditions?.[0]).toMatchObject({ type: 'RuntimeDrifted', reason: 'RevisionMismatch' });
+    expect((await getIsvc(cluster.client, 'drift-checked')).status?.conditions?.find((c) => c.type === 'RuntimeDrifted')).toMatchObject({ status: 'True', reason: 'RevisionMismatch' });
   });
 
   it('pin: a retryable failure names its record for redelivery', async () => {
@@ -107,7 +126,7 @@ describe('functions', () => {
   });
 
   it('pin: acknowledges a record that is not a hint, without retrying it forever', async () => {
-    const batch = toSqsEvent([envelope({ kind: 'InferenceService', namespace: NS, name: ISVC, uid: 'x' })]);
+    const batch = toSqsEvent([envelope({ kind: 'InferenceService', namespace: NS, name: 'not-a-hint', uid: 'x' })]);
     const record = batch.Records[0];
     if (record) record.body = '{"detail": "not a hint"}';
     expect(await pinHandler(batch, context)).toEqual(NO_FAILURES);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, UnavailableError } from '../../shared/errors';
 import { Resources } from '../../shared/model/resources';
 import type { Lease, LeaseStore } from '../../shared/ports/store';
-import { pinInferenceService } from '../../shared/pinning';
+import { pinInferenceService, type PinTarget } from '../../shared/pinning';
 import { createMemoryStores } from '../../shared/stores/memory';
 import {
   annotateSync,
@@ -48,6 +48,38 @@ async function pinnedIsvc(name: string): Promise<void> {
   await world.pin(name);
 }
 
+/** A lease store that records how many workers held the lease of one object at once. */
+function countingLeases(keySuffix: string): { store: LeaseStore; maxHolders: () => number } {
+  const stores = createMemoryStores();
+  let holders = 0;
+  let most = 0;
+  const store: LeaseStore = {
+    async acquire(key, holder, ttl) {
+      const lease = await stores.leases.acquire(key, holder, ttl);
+      if (lease && key.endsWith(keySuffix)) most = Math.max(most, (holders += 1));
+      return lease;
+    },
+    renew: (lease, ttl) => stores.leases.renew(lease, ttl),
+    async release(lease: Lease) {
+      if (lease.key.endsWith(keySuffix)) holders -= 1;
+      await stores.leases.release(lease);
+    },
+  };
+  return { store, maxHolders: () => most };
+}
+
+/** A fixed shuffle (seeded), so a failing order can be replayed. */
+function shuffled<T>(items: readonly T[], seed: number): T[] {
+  const out = [...items];
+  let state = seed;
+  const next = () => ((state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+  for (let i = out.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
 async function changeRuntime(memFrac: '0.9' | '0.85'): Promise<void> {
   await applyRuntime(world.admin, seedRuntime(memFrac));
   await world.driftCheck(runtimeChanged);
@@ -55,14 +87,27 @@ async function changeRuntime(memFrac: '0.9' | '0.85'): Promise<void> {
 
 describe('ome.io/runtime-sync is at most once', () => {
   it('the same hint delivered 10 times, out of order with older hints, rolls forward once', async () => {
+    // The older hints are about the InferenceService this one replaced (same name, older uid).
+    const replaced = await world.admin.create(Resources.inferenceServices, seedIsvc('dup'));
+    await world.admin.delete(Resources.inferenceServices, NS, 'dup');
     await pinnedIsvc('dup');
-    const before = await getIsvc(world.admin, 'dup');
+    const current = await getIsvc(world.admin, 'dup');
     await changeRuntime('0.85');
     await annotateSync(world.admin, 'dup', 'roll-1');
+    const currentHint: PinTarget = { namespace: NS, name: 'dup', uid: current.metadata.uid ?? '' };
+    const olderHint: PinTarget = { namespace: NS, name: 'dup', uid: replaced.metadata.uid ?? '' };
+    const hints = shuffled([...Array.from({ length: 10 }, () => currentHint), olderHint, olderHint], 0x5eed);
+    const lease = countingLeases('#dup');
     world.client.reset();
-    const hints = [...Array.from({ length: 10 }, () => 'sync-hint'), 'older-hint', 'older-hint'].sort(() => Math.random() - 0.5);
-    const results = await Promise.all(hints.map(() => deliver(() => pinInferenceService(world.deps, { namespace: NS, name: 'dup', uid: before.metadata.uid ?? '' }))));
-    expect(results.filter((r) => r.tokenApplied === 'roll-1')).toHaveLength(1);
+    // Each delivery is its own worker, so only the lease keeps them from overlapping.
+    const results = await Promise.all(
+      hints.map((hint, i) => deliver(() => pinInferenceService({ ...world.deps, leases: lease.store, holder: `worker-${i}` }, hint))),
+    );
+    expect(lease.maxHolders()).toBe(1);
+    const byHint = (hint: PinTarget) => results.filter((_, i) => hints[i] === hint);
+    expect(byHint(olderHint).map((r) => r.outcome)).toEqual(['gone', 'gone']);
+    expect(byHint(currentHint).filter((r) => r.tokenApplied === 'roll-1')).toHaveLength(1);
+    expect(byHint(currentHint).every((r) => r.outcome === 'pinned' && r.pinnedRevisionName === REV_085)).toBe(true);
     expect(world.client.count('replaceStatus', 'inferenceservices')).toBe(1);
     expect(world.client.count('replace', 'deployments')).toBe(1);
     expect(await pinColumns(world.admin, 'dup')).toMatchObject({ pinned: REV_085, token: 'roll-1', drifted: '<none>' });
@@ -123,26 +168,12 @@ describe('concurrency', () => {
 
   it('50 concurrent reconciles of one InferenceService converge, one writer at a time', async () => {
     await world.admin.create(Resources.inferenceServices, seedIsvc('hot'));
-    let holders = 0;
-    let maxHolders = 0;
-    const stores = createMemoryStores();
-    const leases: LeaseStore = {
-      async acquire(key, holder, ttl) {
-        const lease = await stores.leases.acquire(key, holder, ttl);
-        if (lease && key.endsWith('#hot')) maxHolders = Math.max(maxHolders, (holders += 1));
-        return lease;
-      },
-      renew: (lease, ttl) => stores.leases.renew(lease, ttl),
-      async release(lease: Lease) {
-        if (lease.key.endsWith('#hot')) holders -= 1;
-        await stores.leases.release(lease);
-      },
-    };
+    const lease = countingLeases('#hot');
     world.client.reset();
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => deliver(() => pinInferenceService({ ...world.deps, leases, holder: `worker-${i}` }, { namespace: NS, name: 'hot' }))),
+      Array.from({ length: 50 }, (_, i) => deliver(() => pinInferenceService({ ...world.deps, leases: lease.store, holder: `worker-${i}` }, { namespace: NS, name: 'hot' }))),
     );
-    expect(maxHolders).toBe(1);
+    expect(lease.maxHolders()).toBe(1);
     expect(results.every((r) => r.pinnedRevisionName === REV_090)).toBe(true);
     expect(world.client.count('replaceStatus', 'inferenceservices')).toBe(1);
     expect(world.client.count('create', 'deployments')).toBe(1);

@@ -5,7 +5,7 @@
  */
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createEventRecorder } from '../../shared/adapters/kubernetes/events';
-import { isRetryable } from '../../shared/errors';
+import { isRetryable, NotFoundError } from '../../shared/errors';
 import type { InferenceService } from '../../shared/model/inference-service';
 import { Resources } from '../../shared/model/resources';
 import { systemClock } from '../../shared/ports/clock';
@@ -192,19 +192,26 @@ export interface EngineView {
   resourceVersion: string;
 }
 
+/**
+ * The engine Deployment as a user would inspect it, or undefined when there is none.
+ * Only NotFound means "no workload rendered": any other failure (a broken read, a
+ * Deployment of an unexpected shape) fails the test instead of reading as absence.
+ */
 export async function engineView(admin: ClusterClient, name = ISVC): Promise<EngineView | undefined> {
+  let deployment: KubeObject;
   try {
-    const deployment = await admin.get(Resources.deployments, NS, `${name}-engine`);
-    const spec = deployment.spec as { replicas: number; template: { spec: { containers: Array<{ args?: string[] }> } } };
-    return {
-      args: spec.template.spec.containers[0]?.args ?? [],
-      replicas: spec.replicas,
-      renderedFrom: deployment.metadata.annotations?.['ome.io/rendered-from'] ?? '',
-      resourceVersion: deployment.metadata.resourceVersion ?? '',
-    };
-  } catch {
-    return undefined;
+    deployment = await admin.get(Resources.deployments, NS, `${name}-engine`);
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
   }
+  const spec = deployment.spec as { replicas: number; template: { spec: { containers: Array<{ args?: string[] }> } } };
+  return {
+    args: spec.template.spec.containers[0]?.args ?? [],
+    replicas: spec.replicas,
+    renderedFrom: deployment.metadata.annotations?.['ome.io/rendered-from'] ?? '',
+    resourceVersion: deployment.metadata.resourceVersion ?? '',
+  };
 }
 
 export async function warningEvents(admin: ClusterClient, name: string): Promise<Array<{ reason: string; message: string; count: number }>> {

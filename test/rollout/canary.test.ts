@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { advanceCanary, advanceReplacement, canaryReplicasFor, gateOf, type CanaryTickInput } from '../../shared/rollout/canary';
+import { advanceCanary, advanceReplacement, canaryReplicasFor, gateOf, type CanaryTick, type CanaryTickInput } from '../../shared/rollout/canary';
 import type { CanaryState, CanaryStep } from '../../shared/rollout/types';
 import { NOW } from './fixtures';
 
@@ -38,6 +38,8 @@ describe('Function: canaryReplicasFor', () => {
     [2, 4, 2],
     ['9', 4, 4],
     [undefined, 4, 0],
+    ['half', 4, 0],
+    [-1, 4, 0],
   ])('capacity %j of %i desired -> %i', (capacity, desired, expected) => {
     expect(canaryReplicasFor(capacity, desired)).toBe(expected);
   });
@@ -55,30 +57,50 @@ describe('Function: gateOf', () => {
 });
 
 describe('Function: advanceCanary', () => {
-  it.each<[string, Partial<CanaryTickInput>, Partial<ReturnType<typeof advanceCanary>>, Partial<CanaryState>]>([
+  type Expected = Pick<CanaryTick, 'phase' | 'canaryReplicas' | 'stableReplicas'> & Partial<CanaryTick>;
+  it.each<[string, Partial<CanaryTickInput>, Expected, Partial<CanaryState>]>([
     ['capacity coming up', {}, { phase: 'Pending', canaryReplicas: 1, stableReplicas: 4 }, { currentStep: 0, observedTrafficWeight: 0 }],
-    ['manual gate waits', { readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', stableReplicas: 3 }, { observedTrafficWeight: 10 }],
-    ['promote passes the manual gate', { readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Canarying', canaryReplicas: 4, removePromoteAnnotation: true }, { currentStep: 1, promotedThrough: 'bbbbbbbb' }],
-    ['promote for another revision is dropped', { readyCanaryReplicas: 1, promoteAnnotation: 'cccccccc' }, { phase: 'Paused', removePromoteAnnotation: true }, { currentStep: 0 }],
-    ['timed gate waits', { steps: timed, readyCanaryReplicas: 1 }, { phase: 'Paused', requeueAfterSeconds: 1800 }, { currentStep: 0 }],
-    ['timed gate elapses', { steps: timed, readyCanaryReplicas: 1, now: new Date('2026-08-31T19:00:00Z') }, { phase: 'Canarying' }, { currentStep: 1 }],
-    ['analysis without metrics source holds inconclusive', { steps: analysis, readyCanaryReplicas: 1 }, { phase: 'Paused', analysis: 'Inconclusive' }, { currentStep: 0 }],
-    ['analysis pass advances', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Pass' }, { phase: 'Canarying' }, { currentStep: 1 }],
-    ['analysis failing under its limit waits', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Fail' }, { phase: 'Paused' }, { analysisFailedChecks: 1 }],
-    ['analysis failing at its limit rolls back', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Fail' }, { phase: 'RolledBack', canaryReplicas: 0 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
+    ['manual gate waits', { readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, gate: 'Manual' }, { observedTrafficWeight: 10 }],
+    ['promote passes the manual gate', { readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3, removePromoteAnnotation: true }, { currentStep: 1, promotedThrough: 'bbbbbbbb', stepEnteredTime: '2026-08-31T18:30:00Z', analysisFailedChecks: 0 }],
+    ['promote for another revision is dropped', { readyCanaryReplicas: 1, promoteAnnotation: 'cccccccc' }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, removePromoteAnnotation: true }, { currentStep: 0, promotedThrough: undefined }],
+    ['timed gate waits', { steps: timed, readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 1800, gate: 'Timed' }, { currentStep: 0 }],
+    ['timed gate elapses', { steps: timed, readyCanaryReplicas: 1, now: new Date('2026-08-31T19:00:00Z') }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3, gate: 'Immediate' }, { currentStep: 1, stepEnteredTime: '2026-08-31T19:00:00Z' }],
+    ['analysis without metrics source holds inconclusive', { steps: analysis, readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', analysis: 'Inconclusive', canaryReplicas: 1, stableReplicas: 3, gate: 'Analysis' }, { currentStep: 0 }],
+    ['analysis pass advances', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Pass' }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1 }],
+    ['analysis failing under its limit waits', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Fail' }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3 }, { analysisFailedChecks: 1 }],
+    ['analysis failing at its limit rolls back', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Fail' }, { phase: 'RolledBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
     ['immediate last step finishes', { state: state({ currentStep: 1 }), readyCanaryReplicas: 4, readyStableReplicas: 0 }, { phase: 'Stable', canaryReplicas: 4, stableReplicas: 0 }, { finished: true, observedTrafficWeight: 100 }],
-    ['finished stays finished while stable drains', { state: state({ finished: true }), readyCanaryReplicas: 4, readyStableReplicas: 2 }, { phase: 'Promoting', stableReplicas: 0 }, { finished: true }],
-    ['ready timeout fails the canary', { readyTimeout: '10m' }, { phase: 'Failed' }, {}],
+    ['finished stays finished while stable drains', { state: state({ finished: true }), readyCanaryReplicas: 4, readyStableReplicas: 2 }, { phase: 'Promoting', canaryReplicas: 4, stableReplicas: 0 }, { finished: true }],
+    ['ready timeout fails the canary', { readyTimeout: '10m' }, { phase: 'Failed', canaryReplicas: 1, stableReplicas: 4 }, {}],
+    ['ready timeout not yet reached', { readyTimeout: '31m' }, { phase: 'Pending', canaryReplicas: 1, stableReplicas: 4 }, {}],
     ['rollback annotation rolls back', { rollbackAnnotation: 'bbbbbbbb', readyStableReplicas: 3 }, { phase: 'RollingBack', canaryReplicas: 0, stableReplicas: 4 }, {}],
-    ['pre-step hold while capacity comes up', { state: state({ preStepHold: true }) }, { phase: 'Pending', hold: 'CanaryPreStep', canaryReplicas: 1 }, { observedTrafficWeight: 0 }],
-    ['pre-step hold at capacity', { state: state({ preStepHold: true }), readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'CanaryPreStep' }, { observedTrafficWeight: 0 }],
-    ['promote releases the hold, then the manual gate applies', { state: state({ preStepHold: true }), readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Paused', hold: 'ObservedPaused', removePromoteAnnotation: true }, { preStepHold: false, observedTrafficWeight: 10, currentStep: 0 }],
-    ['an applied promote is inert until removed', { state: state({ promotedThrough: 'bbbbbbbb' }), readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Paused', removePromoteAnnotation: true }, { currentStep: 0 }],
-    ['a removed promote re-arms the gate', { state: state({ promotedThrough: 'bbbbbbbb' }), readyCanaryReplicas: 1 }, { phase: 'Paused' }, { promotedThrough: undefined }],
+    ['pre-step hold while capacity comes up', { state: state({ preStepHold: true }) }, { phase: 'Pending', hold: 'CanaryPreStep', canaryReplicas: 1, stableReplicas: 4 }, { observedTrafficWeight: 0, preStepHold: true }],
+    ['pre-step hold at capacity', { state: state({ preStepHold: true }), readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'CanaryPreStep', canaryReplicas: 1, stableReplicas: 3 }, { observedTrafficWeight: 0, preStepHold: true }],
+    ['promote releases the hold, then the manual gate applies', { state: state({ preStepHold: true }), readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, removePromoteAnnotation: true }, { preStepHold: false, observedTrafficWeight: 10, currentStep: 0, stepEnteredTime: '2026-08-31T18:30:00Z' }],
+    ['an applied promote is inert until removed', { state: state({ promotedThrough: 'bbbbbbbb' }), readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, removePromoteAnnotation: true }, { currentStep: 0 }],
+    ['a removed promote re-arms the gate', { state: state({ promotedThrough: 'bbbbbbbb' }), readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3 }, { promotedThrough: undefined }],
+    ['a step advance releases stable only as far as canary capacity is ready', { desiredReplicas: 10, readyCanaryReplicas: 3, readyStableReplicas: 10, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Canarying', canaryReplicas: 10, stableReplicas: 7, removePromoteAnnotation: true }, { currentStep: 1 }],
+    ['finishing with stable still up is Promoting', { state: state({ finished: true }), readyCanaryReplicas: 3, readyStableReplicas: 4 }, { phase: 'Promoting', canaryReplicas: 4, stableReplicas: 4 }, { finished: true }],
+    ['no steps finishes at once', { steps: [], readyCanaryReplicas: 0 }, { phase: 'Promoting', canaryReplicas: 4, stableReplicas: 4 }, { finished: true }],
+    ['a rolled-back revision stays rolled back', { state: state({ rolledBackRevisionHash: 'bbbbbbbb' }), readyCanaryReplicas: 1 }, { phase: 'RolledBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
+    ['an empty rollback annotation is no rollback', { rollbackAnnotation: '', readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3 }, {}],
+    ['a rollback before stable is ready is RollingBack and rejects nothing yet', { rollbackAnnotation: 'x', readyStableReplicas: 3 }, { phase: 'RollingBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: undefined }],
+    ['a first reconcile stamps the step entry time', { state: state({ stepEnteredTime: undefined }) }, { phase: 'Pending', canaryReplicas: 1, stableReplicas: 4 }, { stepEnteredTime: '2026-08-31T18:30:00Z' }],
+    ['a timed gate counts from the step entry', { steps: timed, readyCanaryReplicas: 1, now: new Date('2026-08-31T18:59:59Z') }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 1 }, { currentStep: 0 }],
+    ['analysis that passes still bakes for its pause', { steps: [{ capacity: '25%', traffic: 10, pause: { duration: '1h' }, analysis: { interval: '1m', failureLimit: 1, metrics: [] } }, { capacity: '100%', traffic: 100 }], readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Pass' }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 1800 }, { currentStep: 0 }],
+    ['an inconclusive sample with a source holds', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Inconclusive' }, { phase: 'Paused', hold: 'ObservedPaused', analysis: 'Inconclusive', canaryReplicas: 1, stableReplicas: 3 }, { analysisFailedChecks: undefined }],
+    ['a step advance resets failed analysis checks', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Pass' }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3 }, { analysisFailedChecks: 0 }],
+    ['a canary without revision hashes is neither rolled back nor promoted', { state: state({ canaryRevisionHash: undefined }), readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3 }, { currentStep: 0, rolledBackRevisionHash: undefined }],
+    ['a ready timeout reached exactly is not yet a failure', { readyTimeout: '30m' }, { phase: 'Pending', canaryReplicas: 1, stableReplicas: 4 }, {}],
     ['a step index past the end is clamped', { state: state({ currentStep: 7 }), readyCanaryReplicas: 1 }, { phase: 'Pending', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1, finished: undefined }],
   ])('%s', (_name, input, expected, expectedState) => {
     const result = tick(input);
     expect(result).toMatchObject(expected);
+    // Fields a row leaves out are absent (or false), not merely unchecked.
+    expect(result.hold).toBe(expected.hold);
+    expect(result.analysis).toBe(expected.analysis);
+    expect(result.requeueAfterSeconds).toBe(expected.requeueAfterSeconds);
+    expect(result.removePromoteAnnotation).toBe(expected.removePromoteAnnotation ?? false);
     for (const [key, value] of Object.entries(expectedState)) {
       expect(result.state[key as keyof CanaryState], key).toEqual(value);
     }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_GROUP_DIGEST } from '../../shared/rollout/digest';
-import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady } from '../../shared/rollout/drift';
+import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, findDriftedGroup } from '../../shared/rollout/drift';
 import { resolveLivePlan } from '../../shared/rollout/plan';
 import { openRun } from '../../shared/rollout/run';
-import type { RolloutGroup, RolloutPolicyView } from '../../shared/rollout/types';
+import type { GroupResolutionStatus, PinnedGroup, RolloutGroup, RolloutPolicyView } from '../../shared/rollout/types';
 import { manualCanary, NOW, policies, policy } from './fixtures';
 
 const guarded = policy('guarded', { canary: { steps: [{ capacity: '50%', traffic: 20, pause: {} }] } });
@@ -79,5 +79,24 @@ describe('Function: buildGroupResolutions', () => {
   it('leaves the digest blank only for a group whose policy does not render', () => {
     const [entry] = buildGroupResolutions(resolveLivePlan([viaPolicy], policies()));
     expect(entry).toEqual({ index: 0, source: 'Policy', policyRef: viaPolicy.policyRef });
+  });
+});
+
+describe('Function: findDriftedGroup', () => {
+  const pinned = (portableDigest: string | undefined, source: 'Inline' | 'Policy' = 'Inline') =>
+    ({ source, ...(portableDigest === undefined ? {} : { portableDigest }), group: { components: ['engine'] } }) as PinnedGroup;
+  const live = (observedDigest: string | undefined, index = 0, source: 'Inline' | 'Policy' = 'Inline') =>
+    ({ index, source, ...(observedDigest === undefined ? {} : { observedDigest }) }) as GroupResolutionStatus;
+  it.each<[string, PinnedGroup[], GroupResolutionStatus[], ReturnType<typeof findDriftedGroup>]>([
+    ['nothing differs', [pinned('rp1:aaaaaaaaaaaa')], [live('rp1:aaaaaaaaaaaa')], undefined],
+    ['no groups on either side', [], [], undefined],
+    ['the first group that differs, not a later one', [pinned('rp1:a'), pinned('rp1:b'), pinned('rp1:c')], [live('rp1:a'), live('rp1:x', 1), live('rp1:y', 2)], { index: 1, live: 'rp1:x', pinned: 'rp1:b', source: 'Inline' }],
+    ['a live group that does not render', [pinned('rp1:a', 'Policy')], [live(undefined, 0, 'Policy')], { index: 0, live: '(unresolvable)', pinned: 'rp1:a', source: 'Policy' }],
+    ['a live group with an empty digest', [pinned('rp1:a')], [live('')], { index: 0, live: '(unresolvable)', pinned: 'rp1:a', source: 'Inline' }],
+    ['a group added live', [pinned('rp1:a')], [live('rp1:a'), live('rp1:b', 1, 'Policy')], { index: 1, live: 'rp1:b', pinned: '(none)', source: 'Policy' }],
+    ['a group removed live: the pinned source speaks', [pinned('rp1:a'), pinned('rp1:b', 'Policy')], [live('rp1:a')], { index: 1, live: '(none)', pinned: 'rp1:b', source: 'Policy' }],
+    ['a pinned group without a digest', [pinned(undefined)], [live('rp1:a')], { index: 0, live: 'rp1:a', pinned: '(none)', source: 'Inline' }],
+  ])('%s', (_name, pinnedGroups, resolutions, expected) => {
+    expect(findDriftedGroup(pinnedGroups, resolutions)).toEqual(expected);
   });
 });

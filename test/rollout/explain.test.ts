@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildExplainRows, formatExplainTable, type ExplainInput } from '../../shared/rollout/explain';
 import type { RolloutGroup, RolloutRun } from '../../shared/rollout/types';
-import { manualCanary } from './fixtures';
+import { manualCanary, policies, policy } from './fixtures';
 
 const pinnedFromPolicy: RolloutRun = {
   runID: 'chat-0123456789ab',
@@ -91,5 +91,154 @@ describe('Function: buildExplainRows', () => {
     expect(details).toContain('soak=1m0s(Configured)');
     expect(details).toContain('soak=1m0s(Configured;IgnoredFinalGroup)');
     expect(details).toContain('ratio=Unresolved');
+  });
+});
+
+/**
+ * Whole tables for the cases the documented example does not reach: policy groups with
+ * and without a readable body, shadowed policies, unreadable conditions, a pinned mixed
+ * plan with holds, rejections and per-component traffic, and the CONFIG effects.
+ */
+describe('Function: buildExplainRows, whole tables', () => {
+  const table = (input: ExplainInput) => formatExplainTable(buildExplainRows(input)).split('\n');
+
+  it('shows a policy group live from its body, a shadowed policy, unreadable conditions and a global pause', () => {
+    const input: ExplainInput = {
+      specGroups: [
+        { components: ['engine'], policyRef: { name: 'guarded', progression: 'canary' } },
+        { components: ['router'], blueGreen: {}, policyRef: { name: 'bg', progression: 'blueGreen' } },
+      ],
+      rollout: { groups: [{ index: 0, source: 'Policy', observedDigest: 'rp1:bbbbbbbbbbbb' }, { index: 1, source: 'Inline' }] },
+      policiesByName: policies(policy('guarded', { canary: { steps: [{ capacity: 1, traffic: 5, pause: { duration: '1m' } }] } }, { generation: 2 })),
+      conditions: [
+        { type: 'RolloutPlanReady', status: 'True', reason: 'NoActiveRun' },
+        { type: 'RolloutPlanReady', status: 'True', reason: 'NoActiveRun' },
+        { type: 'RolloutPlanDrift', status: 'False', reason: '' },
+      ],
+      annotations: { 'ome.io/rollout-paused': 'true' },
+    };
+    expect(table(input)).toEqual([
+      'VIEW        ITEM       DETAIL',
+      'Declared    PLAN       groups=2',
+      '            GROUP 0    Canary; components=engine; source=Declared/Policy',
+      '            CONFIG     policy=RolloutPolicy/guarded',
+      '            GROUP 1    BlueGreen; components=router; source=Declared/Inline',
+      '            CONFIG     shadowed=RolloutPolicy/bg',
+      'Live        PLAN       mode=Live; groups=2',
+      '            GROUP 0    Canary; components=engine; source=Reported/Policy',
+      '            CONFIG     policy=RolloutPolicy/guarded',
+      '                       digest=rp1:bbbbbbbbbbbb',
+      '            STEP 1/1   capacity=1; traffic=5%; gate=Timed',
+      '            GROUP 1    BlueGreen; components=router; source=Declared/Inline',
+      '            CONFIG     shadowed=RolloutPolicy/bg',
+      'Effective   PLAN       mode=Live; evidence=Declared; groups=2',
+      '            READY      Invalid/Unknown; evidence=Reported',
+      '            DRIFT      Invalid/Unknown; evidence=Reported',
+      '            HOLD       GlobalPause; evidence=Declared',
+      '            GROUP 0    Canary; components=engine; source=Declared/Policy',
+      '            CONFIG     policy=RolloutPolicy/guarded',
+      '                       digest=rp1:bbbbbbbbbbbb',
+      '            STEP 1/1   capacity=1; traffic=5%; gate=Timed',
+      '            GROUP 1    BlueGreen; components=router; source=Declared/Inline',
+      '            CONFIG     shadowed=RolloutPolicy/bg',
+      '            ISSUES     EpochUnverifiable',
+      '',
+    ]);
+  });
+
+  it('shows a pinned mixed plan: origin, policy without generation, hold, rejection and per-group traffic', () => {
+    const canaryGroup: RolloutGroup = { components: ['engine', 'decoder'], canary: { steps: [{ capacity: '50%', traffic: 50 }] }, maintainRatio: { tolerance: 3 }, soak: '90s' };
+    const input: ExplainInput = {
+      specGroups: [{ components: ['router'] }, canaryGroup],
+      rollout: {
+        activeRun: {
+          ...pinnedFromPolicy,
+          plan: {
+            groups: [
+              { source: 'Inline', group: { components: ['router'], blueGreen: {} } },
+              {
+                source: 'Policy',
+                policyRef: { name: 'p', progression: 'canary' },
+                group: { ...canaryGroup, canary: { steps: [{ capacity: '50%', traffic: 50, analysis: { interval: '1m', failureLimit: 1, metrics: [] } }] } },
+              },
+            ],
+          },
+        },
+      },
+      observed: new Map([[1, { phase: 'Paused', hold: 'ObservedPaused', canary: { currentStep: 0, observedTrafficWeight: 50, rolledBackRevisionHash: 'cccccccc' } }]]),
+      traffic: [
+        { component: 'router', revision: 'r1', percent: 100 },
+        { component: 'decoder', revision: 'd1', percent: 100 },
+      ],
+      annotations: { 'ome.io/rollout-paused': 'false' },
+    };
+    expect(table(input).slice(15)).toEqual([
+      'Effective   PLAN        mode=Pinned; evidence=Reported; groups=2',
+      '            READY       Unobserved; evidence=Unavailable',
+      '            DRIFT       Unobserved; evidence=Unavailable',
+      '            GROUP 0     BlueGreen; components=router; source=Reported/Inline',
+      '            CONFIG      origin=Unknown',
+      '            TRAFFIC     router:r1=100%',
+      '            GROUP 1     Canary; components=engine,decoder; source=Reported/Policy',
+      '            CONFIG      policy=RolloutPolicy/p',
+      '                        soak=1m30s(Configured;IgnoredPlanShape)',
+      '                        ratio=3(Configured;IgnoredPlanShape)',
+      '            PHASE       Paused',
+      '            HOLD        ObservedPaused; evidence=Reported',
+      '            REVISIONS   stable=aaaaaaaa,target=bbbbbbbb,rejected=cccccccc',
+      '            TRAFFIC     decoder:d1=100%',
+      '            STEP 1/1    capacity=50%; traffic=50%; gate=Analysis',
+      '            ISSUES      EpochUnverifiable',
+      '',
+    ]);
+  });
+
+  it('prefers the observed canary hashes over the run targets for REVISIONS', () => {
+    const input: ExplainInput = { ...docExample, observed: new Map([[0, { canary: { currentStep: 0, observedTrafficWeight: 0, stableRevisionHash: '11111111', canaryRevisionHash: '22222222' } }]]) };
+    expect(buildExplainRows(input).filter((row) => row.item === 'REVISIONS').map((row) => row.detail)).toEqual(['stable=11111111,target=22222222']);
+    expect(buildExplainRows({ ...docExample, rollout: { activeRun: { ...pinnedFromPolicy, targetRevisions: [] } } }).some((row) => row.item === 'REVISIONS')).toBe(false);
+  });
+
+  it('shows each CONFIG effect of soak, budgets and ratio', () => {
+    const groups: RolloutGroup[] = [
+      { components: ['router'], soak: 'later' },
+      { components: ['engine'], blueGreen: {}, maintainRatio: { tolerance: 1 } },
+      { components: ['decoder'], rollingUpdate: { maxUnavailable: '10%' }, soak: '5m' },
+    ];
+    const declared = buildExplainRows({ specGroups: groups }).filter((row) => row.view === 'Declared').map((row) => `${row.item}|${row.detail}`);
+    expect(declared).toEqual([
+      'PLAN|groups=3',
+      'GROUP 0|BlueGreen; components=router; source=Declared/Defaulted',
+      'CONFIG|strategy=defaulted',
+      '|soak=later(Configured;IgnoredPlanShape)',
+      'GROUP 1|BlueGreen; components=engine; source=Declared/Inline',
+      'CONFIG|ratio=1(Configured;IgnoredSingleComponent)',
+      'GROUP 2|RollingUpdate; components=decoder; source=Declared/Inline',
+      'CONFIG|soak=5m0s(Configured;IgnoredPlanShape)',
+      '|surge=25%(Defaulted)',
+      '|unavailable=10%(Configured)',
+    ]);
+    const single = buildExplainRows({ specGroups: [{ components: ['engine', 'decoder'], blueGreen: {}, soak: '1m', maintainRatio: { tolerance: 2 } }] });
+    expect(single.filter((row) => row.view === 'Declared' && (row.item === 'CONFIG' || row.item === '')).map((row) => row.detail)).toEqual([
+      'soak=1m0s(Configured;IgnoredPlanShape)',
+      'ratio=2(Configured)',
+    ]);
+  });
+
+  it('reads READY and DRIFT only when each is reported once with a reason', () => {
+    const conditions = [{ type: 'RolloutPlanReady', status: 'True' as const, reason: '' }, { type: 'RolloutPlanDrift', status: 'True' as const, reason: 'SpecNewerThanRun' }];
+    const rows = buildExplainRows({ specGroups: [manualCanary()], conditions });
+    expect(rows.filter((row) => row.item === 'READY' || row.item === 'DRIFT').map((row) => row.detail)).toEqual([
+      'Invalid/Unknown; evidence=Reported',
+      'True/SpecNewerThanRun; evidence=Reported',
+    ]);
+    const parked = [{ type: 'RolloutPlanReady', status: 'False' as const, reason: 'X' }, { type: 'RolloutPlanReady', status: 'False' as const, reason: 'X' }];
+    expect(buildExplainRows({ specGroups: [manualCanary()], conditions: parked }).some((row) => row.item === 'HOLD')).toBe(false);
+  });
+
+  it('prints an empty plan with its header only', () => {
+    expect(formatExplainTable(buildExplainRows({}))).toBe(
+      ['VIEW        ITEM    DETAIL', 'Declared    PLAN    groups=0', 'Live        PLAN    mode=Live; groups=0', 'Effective   PLAN    mode=Live; evidence=Declared; groups=0', '            READY   Unobserved; evidence=Unavailable', '            DRIFT   Unobserved; evidence=Unavailable', ''].join('\n'),
+    );
   });
 });

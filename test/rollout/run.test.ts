@@ -71,3 +71,50 @@ describe('Function: nextPinnedAt', () => {
     expect(nextPinnedAt(previous, now)).toBe(expected);
   });
 });
+
+describe('Function: computeRunID, target order', () => {
+  it('hashes targets in component order, whatever order they are listed in, and an absent revision as empty', () => {
+    const targets = [{ component: 'router', revision: 'r1' }, { component: 'decoder', revision: undefined as unknown as string }, { component: 'engine', revision: 'e1' }];
+    const expected = `chat-${hash('decoder=;engine=e1;router=r1;rp1:aaaaaaaaaaaa2026-08-31T18:00:00Z')}`;
+    expect(computeRunID('chat', targets, ['rp1:aaaaaaaaaaaa'], '2026-08-31T18:00:00Z')).toBe(expected);
+    expect(computeRunID('chat', [...targets].reverse(), ['rp1:aaaaaaaaaaaa'], '2026-08-31T18:00:00Z')).toBe(expected);
+    expect(computeRunID('chat', [targets[2], targets[0], targets[1]] as typeof targets, ['rp1:aaaaaaaaaaaa'], '2026-08-31T18:00:00Z')).toBe(expected);
+  });
+});
+
+describe('Function: closeRun, provenance', () => {
+  it('keeps each group source, policyRef and digest, and copes with a plan without groups', () => {
+    const run = {
+      runID: 'chat-1',
+      openedAt: '2026-08-31T18:00:00Z',
+      pinnedAt: '2026-08-31T18:00:00Z',
+      plan: {
+        groups: [
+          { source: 'Policy' as const, policyRef: { name: 'guarded', progression: 'canary' as const }, portableDigest: 'rp1:aaaaaaaaaaaa', group: { components: ['engine' as const] } },
+          { source: 'Inline' as const, group: { components: ['router' as const] } },
+        ],
+      },
+    };
+    expect(closeRun(run, 'Completed', NOW)).toEqual({
+      outcome: 'Completed',
+      runID: 'chat-1',
+      openedAt: '2026-08-31T18:00:00Z',
+      closedAt: '2026-08-31T18:30:00Z',
+      groups: [{ source: 'Policy', policyRef: { name: 'guarded', progression: 'canary' }, portableDigest: 'rp1:aaaaaaaaaaaa' }, { source: 'Inline' }],
+    });
+    expect(closeRun({ ...run, plan: {} }, 'Superseded', NOW).groups).toEqual([]);
+  });
+});
+
+describe('Function: keepNewerPin / nextPinnedAt, equal times', () => {
+  it('takes the incoming copy when both were pinned at the same second', () => {
+    const current = { runID: 'chat-1', openedAt: '2026-08-31T18:00:00Z', pinnedAt: '2026-08-31T18:10:00Z', plan: { groups: [] } };
+    const incoming = { ...current, targetRevisions: [] };
+    expect(keepNewerPin(current, incoming)).toBe(incoming);
+    expect(keepNewerPin(current, undefined)).toBeUndefined();
+  });
+
+  it('writes now in its own format when it equals the previous pin', () => {
+    expect(nextPinnedAt('2026-08-31T18:30:00.000+00:00', NOW)).toBe('2026-08-31T18:30:00Z');
+  });
+});

@@ -21,23 +21,60 @@ function actions(revisions: RevisionMeta[], referenced: string[] = [], retention
   return Object.fromEntries(planRevisionGc({ revisions, referencedNames: new Set(referenced), retention, graceMs, now: NOW }).map((d) => [d.name, d.action]));
 }
 
+/**
+ * Fixtures are listed out of age order on purpose: the plan must sort newest first
+ * itself, not rely on the order the API server lists revisions in.
+ */
 describe('planRevisionGc', () => {
   it.each([
-    ['keeps the N newest', [rev('a', 1), rev('b', 2), rev('c', 3)], [], { a: 'keep', b: 'keep', c: 'mark' }],
-    ['keeps referenced revisions beyond N', [rev('a', 1), rev('b', 2), rev('c', 3)], ['c'], { a: 'keep', b: 'keep', c: 'keep' }],
+    ['keeps the N newest', [rev('c', 3), rev('a', 1), rev('b', 2)], [], { a: 'keep', b: 'keep', c: 'mark' }],
+    ['keeps the N newest, listed oldest first', [rev('e', 5), rev('d', 4), rev('c', 3), rev('b', 2), rev('a', 1)], [], { a: 'keep', b: 'keep', c: 'mark', d: 'mark', e: 'mark' }],
+    ['keeps referenced revisions beyond N', [rev('b', 2), rev('c', 3), rev('a', 1)], ['c'], { a: 'keep', b: 'keep', c: 'keep' }],
     ['unmarks a revision that is kept again', [rev('a', 1, { mark: '2026-09-30T00:00:00Z' })], [], { a: 'unmark' }],
-    ['waits inside the grace period', [rev('a', 1), rev('b', 2), rev('c', 3, { mark: '2026-09-30T00:00:00Z' })], [], { c: 'wait' }],
-    ['deletes after the grace period', [rev('a', 1), rev('b', 2), rev('c', 3, { mark: '2026-09-29T12:00:00Z' })], [], { c: 'delete' }],
-    ['re-marks an unparsable mark', [rev('a', 1), rev('b', 2), rev('c', 3, { mark: 'yesterday' })], [], { c: 'mark' }],
-    ['breaks timestamp ties by name', [rev('b', 5), rev('a', 5), rev('c', 5)], [], { a: 'keep', b: 'keep', c: 'mark' }],
+    ['unmarks a referenced revision beyond N', [rev('c', 3, { mark: '2026-09-29T00:00:00Z' }), rev('a', 1), rev('b', 2)], ['c'], { a: 'keep', b: 'keep', c: 'unmark' }],
+    ['waits inside the grace period', [rev('c', 3, { mark: '2026-09-30T00:00:00Z' }), rev('b', 2), rev('a', 1)], [], { a: 'keep', b: 'keep', c: 'wait' }],
+    ['waits one millisecond before the grace period ends', [rev('c', 3, { mark: '2026-09-29T12:00:00.001Z' }), rev('a', 1), rev('b', 2)], [], { a: 'keep', b: 'keep', c: 'wait' }],
+    ['deletes when the grace period has just ended', [rev('b', 2), rev('c', 3, { mark: '2026-09-29T12:00:00Z' }), rev('a', 1)], [], { a: 'keep', b: 'keep', c: 'delete' }],
+    ['deletes after the grace period, with an offset mark', [rev('c', 3, { mark: '2026-09-29T13:00:00+02:00' }), rev('b', 2), rev('a', 1)], [], { a: 'keep', b: 'keep', c: 'delete' }],
+    ['re-marks an unparsable mark', [rev('a', 1), rev('c', 3, { mark: 'yesterday' }), rev('b', 2)], [], { a: 'keep', b: 'keep', c: 'mark' }],
+    ['re-marks a mark with a date inside a longer text', [rev('c', 3, { mark: 'x2026-09-29T00:00:00Z' }), rev('a', 1), rev('b', 2)], [], { a: 'keep', b: 'keep', c: 'mark' }],
+    ['re-marks a mark with trailing text', [rev('c', 3, { mark: '2026-09-29T00:00:00Zx' }), rev('a', 1), rev('b', 2)], [], { a: 'keep', b: 'keep', c: 'mark' }],
+    ['re-marks a well-formed but impossible date', [rev('c', 3, { mark: '2026-13-45T00:00:00Z' }), rev('a', 1), rev('b', 2)], [], { a: 'keep', b: 'keep', c: 'mark' }],
+    ['breaks timestamp ties by name', [rev('b', 5), rev('c', 5), rev('a', 5)], [], { a: 'keep', b: 'keep', c: 'mark' }],
+    ['breaks timestamp ties by name, listed in reverse', [rev('c', 5), rev('b', 5), rev('a', 5)], [], { a: 'keep', b: 'keep', c: 'mark' }],
+    ['treats a revision without a timestamp as the oldest', [{ ...rev('a', 1), creationTimestamp: undefined }, rev('c', 3), rev('b', 2)], [], { a: 'mark', b: 'keep', c: 'keep' }],
+    ['treats an unparsable timestamp as the oldest', [{ ...rev('a', 1), creationTimestamp: 'soon' }, rev('c', 3), rev('b', 2)], [], { a: 'mark', b: 'keep', c: 'keep' }],
     [
       'groups by kind, namespace and name, unlike upstream',
-      [rev('a', 1), rev('b', 2), rev('c', 3, { namespace: 'other' }), rev('d', 4, { kind: 'ClusterServingRuntime', namespace: '' })],
+      [rev('c', 3, { namespace: 'other' }), rev('a', 1), rev('d', 4, { kind: 'ClusterServingRuntime', namespace: '' }), rev('e', 5, { runtime: 'other' }), rev('b', 2)],
       [],
-      { a: 'keep', b: 'keep', c: 'keep', d: 'keep' },
+      { a: 'keep', b: 'keep', c: 'keep', d: 'keep', e: 'keep' },
     ],
   ])('%s', (_name, revisions, referenced, expected) => {
-    expect(actions(revisions, referenced)).toMatchObject(expected);
+    expect(actions(revisions, referenced)).toEqual(expected);
+  });
+
+  it('lists each group newest first, whatever order the revisions came in', () => {
+    const revisions = [rev('r3', 3), rev('r1', 1), rev('r4', 4), rev('r2', 2), rev('x2', 2, { runtime: 'x' }), rev('x1', 1, { runtime: 'x' })];
+    const decisions = planRevisionGc({ revisions, referencedNames: new Set(), retention: 1, graceMs: HOUR, now: NOW });
+    expect(decisions.map((d) => [d.group, d.name, d.action])).toEqual([
+      ['ServingRuntime/ns/rt', 'r1', 'keep'],
+      ['ServingRuntime/ns/rt', 'r2', 'mark'],
+      ['ServingRuntime/ns/rt', 'r3', 'mark'],
+      ['ServingRuntime/ns/rt', 'r4', 'mark'],
+      ['ServingRuntime/ns/x', 'x1', 'keep'],
+      ['ServingRuntime/ns/x', 'x2', 'mark'],
+    ]);
+  });
+
+  it('keeps nothing beyond the referenced ones with a retention of 0', () => {
+    expect(actions([rev('b', 2), rev('a', 1)], ['b'], 0)).toEqual({ a: 'mark', b: 'keep' });
+  });
+
+  it('holds a mark for exactly the grace period given', () => {
+    const marked = (mark: string) => actions([rev('a', 1, { mark })], [], 0, HOUR).a;
+    expect(marked(formatGcMark(NOW - HOUR + 1000))).toBe('wait');
+    expect(marked(formatGcMark(NOW - HOUR))).toBe('delete');
   });
 
   it('marks with now in UTC RFC 3339 without fractions', () => {
@@ -49,6 +86,13 @@ describe('planRevisionGc', () => {
     const revisions = Array.from({ length: 12 }, (_, i) => rev(`r${i}`, i, { mark: i >= 10 ? formatGcMark(NOW - 24 * HOUR) : undefined }));
     const decisions = planRevisionGc({ revisions, referencedNames: new Set(), now: NOW });
     expect(decisions.filter((d) => d.action === 'delete').map((d) => d.name)).toEqual(['r10', 'r11']);
+    expect(decisions.filter((d) => d.action === 'keep')).toHaveLength(10);
+  });
+
+  it('waits just inside the default 24 hours', () => {
+    const revisions = Array.from({ length: 11 }, (_, i) => rev(`r${i}`, i, { mark: i === 10 ? formatGcMark(NOW - 24 * HOUR + 1000) : undefined }));
+    const decisions = planRevisionGc({ revisions: [...revisions].reverse(), referencedNames: new Set(), now: NOW });
+    expect(decisions.find((d) => d.name === 'r10')?.action).toBe('wait');
   });
 });
 
@@ -64,5 +108,11 @@ describe('RevisionGcPlanner', () => {
 
   it('keys groups on the labels', () => {
     expect(computeGcGroupKey(rev('a', 1, { kind: 'ClusterServingRuntime', namespace: '' }))).toBe('ClusterServingRuntime//rt');
+    expect(computeGcGroupKey({ name: 'bare' })).toBe('//');
+  });
+
+  it('formats marks to the second, in UTC', () => {
+    expect(formatGcMark(Date.parse('2026-09-30T12:34:56.999Z'))).toBe('2026-09-30T12:34:56Z');
+    expect(formatGcMark(Date.parse('2026-09-30T12:34:56.000Z'))).toBe('2026-09-30T12:34:56Z');
   });
 });

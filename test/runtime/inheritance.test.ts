@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveLiveRuntime, resolveRuntimeChain, type RuntimeKey, type RuntimeRecord } from '../../shared/runtime/inheritance';
-import { strategicMergeSpec } from '../../shared/runtime/strategic-merge';
+import { strategicMergeSpec, stripJsonNulls } from '../../shared/runtime/strategic-merge';
 import type { JsonValue } from '../../shared/runtime/go-json';
 
 function lookupIn(runtimes: RuntimeRecord[]) {
@@ -123,5 +123,123 @@ describe('resolveLiveRuntime', () => {
     [{ kind: 'ClusterServingRuntime', name: 'broken', namespace: 'ns' }, { status: 'error', reason: 'ParentNotFound' }],
   ] as const)('%j', (ref, expected) => {
     expect(resolveLiveRuntime(ref, lookupIn(runtimes))).toMatchObject(expected);
+  });
+});
+
+/**
+ * Strategic merge by field, as apimachinery applies a child's spec onto its parent's:
+ * lists tagged `patchStrategy:"merge"` merge item by item on their `patchMergeKey`
+ * (containers and env by name, ports by containerPort, volumeMounts by mountPath);
+ * untagged lists (args, command, tolerations) are replaced; structs and maps merge key
+ * by key; scalars are replaced; a null in the child leaves the parent's value.
+ */
+describe('strategicMergeSpec: field by field', () => {
+  it.each([
+    [
+      'env merges by name inside a merged container',
+      { containers: [{ name: 'a', env: [{ name: 'X', value: '1' }, { name: 'Y', value: '1' }] }] },
+      { containers: [{ name: 'a', env: [{ name: 'Y', value: '2' }] }] },
+      { containers: [{ name: 'a', env: [{ name: 'X', value: '1' }, { name: 'Y', value: '2' }] }] },
+    ],
+    [
+      'args are replaced, not merged',
+      { containers: [{ name: 'a', args: ['--a', '--b'] }] },
+      { containers: [{ name: 'a', args: ['--b'] }] },
+      { containers: [{ name: 'a', args: ['--b'] }] },
+    ],
+    [
+      'command is replaced, even by a longer list',
+      { containers: [{ name: 'a', command: ['x'] }] },
+      { containers: [{ name: 'a', command: ['x', 'y'] }] },
+      { containers: [{ name: 'a', command: ['x', 'y'] }] },
+    ],
+    [
+      'ports merge by containerPort',
+      { containers: [{ name: 'a', ports: [{ containerPort: 80, name: 'http' }, { containerPort: 90, name: 'm' }] }] },
+      { containers: [{ name: 'a', ports: [{ containerPort: 80, protocol: 'TCP' }] }] },
+      { containers: [{ name: 'a', ports: [{ containerPort: 80, name: 'http', protocol: 'TCP' }, { containerPort: 90, name: 'm' }] }] },
+    ],
+    [
+      'volumeMounts merge by mountPath',
+      { containers: [{ name: 'a', volumeMounts: [{ mountPath: '/m', name: 'v1' }] }] },
+      { containers: [{ name: 'a', volumeMounts: [{ mountPath: '/m', readOnly: true }, { mountPath: '/n', name: 'v2' }] }] },
+      { containers: [{ name: 'a', volumeMounts: [{ mountPath: '/m', name: 'v1', readOnly: true }, { mountPath: '/n', name: 'v2' }] }] },
+    ],
+    [
+      'a null inside a merged item keeps the parent value',
+      { containers: [{ name: 'a', image: 'x' }] },
+      { containers: [{ name: 'a', image: null, args: ['y'] }] },
+      { containers: [{ name: 'a', image: 'x', args: ['y'] }] },
+    ],
+    [
+      'a child item added amid matched ones goes before the parent items after them',
+      { containers: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] },
+      { containers: [{ name: 'b', image: 'b2' }, { name: 'd' }] },
+      { containers: [{ name: 'a' }, { name: 'b', image: 'b2' }, { name: 'd' }, { name: 'c' }] },
+    ],
+    [
+      'matched items follow the child order',
+      { containers: [{ name: 'a', image: 'a1' }, { name: 'b', image: 'b1' }] },
+      { containers: [{ name: 'b' }, { name: 'a' }] },
+      { containers: [{ name: 'b', image: 'b1' }, { name: 'a', image: 'a1' }] },
+    ],
+    [
+      'an item without its merge key is added, not matched',
+      { containers: [{ name: 'a', image: 'a1' }] },
+      { containers: [{ image: 'z' }] },
+      { containers: [{ image: 'z' }, { name: 'a', image: 'a1' }] },
+    ],
+    [
+      'an embedded struct merges key by key',
+      { engineConfig: { runner: { name: 'r', image: 'i1', args: ['--x'] } } },
+      { engineConfig: { runner: { image: 'i2' } } },
+      { engineConfig: { runner: { name: 'r', image: 'i2', args: ['--x'] } } },
+    ],
+    [
+      'promoted fields of an embedded struct merge as their own type (engine volumes by name)',
+      { engineConfig: { volumes: [{ name: 'v', emptyDir: {} }] } },
+      { engineConfig: { volumes: [{ name: 'w', emptyDir: {} }] } },
+      { engineConfig: { volumes: [{ name: 'w', emptyDir: {} }, { name: 'v', emptyDir: {} }] } },
+    ],
+    ['a scalar is replaced', { schedulerName: 'a' }, { schedulerName: 'b' }, { schedulerName: 'b' }],
+    ['a key only the child has is added', { schedulerName: 'a' }, { hostIPC: true }, { schedulerName: 'a', hostIPC: true }],
+    ['a key the parent holds as null takes the child value', { nodeSelector: null }, { nodeSelector: { a: '1' } }, { nodeSelector: { a: '1' } }],
+    ['a map value the child gives as null is kept from the parent', { nodeSelector: { a: '1', b: '1' } }, { nodeSelector: { a: null, b: '2' } }, { nodeSelector: { a: '1', b: '2' } }],
+    ['a child object over a parent scalar wins', { schedulerName: 'a' }, { schedulerName: { x: 1 } }, { schedulerName: { x: 1 } }],
+    ['a child list over a parent object wins', { nodeSelector: { a: '1' } }, { nodeSelector: ['x'] }, { nodeSelector: ['x'] }],
+    // A merge list given plain values merges as a set: the child's values in its order,
+    // then the parent's others (apimachinery's rule for primitive lists). No Go field we
+    // hash is such a list; decoded JSON can still carry one.
+    ['plain values in a merge list merge as a set', { containers: ['b', 'c'] }, { containers: ['a', 'b'] }, { containers: ['a', 'b', 'c'] }],
+    ['plain values already present are not repeated', { containers: ['a'] }, { containers: ['a'] }, { containers: ['a'] }],
+    ['a child object over a parent merge list wins', { containers: [{ name: 'a' }] }, { containers: { name: 'b' } }, { containers: { name: 'b' } }],
+    ['objects of a field the Go type lacks merge key by key', { unknown: { a: 1, n: { x: 1 } } }, { unknown: { b: 2, n: { y: 2 } } }, { unknown: { a: 1, b: 2, n: { x: 1, y: 2 } } }],
+    ['a list of a field the Go type lacks is replaced', { unknown: [{ name: 'a', v: 1 }] }, { unknown: [{ name: 'a', w: 2 }] }, { unknown: [{ name: 'a', w: 2 }] }],
+  ])('%s', (_name, parent, child, expected) => {
+    expect(strategicMergeSpec(parent as JsonValue, child as JsonValue)).toEqual(expected);
+  });
+
+  it('does not change the parent or the child it was given', () => {
+    const parent = { containers: [{ name: 'a', env: [{ name: 'X', value: '1' }] }] } as JsonValue;
+    const child = { containers: [{ name: 'a', env: [{ name: 'X', value: '2' }] }] } as JsonValue;
+    const copies = structuredClone([parent, child]);
+    strategicMergeSpec(parent, child);
+    expect([parent, child]).toEqual(copies);
+  });
+
+  it('replaces every list when merging values of an untyped (raw) field', () => {
+    expect(strategicMergeSpec({ containers: [{ name: 'a' }] }, { containers: [{ name: 'b' }] }, 'raw')).toEqual({ containers: [{ name: 'b' }] });
+  });
+
+  it('merges the values of a map field by their own type', () => {
+    expect(strategicMergeSpec({ a: { containers: [{ name: 'x', image: '1' }] } }, { a: { containers: [{ name: 'x', args: ['y'] }] } }, 'map[string]ome.ServingRuntimePodSpec')).toEqual({
+      a: { containers: [{ name: 'x', image: '1', args: ['y'] }] },
+    });
+  });
+});
+
+describe('stripJsonNulls', () => {
+  it('removes null object values at every depth, inside lists too, and keeps list items', () => {
+    expect(stripJsonNulls({ a: null, b: { c: null, d: 1 }, e: [{ f: null, g: 2 }, null, 3] })).toEqual({ b: { d: 1 }, e: [{ g: 2 }, null, 3] });
   });
 });

@@ -32,14 +32,14 @@ function input(isvc: Partial<PinningSubject>, options: { live?: JsonValue | 'mis
 const autoSyncOff = { name: RUNTIME, kind: 'ServingRuntime', autoSync: false };
 
 describe('decidePin', () => {
-  it.each([
+  it.each<[string, PinInput, Record<string, unknown> & { tokenConsumed: boolean }]>([
     [
       'autoSync true follows live and keeps status',
       input({ runtime: { name: RUNTIME, kind: 'ServingRuntime', autoSync: true }, pinnedRevisionName: REV1 }),
-      { outcome: 'follow-live', serve: { source: 'live' }, drift: { action: 'keep' }, status: undefined, pausesUpdates: false },
+      { outcome: 'follow-live', serve: { source: 'live' }, drift: { action: 'keep' }, status: undefined, pausesUpdates: false, tokenConsumed: false },
     ],
-    ['autoSync unset follows live', input({ runtime: { name: RUNTIME } }), { outcome: 'follow-live' }],
-    ['an unnamed runtime cannot pin', input({ runtime: { autoSync: false } }), { outcome: 'follow-live' }],
+    ['autoSync unset follows live', input({ runtime: { name: RUNTIME } }), { outcome: 'follow-live', tokenConsumed: false }],
+    ['an unnamed runtime cannot pin', input({ runtime: { autoSync: false } }), { outcome: 'follow-live', tokenConsumed: false }],
     [
       'an unresolvable chain is a RuntimePinError that changes nothing',
       input({ pinnedRevisionName: REV1 }, { live: 'broken' }),
@@ -49,12 +49,13 @@ describe('decidePin', () => {
         drift: { action: 'keep' },
         status: undefined,
         event: { type: 'Warning', reason: 'RuntimePinError', message: 'resolve live runtime sglang-llama-3-2-3b: inherit-from parent "gone" not found (chain so far: [sglang-llama-3-2-3b])' },
+        tokenConsumed: false,
       },
     ],
     [
       'a missing runtime at the first pin is a RuntimePinError',
       input({}, { live: 'missing' }),
-      { outcome: 'error', event: { reason: 'RuntimePinError', message: 'resolve live runtime sglang-llama-3-2-3b: ServingRuntime sglang-llama-3-2-3b not found in namespace llama-demo' } },
+      { outcome: 'error', event: { reason: 'RuntimePinError', message: 'resolve live runtime sglang-llama-3-2-3b: ServingRuntime sglang-llama-3-2-3b not found in namespace llama-demo' }, tokenConsumed: false },
     ],
     [
       'the first pin creates the revision and records a present token without acting on it',
@@ -71,7 +72,7 @@ describe('decidePin', () => {
     [
       'the first pin records an empty token and reuses an existing revision',
       input({}, { revisions: { [REV1]: revision(V1) } }),
-      { outcome: 'pinned', createRevision: undefined, status: { pinnedRevisionName: REV1, lastRuntimeSyncToken: '' } },
+      { outcome: 'pinned', createRevision: undefined, status: { pinnedRevisionName: REV1, lastRuntimeSyncToken: '' }, tokenConsumed: false },
     ],
     [
       'an explicit pin that does not exist is RevisionMissing and pauses',
@@ -82,6 +83,7 @@ describe('decidePin', () => {
         drift: { action: 'set', reason: 'RevisionMissing', message: `explicit pin ${REV1} not found in namespace ome` },
         pausesUpdates: true,
         status: undefined,
+        tokenConsumed: false,
       },
     ],
     [
@@ -91,6 +93,7 @@ describe('decidePin', () => {
         outcome: 'drifted',
         drift: { action: 'set', reason: 'RuntimeMismatch', message: 'revision r-llama-demo-other-0123abcd belongs to runtime "other" but ISVC references "sglang-llama-3-2-3b"' },
         pausesUpdates: true,
+        tokenConsumed: false,
       },
     ],
     [
@@ -112,12 +115,13 @@ describe('decidePin', () => {
         serve: { source: 'revision', revisionName: REV1 },
         drift: { action: 'set', reason: 'SourceRuntimeMissing', message: `runtime sglang-llama-3-2-3b not found; serving from pinned revision ${REV1}` },
         pausesUpdates: false,
+        tokenConsumed: false,
       },
     ],
     [
       'a deleted pinned revision is RevisionMissing, and a token does not clear it',
       input({ pinnedRevisionName: REV1, syncToken: 'new' }, { live: V2 }),
-      { outcome: 'drifted', drift: { action: 'set', reason: 'RevisionMissing', message: `pinned revision ${REV1} missing from ome` }, pausesUpdates: true },
+      { outcome: 'drifted', drift: { action: 'set', reason: 'RevisionMissing', message: `pinned revision ${REV1} missing from ome` }, pausesUpdates: true, tokenConsumed: false },
     ],
     [
       'a missing source keeps serving the pin with SourceRuntimeMissing',
@@ -127,6 +131,7 @@ describe('decidePin', () => {
         serve: { source: 'revision', revisionName: REV1 },
         drift: { action: 'set', reason: 'SourceRuntimeMissing', message: `runtime sglang-llama-3-2-3b not found; serving from pinned revision ${REV1}` },
         pausesUpdates: false,
+        tokenConsumed: false,
       },
     ],
     [
@@ -146,12 +151,13 @@ describe('decidePin', () => {
           message: 'pinned r-llama-demo-sglang-llama-3-2-3b-590753e8, live spec differs; bump ome.io/runtime-sync annotation to advance',
         },
         pausesUpdates: true,
+        tokenConsumed: false,
       },
     ],
     [
       'the token already consumed does not roll forward again',
       input({ pinnedRevisionName: REV1, syncToken: 'mem-frac-0-85', lastRuntimeSyncToken: 'mem-frac-0-85' }, { live: V2, revisions: { [REV1]: revision(V1) } }),
-      { outcome: 'drifted', drift: { reason: 'RevisionMismatch' } },
+      { outcome: 'drifted', drift: { reason: 'RevisionMismatch' }, tokenConsumed: false },
     ],
     [
       'a new token rolls forward once to a revision of the live spec',
@@ -168,7 +174,7 @@ describe('decidePin', () => {
     [
       'resuming pinning after autoSync true resumes from the last pinned revision',
       input({ pinnedRevisionName: REV1, lastRuntimeSyncToken: 'x' }, { live: V2, revisions: { [REV1]: revision(V1) } }),
-      { outcome: 'drifted', drift: { reason: 'RevisionMismatch', message: expect.stringContaining(REV1) } },
+      { outcome: 'drifted', drift: { reason: 'RevisionMismatch', message: expect.stringContaining(REV1) }, tokenConsumed: false },
     ],
     [
       'a token with spaces rolls forward like any other (upstream accepts any value)',
@@ -188,15 +194,17 @@ describe('decidePin', () => {
     [
       'a token that cannot be recorded does not hold back the first pin, and is not recorded',
       input({ syncToken: 'a\u0000b' }),
-      { outcome: 'pinned', status: { pinnedRevisionName: REV1, lastRuntimeSyncToken: '' }, unusableToken: expect.stringContaining('NUL') },
+      { outcome: 'pinned', status: { pinnedRevisionName: REV1, lastRuntimeSyncToken: '' }, unusableToken: expect.stringContaining('NUL'), tokenConsumed: false },
     ],
     [
       'a runtime whose revision name would be too long fails the pin clearly',
       input({ runtime: { ...autoSyncOff, name: 'r'.repeat(250) } }),
-      { outcome: 'error', event: { message: expect.stringContaining('at most 253') } },
+      { outcome: 'error', event: { message: expect.stringContaining('at most 253') }, tokenConsumed: false },
     ],
   ])('%s', (_name, pinInput, expected) => {
     const decision = decidePin(pinInput);
+    // Every row says whether the sync token was consumed: only a roll forward consumes it.
+    expect(decision.tokenConsumed).toBe(expected.tokenConsumed);
     const present = Object.fromEntries(Object.entries(expected).filter(([, value]) => value !== undefined));
     expect(decision).toMatchObject(present);
     // An undefined expectation means the decision must not carry that field at all.

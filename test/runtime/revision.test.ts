@@ -58,12 +58,29 @@ describe('computeRevisionName', () => {
     expect(computeRevisionName(input)).toBe(expected);
   });
 
+  /**
+   * Each row is refused by the guard it names and by no other: the hashes below would
+   * make valid DNS-1123 names, and the long name is otherwise well formed.
+   */
   it.each([
-    ['a hash that is not 8 lowercase hex chars', { kind: 'ServingRuntime', namespace: 'ns', runtimeName: 'rt', hash: 'ABCDEF12' }],
-    ['a name over 253 characters', { kind: 'ServingRuntime', namespace: 'n'.repeat(63), runtimeName: 'r'.repeat(190), hash: '0123abcd' }],
-    ['a name that is not a DNS-1123 subdomain', { kind: 'ClusterServingRuntime', namespace: '', runtimeName: 'Bad_Name', hash: '0123abcd' }],
-  ] as const)('refuses %s', (_name, input) => {
+    ['a hash of 7 hex chars', { kind: 'ServingRuntime', namespace: 'ns', runtimeName: 'rt', hash: '0123abc' }, 'revision hash "0123abc" is not 8 lowercase hex chars'],
+    ['a hash of 9 hex chars', { kind: 'ServingRuntime', namespace: 'ns', runtimeName: 'rt', hash: '0123abcde' }, 'revision hash "0123abcde" is not 8 lowercase hex chars'],
+    ['a hash of 8 lowercase letters that are not hex', { kind: 'ServingRuntime', namespace: 'ns', runtimeName: 'rt', hash: 'ghijklmn' }, 'revision hash "ghijklmn" is not 8 lowercase hex chars'],
+    ['an uppercase hash', { kind: 'ClusterServingRuntime', namespace: '', runtimeName: 'rt', hash: 'ABCDEF12' }, 'revision hash "ABCDEF12" is not 8 lowercase hex chars'],
+    [
+      'a name over 253 characters',
+      { kind: 'ServingRuntime', namespace: 'n'.repeat(63), runtimeName: 'r'.repeat(190), hash: '0123abcd' },
+      `revision name r-${'n'.repeat(38)}… is 265 characters; ControllerRevision names are at most 253: shorten the runtime's name`,
+    ],
+    ['a name that is not a DNS-1123 subdomain', { kind: 'ClusterServingRuntime', namespace: '', runtimeName: 'Bad_Name', hash: '0123abcd' }, 'revision name "cr-Bad_Name-0123abcd" is not a DNS-1123 subdomain'],
+    ['a name with an empty label', { kind: 'ServingRuntime', namespace: 'ns', runtimeName: 'a..b', hash: '0123abcd' }, 'revision name "r-ns-a..b-0123abcd" is not a DNS-1123 subdomain'],
+  ] as const)('refuses %s, with that guard\'s message', (_name, input, message) => {
     expect(() => computeRevisionName(input)).toThrow(InvalidInputError);
+    expect(() => computeRevisionName(input)).toThrow(new InvalidInputError(message));
+  });
+
+  it('accepts a dotted name of valid labels', () => {
+    expect(computeRevisionName({ kind: 'ServingRuntime', namespace: 'ns', runtimeName: 'a.b', hash: '0123abcd' })).toBe('r-ns-a.b-0123abcd');
   });
 
   it('accepts a name of exactly 253 characters', () => {

@@ -55,3 +55,52 @@ describe('renderEngineDeployment', () => {
     expect((out.spec as { template: { spec: { containers: unknown[] } } }).template.spec.containers).toEqual([{ name: 'server', image: 'img', args: ['--x'], resources: {} }]);
   });
 });
+
+describe('renderEngineDeployment, whole objects', () => {
+  const subject = { namespace: 'ns', name: 'chat' };
+
+  it('renders a runner without a name as ome-container, fills placeholders everywhere, and merges node selectors', () => {
+    const runtime = {
+      nodeSelector: { zone: 'b', pool: 'gpu' },
+      volumes: [{ name: 'spec-vol' }],
+      engineConfig: {
+        nodeSelector: { zone: 'a', arch: 'x86' },
+        tolerations: [{ key: 't' }],
+        runner: { name: '', image: 'img', args: ['--served-model-name={{.Name}}', '--ns={{.Namespace}}', 7], env: [{ name: 'N', value: '{{.Name}}/{{.Name}}' }], resources: { limits: null } },
+      },
+    };
+    expect(renderEngineDeployment({ isvc: subject, runtimeName: 'rt', spec: runtime as never, revisionName: 'r-ns-rt-0123abcd' })).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: {
+        name: 'chat-engine',
+        namespace: 'ns',
+        labels: { 'ome.io/inferenceservice': 'chat', 'ome.io/component': 'engine', 'serving-runtime': 'rt' },
+        annotations: { 'ome.io/rendered-from': 'r-ns-rt-0123abcd' },
+      },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { 'ome.io/inferenceservice': 'chat', 'ome.io/component': 'engine' } },
+        template: {
+          metadata: { labels: { 'ome.io/inferenceservice': 'chat', 'ome.io/component': 'engine', 'serving-runtime': 'rt' }, annotations: { 'ome.io/rendered-from': 'r-ns-rt-0123abcd' } },
+          spec: {
+            containers: [{ name: 'ome-container', image: 'img', args: ['--served-model-name=chat', '--ns=ns', 7], env: [{ name: 'N', value: 'chat/chat' }], resources: { limits: null } }],
+            volumes: [{ name: 'spec-vol' }],
+            tolerations: [{ key: 't' }],
+            nodeSelector: { arch: 'x86', pool: 'gpu', zone: 'b' },
+          },
+        },
+      },
+    });
+  });
+
+  it.each<[string, Record<string, unknown>, Record<string, unknown>]>([
+    ['no containers, volumes, tolerations or selectors', {}, { containers: [] }],
+    ['empty lists and a runner that is not an object', { volumes: [], engineConfig: { runner: 'x', tolerations: [], containers: [] }, containers: [{ name: 'c' }] }, { containers: [{ name: 'c' }] }],
+    ['engine containers before spec containers, engine volumes before spec volumes', { volumes: [{ name: 's' }], containers: [{ name: 's' }], engineConfig: { containers: [{ name: 'e' }], volumes: [{ name: 'e' }] } }, { containers: [{ name: 'e' }], volumes: [{ name: 'e' }] }],
+    ['a named runner keeps its name', { engineConfig: { runner: { name: 'main' }, nodeSelector: ['not', 'a', 'map'] } }, { containers: [{ name: 'main' }] }],
+  ])('pod spec with %s', (_name, runtime, podSpec) => {
+    const rendered = renderEngineDeployment({ isvc: subject, runtimeName: 'rt', spec: runtime as never });
+    expect((rendered.spec as { template: { spec: unknown } }).template.spec).toEqual(podSpec);
+  });
+});

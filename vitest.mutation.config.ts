@@ -1,0 +1,18 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The unit tests of the pure domain modules, and nothing else: the suites Stryker runs
+ * for every mutant. No suite here starts a service, so each mutant takes milliseconds.
+ */
+export default defineConfig({
+  test: {
+    include: [
+      'test/runtime/**/*.test.ts',
+      'test/rollout/**/*.test.ts',
+      'test/events/pattern.test.ts',
+      'test/events/hint-event.test.ts',
+      'test/events/routing.test.ts',
+    ],
+    maxWorkers: 1,
+  },
+});
