@@ -59,11 +59,26 @@ async function findFreePort(): Promise<number> {
   });
 }
 
-/** Any HTTP answer means the server is up; DynamoDB Local answers a bare GET with 400. */
+/**
+ * True once DynamoDB Local answers a ListTables. Any HTTP answer is not enough: between the
+ * port probe and Java's bind another local server (the local bus, an API server) may have
+ * taken the port, and it answers too. DynamoDB Local checks the Authorization header's
+ * form, not its signature.
+ */
 async function answers(endpoint: string): Promise<boolean> {
   try {
-    await fetch(endpoint, { signal: AbortSignal.timeout(1_000) });
-    return true;
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': 'DynamoDB_20120810.ListTables',
+        authorization: 'AWS4-HMAC-SHA256 Credential=probe/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-target, Signature=0',
+      },
+      body: '{}',
+      signal: AbortSignal.timeout(1_000),
+    });
+    if (!response.ok) return false;
+    return Array.isArray(((await response.json()) as { TableNames?: unknown }).TableNames);
   } catch {
     return false;
   }
