@@ -12,6 +12,8 @@ export default defineConfig({
       'test/events/pattern.test.ts',
       'test/events/hint-event.test.ts',
       'test/events/routing.test.ts',
+      // The hostile-input table exercises quantity, pin and repin rules without services.
+      'test/hostile/hostile-input.test.ts',
     ],
     maxWorkers: 1,
   },
