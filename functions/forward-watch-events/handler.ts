@@ -10,13 +10,11 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { createEventBridgeClient } from '../../shared/adapters/eventbridge/client';
-import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher';
+import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { getAppContext } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
 import { runForwarderFor } from '../../shared/forwarder';
 import type { ForwarderStats } from '../../shared/forwarder';
-import type { EventPublisher } from '../../shared/ports/event-publisher';
 import { publishMetrics } from '../../shared/app/publish-metrics';
 
 const SERVICE = 'forward-watch-events';
@@ -25,16 +23,7 @@ const SAFETY_MARGIN_MS = 3_000;
 
 const logger = new Logger({ serviceName: SERVICE });
 const metrics = new Metrics({ serviceName: SERVICE, namespace: 'OmePinning' });
-let publisher: EventPublisher | undefined;
-
-function publisherFor(app: AppContext): EventPublisher {
-  const { region, eventBridgeEndpoint, eventBusName } = app.config;
-  if (!publisher) {
-    const client = createEventBridgeClient({ region, ...(eventBridgeEndpoint ? { endpoint: eventBridgeEndpoint } : {}) });
-    publisher = createEventPublisher({ client, busName: eventBusName, logger });
-  }
-  return publisher;
-}
+const publisherOf = lazyEventPublisher(logger);
 
 async function forwardCluster(app: AppContext, clusterId: string, budgetMs: number, context: Context): Promise<ForwarderStats | undefined> {
   const clusterLogger = logger.createChild({ persistentKeys: { cluster: clusterId } });
@@ -44,7 +33,7 @@ async function forwardCluster(app: AppContext, clusterId: string, budgetMs: numb
       clusterId,
       cluster: cluster.client,
       omeNamespace: cluster.omeNamespace,
-      publisher: publisherFor(app),
+      publisher: publisherOf(app.config),
       leases: app.stores.leases,
       checkpoints: app.stores.checkpoints,
       clock: app.clock,

@@ -8,8 +8,7 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { createEventBridgeClient } from '../../shared/adapters/eventbridge/client';
-import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher';
+import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext } from '../../shared/app/context';
 import { publishMetrics } from '../../shared/app/publish-metrics';
@@ -19,16 +18,7 @@ import { resyncClusters, type ClusterResyncOutcome } from '../../shared/resync/r
 const SERVICE = 'resync';
 const logger = new Logger({ serviceName: SERVICE });
 const metrics = new Metrics({ serviceName: SERVICE, namespace: 'OmePinning' });
-let publisher: EventPublisher | undefined;
-
-function publisherFor(app: AppContext): EventPublisher {
-  const { region, eventBridgeEndpoint, eventBusName } = app.config;
-  if (!publisher) {
-    const client = createEventBridgeClient({ region, ...(eventBridgeEndpoint ? { endpoint: eventBridgeEndpoint } : {}) });
-    publisher = createEventPublisher({ client, busName: eventBusName, logger });
-  }
-  return publisher;
-}
+const publisherOf = lazyEventPublisher(logger);
 
 function report(outcome: ClusterResyncOutcome): void {
   const clusterLogger = logger.createChild({ persistentKeys: { cluster: outcome.clusterId } });
@@ -45,7 +35,7 @@ function report(outcome: ClusterResyncOutcome): void {
 export async function runResync(
   event: { detail?: { clusterId?: unknown } } | undefined,
   app: AppContext = getAppContext(),
-  eventPublisher: EventPublisher = publisherFor(app),
+  eventPublisher: EventPublisher = publisherOf(app.config),
 ): Promise<ClusterResyncOutcome[]> {
   const clusterId = typeof event?.detail?.clusterId === 'string' && event.detail.clusterId !== '' ? event.detail.clusterId : undefined;
   return resyncClusters({ app, publisher: eventPublisher, onOutcome: report, ...(clusterId ? { clusterId } : {}) });

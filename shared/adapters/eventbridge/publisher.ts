@@ -12,6 +12,7 @@ import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { PutEventsRequestEntry, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
 import type { HintEvent } from '../../events/hint-event.js';
+import { createEventBridgeClient } from './client.js';
 import type { EventPublisher, FailedEvent, PublishResult, SkippedEvent } from '../../ports/event-publisher.js';
 
 /** PutEvents limits. */
@@ -201,4 +202,27 @@ function errorCodeOf(error: unknown): string {
 function identify(event: HintEvent): Record<string, unknown> {
   const { clusterId, kind, namespace, name, uid, resourceVersion } = event.detail;
   return { clusterId, kind, namespace, name, uid, resourceVersion };
+}
+
+/** The configuration a function's publisher is made from (`ControlPlaneConfig` has it). */
+export interface BusConfig {
+  region: string;
+  eventBridgeEndpoint?: string;
+  eventBusName: string;
+}
+
+/**
+ * A function's publisher, made on first use rather than at cold start, and then kept for
+ * the process so the client's connections are reused across invocations.
+ */
+export function lazyEventPublisher(logger: PublisherLogger): (config: BusConfig) => EventPublisher {
+  let publisher: EventPublisher | undefined;
+  return ({ region, eventBridgeEndpoint, eventBusName }) => {
+    publisher ??= createEventPublisher({
+      client: createEventBridgeClient({ region, ...(eventBridgeEndpoint ? { endpoint: eventBridgeEndpoint } : {}) }),
+      busName: eventBusName,
+      logger,
+    });
+    return publisher;
+  };
 }
