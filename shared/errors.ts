@@ -94,3 +94,21 @@ export class ExpiredError extends ControlPlaneError {
     this.name = 'ExpiredError';
   }
 }
+
+/**
+ * The Deployment to be written exists and is not the plane's (see
+ * deploymentOwnershipProblem): nothing was written, and nothing ever will be while it
+ * stays so. Terminal: the caller reports it once and goes on.
+ */
+export class UnownedDeploymentError extends ControlPlaneError {
+  constructor(
+    readonly namespace: string,
+    readonly deploymentName: string,
+    /** The Deployment's uid: one report per Deployment object. */
+    readonly deploymentUid: string,
+    readonly problem: string,
+  ) {
+    super(`Deployment ${namespace}/${deploymentName} is not owned by the InferenceService: ${problem}`, { retryable: false });
+    this.name = 'UnownedDeploymentError';
+  }
+}

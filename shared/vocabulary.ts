@@ -75,6 +75,8 @@ export const EventReason = {
   rolloutRunOpened: 'RolloutRunOpened',
   rolloutRunClosed: 'RolloutRunClosed',
   rolloutPlanParked: 'RolloutPlanParked',
+  /** Ours: the Deployment the plane would render exists and is someone else's, so it was left alone. */
+  deploymentNotOwned: 'DeploymentNotOwned',
 } as const;
 
 /** A runtime's kind and, for a ServingRuntime, its namespace, as a revision's labels give them. */
@@ -121,6 +123,16 @@ export const SyncTokenMessage = {
     `ome.io/runtime-sync ${quotedToken} already rolled this InferenceService forward once and takes effect only once: set a new value, such as a date or a ticket number, to roll forward`,
   unusable: (quotedToken: string, problem: string) =>
     `ome.io/runtime-sync value ${quotedToken} is ignored: ${problem}, so it cannot be recorded in status.lastRuntimeSyncToken as it is; set a plain-text value, such as a date or a ticket number, to roll forward`,
+} as const;
+
+/**
+ * Our event for a same-named Deployment the plane does not own (upstream's controller
+ * adopts nothing either, but says nothing). `problem` is deploymentOwnershipProblem's.
+ */
+export const WorkloadMessage = {
+  notOwned: (namespace: string, name: string, problem: string) =>
+    `Deployment ${namespace}/${name} is not owned by this InferenceService (${problem}), so it was left unchanged; ` +
+    'delete or rename it to let the control plane render its own, or set RENDER_WORKLOADS=false where another controller renders workloads',
 } as const;
 
 export const WebhookName = {

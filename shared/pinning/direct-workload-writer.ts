@@ -2,13 +2,15 @@
  * The direct engine workload writer: the rendered Deployment goes straight to the
  * cluster. Created when absent; replaced, with the resourceVersion read, only when what
  * we render differs from what we rendered last time or from what the cluster holds, so
- * an unchanged render costs one read and no write.
+ * an unchanged render costs one read and no write. A same-named Deployment the plane
+ * does not own is never written (UnownedDeploymentError).
  */
 import { createHash } from 'node:crypto';
-import { AlreadyExistsError, ConflictError, LeaseLostError, NotFoundError } from '../errors';
+import { AlreadyExistsError, ConflictError, LeaseLostError, NotFoundError, UnownedDeploymentError } from '../errors';
 import { Resources } from '../model/resources';
 import type { ClusterClient, KubeObject, ObjectMeta } from '../ports/cluster';
 import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
+import { deploymentOwnershipProblem, type WorkloadOwner } from '../runtime/workload';
 import { FIELD_MANAGER } from '../vocabulary';
 
 /**
@@ -66,6 +68,24 @@ export function checkFence(current: KubeObject | undefined, fence: WorkloadFence
 export function withFence<T extends KubeObject>(object: T, fence: WorkloadFence | undefined): T {
   if (fence === undefined) return object;
   return { ...object, metadata: { ...object.metadata, annotations: { ...(object.metadata.annotations ?? {}), [LEASE_FENCE_ANNOTATION]: String(fence.fencingToken) } } };
+}
+
+/**
+ * Refuses to write a Deployment that is not the plane's: UnownedDeploymentError, and the
+ * Deployment stays byte for byte as it is. Called on the object just read, before every
+ * write that carries its resourceVersion, so a Deployment that changes hands in between
+ * turns the write into a 409 and the retry reads it again.
+ */
+export function assertOwnedDeployment(current: KubeObject, owner: WorkloadOwner): void {
+  const problem = deploymentOwnershipProblem(current, owner);
+  if (problem === undefined) return;
+  const { namespace = '', name, uid = '' } = current.metadata;
+  throw new UnownedDeploymentError(namespace, name, uid, problem);
+}
+
+/** The owner a write on behalf of this InferenceService requires. */
+export function workloadOwnerOf(isvc: KubeObject): WorkloadOwner {
+  return { name: isvc.metadata.name, uid: isvc.metadata.uid };
 }
 
 function isRecord(value: Json): value is Record<string, Json> {
@@ -150,6 +170,7 @@ export function createDirectWorkloadWriter(client: ClusterClient): EngineWorkloa
           throw createError;
         }
       }
+      assertOwnedDeployment(current, workloadOwnerOf(request.isvc));
       checkFence(current, fence);
       // After a takeover the old holder may still be about to write: raise the fence first,
       // even when the Deployment is as we want it.

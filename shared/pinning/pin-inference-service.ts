@@ -14,7 +14,7 @@ import { previewAnnotationValue } from '../annotation-value';
 import type { EventRecorder } from '../adapters/kubernetes/events';
 import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../app/reconcile';
 import type { ControlPlaneConfig } from '../config';
-import { ControlPlaneError, NotFoundError } from '../errors';
+import { ControlPlaneError, NotFoundError, UnownedDeploymentError } from '../errors';
 import type { InferenceService } from '../model/inference-service';
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
@@ -32,7 +32,7 @@ import {
   type PinDecision,
   type PinningSubject,
 } from '../runtime';
-import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, type DriftReasonName } from '../vocabulary';
+import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, WorkloadMessage, type DriftReasonName } from '../vocabulary';
 import { WorkloadSupersededError } from './direct-workload-writer';
 import { computeNextStatus, toPinningSubject } from './pin-status';
 import { createRevision, RevisionCache, takeRevisionFromCollector } from './revisions';
@@ -74,8 +74,11 @@ export interface PinTarget {
   uid?: string;
 }
 
-/** `superseded`: a newer reconcile of the object (a newer lease) already wrote the Deployment; this one left it alone. */
-export type PinWorkloadOutcome = EngineWorkloadOutcome | 'paused' | 'disabled' | 'runtime-unavailable' | 'none' | 'superseded';
+/**
+ * `superseded`: a newer reconcile of the object (a newer lease) already wrote the Deployment; this one left it alone.
+ * `not-owned`: a same-named Deployment is someone else's; it was left alone and a Warning says so.
+ */
+export type PinWorkloadOutcome = EngineWorkloadOutcome | 'paused' | 'disabled' | 'runtime-unavailable' | 'none' | 'superseded' | 'not-owned';
 
 export interface PinResult {
   outcome: 'gone' | 'no-runtime' | PinDecision['outcome'];
@@ -209,7 +212,12 @@ async function attemptPin(deps: PinningDeps, target: PinTarget, context: Attempt
     statusWritten: written.statusWritten,
     ...(claimKey !== undefined ? { tokenApplied: token } : {}),
     ...(tokenAlreadyUsed !== undefined ? { tokenAlreadyUsed } : {}),
-    workload: await applyWorkload(deps, { ...evaluation, isvc: written.isvc }, workloadFenceOf(context)),
+    workload: await applyWorkload(deps, { ...evaluation, isvc: written.isvc }, workloadFenceOf(context)).catch(async (error: unknown) => {
+      if (!(error instanceof UnownedDeploymentError)) throw error;
+      // The pin stands (revision and status are written); only the workload is not ours to render.
+      await warnUnownedDeploymentOnce(deps, written.isvc, error);
+      return 'not-owned' as const;
+    }),
   };
 }
 
@@ -270,6 +278,30 @@ async function warnUnusableTokenOnce(deps: PinningDeps, evaluation: Evaluation, 
     return;
   }
   await deps.idempotency.complete(key, { unusable: true });
+}
+
+/**
+ * One Warning per Deployment object the plane refuses to write, however many hints and
+ * workers evaluate the InferenceService: claimed in the idempotency store under the
+ * InferenceService's and the Deployment's uids, like the unusable-token warning. A new
+ * Deployment in its place (another uid) is reported again.
+ */
+async function warnUnownedDeploymentOnce(deps: PinningDeps, isvc: KubeObject, error: UnownedDeploymentError): Promise<void> {
+  const key = idempotencyKey(deps.clusterId, isvc.metadata.uid ?? '', 'unowned-deployment', error.deploymentUid);
+  const claim = await deps.idempotency.claim(key, { inProgressTtlMs: deps.config.leaseTtlMs, recordTtlSeconds: SYNC_TOKEN_RECORD_TTL_SECONDS });
+  if (claim.state !== 'claimed') return;
+  try {
+    await deps.events.record(isvc, {
+      type: 'Warning',
+      reason: EventReason.deploymentNotOwned,
+      message: WorkloadMessage.notOwned(error.namespace, error.deploymentName, error.problem),
+      reportingController: PIN_REPORTING_CONTROLLER,
+    });
+  } catch {
+    await deps.idempotency.abandon(key).catch(() => undefined);
+    return;
+  }
+  await deps.idempotency.complete(key, { warned: true });
 }
 
 async function recordWarning(deps: PinningDeps, isvc: KubeObject, message: string): Promise<void> {

@@ -86,7 +86,7 @@ export const TOKEN_HASH_PREFIX = 'sha256:';
  * so it has a fixed size, well inside DynamoDB's 2,048 B partition key, and cannot be
  * confused with the `#` separators.
  */
-export function idempotencyKey(clusterId: string, uid: string, scope: 'runtime-sync' | 'rollout-repin', token: string): string {
+export function idempotencyKey(clusterId: string, uid: string, scope: 'runtime-sync' | 'rollout-repin' | 'unowned-deployment', token: string): string {
   return `${scope}#${clusterId}#${uid}#${TOKEN_HASH_PREFIX}${createHash('sha256').update(token, 'utf8').digest('hex')}`;
 }
 

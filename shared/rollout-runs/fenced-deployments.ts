@@ -3,27 +3,35 @@
  * the canary) fenced as the engine writers' are: each write first reads the Deployment,
  * refuses one stamped under a newer lease, stamps this lease's token, and carries the
  * resourceVersion it read, so a worker that lost the object's lease cannot undo what the
- * newer holder did.
+ * newer holder did. The same read refuses a Deployment the plane does not own
+ * (UnownedDeploymentError), which stays as it is.
  */
 import { NotFoundError } from '../errors';
 import { Resources } from '../model/resources';
-import { checkFence, LEASE_FENCE_ANNOTATION, withFence } from '../pinning/direct-workload-writer';
+import { assertOwnedDeployment, checkFence, LEASE_FENCE_ANNOTATION, withFence } from '../pinning/direct-workload-writer';
 import type { ClusterClient, KubeObject, ResourceType } from '../ports/cluster';
 import type { WorkloadFence } from '../ports/workloads';
+import type { WorkloadOwner } from '../runtime/workload';
 
 function isDeployments(type: ResourceType): boolean {
   return type.group === Resources.deployments.group && type.plural === Resources.deployments.plural;
 }
 
-/** `client` with every Deployment write fenced by `fence`; other writes pass through. */
-export function fenceDeploymentWrites(client: ClusterClient, fence: WorkloadFence): ClusterClient {
+/**
+ * `client` with every Deployment write fenced by `fence` (none: ownership only) and
+ * limited to Deployments `owner` owns; other writes pass through.
+ */
+export function fenceDeploymentWrites(client: ClusterClient, fence: WorkloadFence | undefined, owner: WorkloadOwner): ClusterClient {
   const read = async (namespace: string | undefined, name: string): Promise<KubeObject | undefined> => {
+    let current: KubeObject;
     try {
-      return await client.get(Resources.deployments, namespace, name);
+      current = await client.get(Resources.deployments, namespace, name);
     } catch (error) {
       if (error instanceof NotFoundError) return undefined;
       throw error;
     }
+    assertOwnedDeployment(current, owner);
+    return current;
   };
   return {
     get: (type, namespace, name) => client.get(type, namespace, name),
@@ -53,7 +61,7 @@ export function fenceDeploymentWrites(client: ClusterClient, fence: WorkloadFenc
         metadata: {
           ...(body.metadata ?? {}),
           ...(current?.metadata.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
-          annotations: { ...(body.metadata?.annotations ?? {}), [LEASE_FENCE_ANNOTATION]: String(fence.fencingToken) },
+          ...(fence ? { annotations: { ...(body.metadata?.annotations ?? {}), [LEASE_FENCE_ANNOTATION]: String(fence.fencingToken) } } : {}),
         },
       };
       return client.patch(type, namespace, name, fenced, options);

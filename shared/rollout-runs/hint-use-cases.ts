@@ -71,7 +71,7 @@ function workOf(invocation: HintInvocation): RolloutWork {
 /** Advances one ISVC's run under its lease. */
 export function advanceUnderLease(work: RolloutWork, key: { namespace: string; name: string; uid?: string }): Promise<AdvanceRolloutRunResult> {
   return underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, (context) =>
-    advanceRolloutRun({ client: fenceDeploymentWrites(work.client, workloadFenceOf(context)), clock: work.clock }, key),
+    advanceRolloutRun({ client: fenceDeploymentWrites(work.client, workloadFenceOf(context), { name: key.name, uid: key.uid }), clock: work.clock }, key),
   );
 }
 

@@ -105,3 +105,31 @@ export function renderEngineDeployment(input: RenderEngineInput): KubeObject {
     },
   };
 }
+
+/** The InferenceService a rendered Deployment must belong to; without `uid`, any InferenceService of that name. */
+export interface WorkloadOwner {
+  name: string;
+  uid?: string | undefined;
+}
+
+/**
+ * Why the plane must not write this Deployment for `owner`, or undefined when it may. A
+ * Deployment is the plane's when it carries the `ome.io/inferenceservice` label naming
+ * the InferenceService and a controller reference to that InferenceService (same uid):
+ * what the plane renders and what infra/k8s/policy-owned-deployments.yaml admits. Any
+ * other Deployment of the same name (made by hand, by OME's controller, or left by a
+ * deleted InferenceService of the same name) is someone else's and stays as it is.
+ * Checks in order; the first that fails is the reason.
+ */
+export function deploymentOwnershipProblem(deployment: KubeObject, owner: WorkloadOwner): string | undefined {
+  const label = deployment.metadata.labels?.[WorkloadLabel.inferenceService];
+  if (label === undefined) return `it has no ${WorkloadLabel.inferenceService} label`;
+  if (label !== owner.name) return `its ${WorkloadLabel.inferenceService} label names ${JSON.stringify(label)}`;
+  const controller = (deployment.metadata.ownerReferences ?? []).find((ref) => ref.controller === true);
+  if (controller === undefined) return 'it has no controller reference';
+  if (controller.kind !== 'InferenceService' || !controller.apiVersion.startsWith('ome.io/') || controller.name !== owner.name) {
+    return `it is controlled by ${controller.kind} ${controller.name}`;
+  }
+  if (owner.uid !== undefined && controller.uid !== owner.uid) return `its controller reference is to InferenceService ${controller.name} uid ${controller.uid}, not ${owner.uid}`;
+  return undefined;
+}

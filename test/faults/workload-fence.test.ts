@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { LeaseLostError } from '../../shared/errors';
+import { LeaseLostError, UnownedDeploymentError } from '../../shared/errors';
 import { Resources } from '../../shared/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import type { WorkloadFence } from '../../shared/ports/workloads';
@@ -95,8 +95,9 @@ describe('fenced engine Deployment writes', () => {
     const isvc = await isvcNamed('rollout');
     await createDirectWorkloadWriter(cluster.client).apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: held(6) });
     const before = await deployment('rollout');
-    const stale = fenceDeploymentWrites(cluster.client, held(5));
-    const current = fenceDeploymentWrites(cluster.client, held(6));
+    const owner = { name: 'rollout', uid: isvc.metadata.uid };
+    const stale = fenceDeploymentWrites(cluster.client, held(5), owner);
+    const current = fenceDeploymentWrites(cluster.client, held(6), owner);
 
     const refused = await Promise.all([
       stale.patch(Resources.deployments, NS, 'rollout-engine', { spec: { replicas: 3 } }, { type: 'merge' }).catch((e: unknown) => e),
@@ -111,5 +112,22 @@ describe('fenced engine Deployment writes', () => {
     expect(untouched.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect((scaled.spec as { replicas?: number }).replicas).toBe(3);
     expect(scaled.metadata.annotations?.[LEASE_FENCE_ANNOTATION]).toBe('6');
+  });
+
+  it('refuses the rollout run\'s writes to a Deployment of another InferenceService of the same name', async () => {
+    const isvc = await isvcNamed('recreated');
+    await createDirectWorkloadWriter(cluster.client).apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: held(6) });
+    const before = await deployment('recreated');
+    // The InferenceService was deleted and made again under the same name: the Deployment still names the old uid.
+    const writes = fenceDeploymentWrites(cluster.client, held(7), { name: 'recreated', uid: 'another-uid' });
+
+    const refused = await Promise.all([
+      writes.patch(Resources.deployments, NS, 'recreated-engine', { spec: { replicas: 3 } }, { type: 'merge' }).catch((e: unknown) => e),
+      writes.replace(Resources.deployments, { ...before, spec: { ...(before.spec as object), replicas: 3 } }).catch((e: unknown) => e),
+      writes.delete(Resources.deployments, NS, 'recreated-engine').catch((e: unknown) => e),
+    ]);
+
+    expect(refused.every((e) => e instanceof UnownedDeploymentError)).toBe(true);
+    expect(await deployment('recreated')).toEqual(before);
   });
 });

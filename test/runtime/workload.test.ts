@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { applyRuntimeSpecDefaults } from '../../shared/runtime/defaults';
 import { normalizeGoJson } from '../../shared/runtime/go-json';
-import { renderEngineDeployment } from '../../shared/runtime/workload';
+import { deploymentOwnershipProblem, renderEngineDeployment } from '../../shared/runtime/workload';
+import type { KubeObject } from '../../shared/ports/cluster';
 import { buildSeedRuntimeSpec } from './fixtures/seed-runtime';
 
 const isvc = { namespace: 'llama-demo', name: 'llama-3-2-3b-instruct', uid: 'uid-1', engine: { minReplicas: 1 } };
@@ -102,5 +103,32 @@ describe('renderEngineDeployment, whole objects', () => {
   ])('pod spec with %s', (_name, runtime, podSpec) => {
     const rendered = renderEngineDeployment({ isvc: subject, runtimeName: 'rt', spec: runtime as never });
     expect((rendered.spec as { template: { spec: unknown } }).template.spec).toEqual(podSpec);
+  });
+});
+
+describe('deploymentOwnershipProblem', () => {
+  const owner = { name: 'llama', uid: 'uid-1' };
+  const ref = { apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', uid: 'uid-1', controller: true };
+  const deployment = (labels: Record<string, string> | undefined, ownerReferences: KubeObject['metadata']['ownerReferences']): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'llama-engine', namespace: 'ns', ...(labels ? { labels } : {}), ...(ownerReferences ? { ownerReferences } : {}) },
+  });
+  const ours = { 'ome.io/inferenceservice': 'llama' };
+
+  it.each([
+    ['what the plane renders', deployment(ours, [ref]), owner, undefined],
+    ['ours, with an owner of unknown uid', deployment(ours, [ref]), { name: 'llama' }, undefined],
+    ['ours, beside other non-controller references', deployment(ours, [{ ...ref, kind: 'ConfigMap', name: 'x', uid: 'u', controller: false }, ref]), owner, undefined],
+    ['made by hand', deployment({ app: 'llama' }, undefined), owner, 'it has no ome.io/inferenceservice label'],
+    ['labelled for another InferenceService', deployment({ 'ome.io/inferenceservice': 'other' }, [ref]), owner, 'its ome.io/inferenceservice label names "other"'],
+    ['labelled by hand, no owner', deployment(ours, undefined), owner, 'it has no controller reference'],
+    ['an owner that is not the controller', deployment(ours, [{ ...ref, controller: false }]), owner, 'it has no controller reference'],
+    ['controlled by something else', deployment(ours, [{ ...ref, apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs' }]), owner, 'it is controlled by ReplicaSet rs'],
+    ['controlled by another group\'s InferenceService', deployment(ours, [{ ...ref, apiVersion: 'serving.kserve.io/v1beta1' }]), owner, 'it is controlled by InferenceService llama'],
+    ['controlled by another InferenceService', deployment(ours, [{ ...ref, name: 'other' }]), owner, 'it is controlled by InferenceService other'],
+    ['left by a deleted InferenceService of the same name', deployment(ours, [{ ...ref, uid: 'uid-0' }]), owner, 'its controller reference is to InferenceService llama uid uid-0, not uid-1'],
+  ])('%s', (_case, object, who, expected) => {
+    expect(deploymentOwnershipProblem(object, who)).toBe(expected);
   });
 });
