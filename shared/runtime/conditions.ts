@@ -19,10 +19,12 @@ export function findCondition(conditions: readonly StatusCondition[] | undefined
 }
 
 /**
- * Returns a copy of `conditions` with `next` set. `lastTransitionTime` moves only when
- * the status changes (Kubernetes' convention; upstream also moves it when only the
- * reason or message changes); an unchanged condition returns the same array, so a caller
- * can skip the write by comparing references.
+ * Returns a copy of `conditions` with `next` set. `lastTransitionTime` moves whenever the
+ * status, reason or message changes, as upstream's `setRuntimeDriftedCondition` does
+ * (SG `pkg/controller/v1beta1/inferenceservice/pinning.go`@078c923f), so a drift that
+ * changes cause (RevisionMismatch, then RevisionMissing) reads as a new transition. An
+ * unchanged condition returns the same array, so a caller can skip the write by
+ * comparing references.
  */
 export function setCondition(
   conditions: readonly StatusCondition[] | undefined,
@@ -35,8 +37,7 @@ export function setCondition(
   if (existing.status === next.status && existing.reason === next.reason && existing.message === next.message) {
     return list as StatusCondition[];
   }
-  const lastTransitionTime = existing.status === next.status ? (existing.lastTransitionTime ?? now) : now;
-  return list.map((c) => (c.type === next.type ? { ...c, ...next, lastTransitionTime } : c));
+  return list.map((c) => (c.type === next.type ? { ...c, ...next, lastTransitionTime: now } : c));
 }
 
 /** Returns a copy without the condition of that type, or the same array when it is absent. */

@@ -48,4 +48,17 @@ describe('Function: computeNextStatus', () => {
       },
     ]);
   });
+
+  it.each([
+    ['the reason changes', 'RevisionMissing', `pinned revision ${REVISION} missing from ome`, '2026-09-28T14:15:57Z'],
+    ['only the message changes', 'RevisionMismatch', 'pinned r-other, live spec differs; bump ome.io/runtime-sync annotation to advance', '2026-09-28T14:15:57Z'],
+    ['nothing changes', 'RevisionMismatch', `pinned ${REVISION}, live spec differs; bump ome.io/runtime-sync annotation to advance`, '2026-09-01T00:00:00Z'],
+  ] as const)('moves RuntimeDrifted\'s lastTransitionTime when %s, as upstream', (_case, reason, message, expected) => {
+    const drifted: InferenceServiceStatus = {
+      ...pinned,
+      conditions: [{ type: 'RuntimeDrifted', status: 'True', reason: 'RevisionMismatch', message: `pinned ${REVISION}, live spec differs; bump ome.io/runtime-sync annotation to advance`, lastTransitionTime: '2026-09-01T00:00:00Z' }],
+    };
+    const next = computeNextStatus(drifted, { ...unchanged, outcome: 'drifted', drift: { action: 'set', reason, message } }, NOW, 2);
+    expect((next ?? drifted).conditions?.[0]?.lastTransitionTime).toBe(expected);
+  });
 });

@@ -8,7 +8,9 @@ const NOW = '2026-09-28T14:17:13Z';
 describe('setCondition', () => {
   it.each([
     ['adds a missing condition with now', [ready], { type: 'RuntimeDrifted', status: 'True', reason: 'RevisionMismatch', message: 'm1' }, [ready, { ...drifted, lastTransitionTime: NOW }]],
-    ['keeps lastTransitionTime when only the reason changes', [ready, drifted], { type: 'RuntimeDrifted', status: 'True', reason: 'RevisionMissing', message: 'm2' }, [ready, { ...drifted, reason: 'RevisionMissing', message: 'm2' }]],
+    ['moves lastTransitionTime when the reason changes (as upstream)', [ready, drifted], { type: 'RuntimeDrifted', status: 'True', reason: 'RevisionMissing', message: 'm2' }, [ready, { ...drifted, reason: 'RevisionMissing', message: 'm2', lastTransitionTime: NOW }]],
+    ['moves lastTransitionTime when only the message changes (as upstream)', [ready, drifted], { type: 'RuntimeDrifted', status: 'True', reason: 'RevisionMismatch', message: 'm2' }, [ready, { ...drifted, message: 'm2', lastTransitionTime: NOW }]],
+    ['keeps other fields of the condition (severity)', [{ ...drifted, severity: 'Info' }], { type: 'RuntimeDrifted', status: 'True', reason: 'RevisionMismatch', message: 'm2' }, [{ ...drifted, severity: 'Info', message: 'm2', lastTransitionTime: NOW }]],
     ['moves lastTransitionTime when the status changes', [{ ...drifted, status: 'False' }], { type: 'RuntimeDrifted', status: 'True', reason: 'RevisionMismatch', message: 'm1' }, [{ ...drifted, lastTransitionTime: NOW }]],
     ['handles an absent array', undefined, { type: 'RuntimeDrifted', status: 'True', reason: 'RevisionMismatch', message: 'm1' }, [{ ...drifted, lastTransitionTime: NOW }]],
   ])('%s', (_name, conditions, next, expected) => {
