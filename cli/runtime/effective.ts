@@ -9,6 +9,7 @@ import type { CommandEnv } from '../env';
 import { readRuntimeEvidence } from '../read';
 import { formatStructured, formatTable, type OutputFormat } from '../output';
 import type { InferenceServiceObject } from '../isvc';
+import { resolveDeploymentMode, type ComponentModeFields } from '../../shared/runtime/deployment-mode';
 
 export interface RuntimeEffectiveOptions {
   name: string;
@@ -36,20 +37,17 @@ function viewRows(scope: 'Live' | 'Active', view: RuntimeView, components: Row[]
 
 /** Each component's deployment mode and where it comes from, in the order OME checks them. */
 export function componentModes(isvc: InferenceServiceObject): Array<{ component: string; mode: string; source: string }> {
-  const serviceMode = isvc.metadata.annotations?.['ome.io/deploymentMode'];
   return (['engine', 'decoder', 'router'] as const)
     .filter((component) => isvc.spec?.[component] !== undefined)
-    .map((component) => {
-      const spec = (isvc.spec?.[component] ?? {}) as { annotations?: Record<string, string>; leader?: unknown; worker?: unknown };
-      if (serviceMode === 'VirtualDeployment') return { component, mode: serviceMode, source: 'ServiceAnnotation' };
-      const annotated = spec.annotations?.['ome.io/deploymentMode'];
-      if (annotated) return { component, mode: annotated, source: 'ComponentAnnotation' };
-      if (isvc.spec?.deploymentMode) return { component, mode: isvc.spec.deploymentMode, source: 'ServiceSpec' };
-      if (component !== 'router' && (spec.leader !== undefined || spec.worker !== undefined)) {
-        return { component, mode: 'OMENative', source: 'LeaderWorkerShape' };
-      }
-      return { component, mode: 'RawDeployment', source: 'Default' };
-    });
+    .map((component) => ({
+      component,
+      ...resolveDeploymentMode({
+        component,
+        serviceAnnotations: isvc.metadata.annotations,
+        specMode: isvc.spec?.deploymentMode,
+        service: isvc.spec?.[component] as ComponentModeFields,
+      }),
+    }));
 }
 
 export function formatEffective(isvc: InferenceServiceObject, evidence: RuntimeEvidence, output: OutputFormat, now: Date): string {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { NotFoundError } from '../errors';
 import { Resources } from '../model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
-import { Annotation } from '../vocabulary';
+import { resolveDeploymentMode, type ComponentModeFields } from '../runtime/deployment-mode';
 
 /** The pod-template hash of a rendered workload (what `target=` and the promote value name). */
 export const WORKLOAD_REVISION_ANNOTATION = 'ome.io/workload-revision';
@@ -101,12 +101,22 @@ export function promoteCanaryTemplate(stable: Deployment, canary: Deployment, re
   return next;
 }
 
-/** Whether ome.io/deploymentMode (annotation, else spec.deploymentMode) keeps OMENative. */
+/**
+ * Whether the engine rolls out through runs: its mode, resolved in upstream's order
+ * (resolveDeploymentMode), is OMENative, or nothing sets a mode at all. Upstream's
+ * webhook refuses rollout groups on a component not declared OMENative; the plane
+ * treats an undeclared one as OMENative instead, so a declared RawDeployment (the
+ * component's annotation or `spec.deploymentMode`) is what opts out.
+ */
 export function usesOmeNative(isvc: KubeObject): boolean {
-  const annotated = isvc.metadata.annotations?.[Annotation.deploymentMode];
-  const spec = (isvc.spec ?? {}) as { deploymentMode?: string };
-  const mode = annotated ?? spec.deploymentMode;
-  return mode === undefined || mode === '' || mode === OME_NATIVE;
+  const spec = (isvc.spec ?? {}) as { deploymentMode?: string; engine?: ComponentModeFields };
+  const resolved = resolveDeploymentMode({
+    component: 'engine',
+    serviceAnnotations: isvc.metadata.annotations,
+    specMode: spec.deploymentMode,
+    service: spec.engine,
+  });
+  return resolved.mode === OME_NATIVE || resolved.source === 'Default';
 }
 
 export async function getOptional<T extends KubeObject>(

@@ -11,3 +11,4 @@ export * from './quantity';
 export * from './revision';
 export { stripJsonNulls, strategicMergeSpec } from './strategic-merge';
 export * from './workload';
+export * from './deployment-mode';
