@@ -3,6 +3,7 @@
  * as `--flag=value`, `--flag value`, `-n value` or `-nvalue`; `--` ends the flags.
  */
 import { CliError } from './errors';
+import { parseDurationSetting } from '../shared/go-duration';
 
 export interface FlagSpec {
   name: string;
@@ -92,24 +93,18 @@ export function booleanFlag(args: ParsedArgs, name: string): boolean {
   return args.flags.get(name) === true;
 }
 
-const DURATION_PART = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Parses a Go-style duration (`45s`, `1m`, `1m30s`, `500ms`); a bare number counts seconds, as kubectl's --request-timeout does. */
+/**
+ * Parses a duration flag as Go's `time.ParseDuration` does (`45s`, `1m30s`, `1.5h`,
+ * `500ms`); a bare number counts seconds, as kubectl's --request-timeout does.
+ */
 export function parseDurationFlag(name: string, raw: string): number {
   const text = raw.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  let total = 0;
-  let consumed = 0;
-  for (const match of text.matchAll(DURATION_PART)) {
-    if (match.index !== consumed) break;
-    total += Number(match[1]) * (UNIT_MS[match[2] as string] ?? 0);
-    consumed += match[0].length;
-  }
-  if (text === '' || consumed !== text.length) {
+  try {
+    return parseDurationSetting(`--${name}`, text);
+  } catch {
     throw new CliError(`invalid argument "${raw}" for "--${name}" flag: use a duration such as 30s, 1m or 1h30m`);
   }
-  return total;
 }
 
 /** Renders flags as a help section, like cobra's. */

@@ -4,6 +4,7 @@
  * its flags, and tests construct it directly.
  */
 import { InvalidInputError } from './errors';
+import { parseDurationSetting } from './go-duration';
 import { DEFAULT_OME_NAMESPACE } from './vocabulary';
 
 /**
@@ -69,16 +70,6 @@ function readInt(env: Env, name: string, fallback: number, min: number): number 
   return value;
 }
 
-const DURATION = /^(\d+)(ms|s|m|h)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Parses `500ms`, `30s`, `5m`, `24h`. */
-export function parseDuration(name: string, raw: string): number {
-  const match = DURATION.exec(raw.trim());
-  if (!match) throw new InvalidInputError(`${name}=${JSON.stringify(raw)} is not a duration such as 30s, 5m or 24h`);
-  return Number(match[1]) * (UNIT_MS[match[2] ?? 'ms'] ?? 1);
-}
-
 function readBool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -139,14 +130,14 @@ export function loadConfig(env: Env): ControlPlaneConfig {
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     omeNamespace: env.OME_NAMESPACE || DEFAULT_OME_NAMESPACE,
     revisionRetention: readInt(env, 'RUNTIME_REVISION_RETENTION', 10, 0),
-    revisionGracePeriodMs: parseDuration('RUNTIME_REVISION_GRACE_PERIOD', env.RUNTIME_REVISION_GRACE_PERIOD || '24h'),
+    revisionGracePeriodMs: parseDurationSetting('RUNTIME_REVISION_GRACE_PERIOD', env.RUNTIME_REVISION_GRACE_PERIOD || '24h'),
     renderWorkloads: readBool(env, 'RENDER_WORKLOADS', true),
-    leaseTtlMs: parseDuration('LEASE_TTL', env.LEASE_TTL || '30s'),
+    leaseTtlMs: parseDurationSetting('LEASE_TTL', env.LEASE_TTL || '30s'),
     maxConflictRetries: readInt(env, 'MAX_CONFLICT_RETRIES', 5, 0),
     clusterSecretPrefix: env.CLUSTER_SECRET_PREFIX ?? '',
   };
   if (env.DYNAMODB_ENDPOINT) config.dynamoDbEndpoint = env.DYNAMODB_ENDPOINT;
   if (env.EVENTBRIDGE_ENDPOINT) config.eventBridgeEndpoint = env.EVENTBRIDGE_ENDPOINT;
-  if (env.FORWARDER_MAX_RUNTIME) config.forwarderMaxRuntimeMs = parseDuration('FORWARDER_MAX_RUNTIME', env.FORWARDER_MAX_RUNTIME);
+  if (env.FORWARDER_MAX_RUNTIME) config.forwarderMaxRuntimeMs = parseDurationSetting('FORWARDER_MAX_RUNTIME', env.FORWARDER_MAX_RUNTIME);
   return config;
 }

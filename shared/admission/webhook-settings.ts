@@ -3,7 +3,7 @@
  * They live apart from ControlPlaneConfig: no other function needs them, and the webhook
  * must answer a rejected caller without the table's configuration.
  */
-import { parseDuration } from '../config';
+import { parseDurationSetting } from '../go-duration';
 import { InvalidInputError } from '../errors';
 
 /** What the API server does when the webhook cannot answer, and what the webhook answers when it cannot finish. */
@@ -73,7 +73,7 @@ export function loadWebhookConfig(env: Env): WebhookConfig {
   const policy = env[WebhookEnv.failurePolicy] || 'Fail';
   if (policy !== 'Fail' && policy !== 'Ignore') throw new InvalidInputError(`${WebhookEnv.failurePolicy}=${JSON.stringify(policy)} must be Fail or Ignore`);
   const budget = env[WebhookEnv.timeBudget];
-  const timeBudgetMs = budget ? parseDuration(WebhookEnv.timeBudget, budget) : DEFAULT_TIME_BUDGET_MS;
+  const timeBudgetMs = budget ? parseDurationSetting(WebhookEnv.timeBudget, budget) : DEFAULT_TIME_BUDGET_MS;
   if (timeBudgetMs >= WEBHOOK_TIMEOUT_SECONDS * 1000) {
     throw new InvalidInputError(`${WebhookEnv.timeBudget}=${budget} must stay below the webhook's timeoutSeconds (${WEBHOOK_TIMEOUT_SECONDS}s)`);
   }

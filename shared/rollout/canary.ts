@@ -3,7 +3,7 @@
  * Pure: the caller supplies observed replicas, the promote/rollback annotations and
  * the clock, and writes back the returned state and replica counts.
  */
-import { parseGoDuration } from './go-duration';
+import { parseGoDuration } from '../go-duration';
 import { parseCapacity } from './plan';
 import type { CanaryState, CanaryStep, RolloutHold, RolloutPhase } from './types';
 import { formatKubeTime } from './run';

@@ -5,7 +5,7 @@
  */
 import { ConditionType, ROLLOUT_PAUSED_ANNOTATION } from '../vocabulary';
 import { gateOf } from './canary';
-import { normalizeGoDuration } from './go-duration';
+import { normalizeGoDuration } from '../go-duration';
 import { declaredKindOf, declaredSourceOf } from './plan';
 import type {
   CanaryState,

@@ -8,7 +8,7 @@
  */
 import { InvalidInputError } from '../errors';
 import { compareGoStrings, quoteGoString } from '../go-string';
-import { normalizeGoDuration } from './go-duration';
+import { normalizeGoDuration } from '../go-duration';
 
 /** One Go field: its json tag name, its type, and whether the tag says omitempty. */
 export interface GoField {

@@ -100,9 +100,20 @@ describe('Method: loadWebhookConfig', () => {
   });
 
   it.each([
+    ['1.5s', 1_500],
+    ['2500ms', 2_500],
+    ['0.1m', 6_000],
+    ['8s999ms', 8_999],
+  ])('reads the budget %s as Go does: %d ms', (budget, ms) => {
+    expect(loadWebhookConfig({ ADMISSION_WEBHOOK_KEY_FILE: 'k', ADMISSION_TIME_BUDGET: budget }).timeBudgetMs).toBe(ms);
+  });
+
+  it.each([
     [{}, 'neither ADMISSION_WEBHOOK_KEY_SECRET nor ADMISSION_WEBHOOK_KEY_FILE is set'],
     [{ ADMISSION_WEBHOOK_KEY_FILE: 'k', ADMISSION_FAILURE_POLICY: 'fail' }, 'ADMISSION_FAILURE_POLICY="fail" must be Fail or Ignore'],
     [{ ADMISSION_WEBHOOK_KEY_FILE: 'k', ADMISSION_TIME_BUDGET: '10s' }, "ADMISSION_TIME_BUDGET=10s must stay below the webhook's timeoutSeconds (10s)"],
+    [{ ADMISSION_WEBHOOK_KEY_FILE: 'k', ADMISSION_TIME_BUDGET: '0.2m' }, "ADMISSION_TIME_BUDGET=0.2m must stay below the webhook's timeoutSeconds (10s)"],
+    [{ ADMISSION_WEBHOOK_KEY_FILE: 'k', ADMISSION_TIME_BUDGET: '5' }, 'ADMISSION_TIME_BUDGET="5" is not a duration (time: missing unit in duration "5"); use Go duration syntax such as 30s, 5m, 1h30m, 1.5h or 300ms'],
     [{ ADMISSION_WEBHOOK_KEY_SECRET: SECRET, ADMISSION_WEBHOOK_KEY_STAGES: ' , ' }, 'ADMISSION_WEBHOOK_KEY_STAGES names no stage'],
   ])('refuses %j', (env, message) => {
     expect(() => loadWebhookConfig(env)).toThrow(message);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, parseDuration } from '../../shared/config';
+import { loadConfig } from '../../shared/config';
 import { InvalidInputError } from '../../shared/errors';
 
 describe('Function: loadConfig', () => {
@@ -41,7 +41,7 @@ describe('Function: loadConfig', () => {
     [{}, 'TABLE_NAME is not set'],
     [{ TABLE_NAME: 't', RUNTIME_REVISION_RETENTION: '-1' }, 'RUNTIME_REVISION_RETENTION="-1" is not an integer >= 0'],
     [{ TABLE_NAME: 't', RUNTIME_REVISION_RETENTION: 'ten' }, 'RUNTIME_REVISION_RETENTION="ten" is not an integer >= 0'],
-    [{ TABLE_NAME: 't', RUNTIME_REVISION_GRACE_PERIOD: '1 day' }, 'RUNTIME_REVISION_GRACE_PERIOD="1 day" is not a duration such as 30s, 5m or 24h'],
+    [{ TABLE_NAME: 't', RUNTIME_REVISION_GRACE_PERIOD: '1 day' }, 'RUNTIME_REVISION_GRACE_PERIOD="1 day" is not a duration (time: unknown unit " day" in duration "1 day"); use Go duration syntax such as 30s, 5m, 1h30m, 1.5h or 300ms'],
     [{ TABLE_NAME: 't', RENDER_WORKLOADS: 'yes' }, 'RENDER_WORKLOADS="yes" must be true or false'],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(new InvalidInputError(message));
@@ -68,13 +68,24 @@ describe('Function: loadConfig', () => {
   });
 });
 
-describe('Function: parseDuration', () => {
+describe('Go durations in the environment', () => {
   it.each([
-    ['500ms', 500],
-    ['30s', 30_000],
-    ['5m', 300_000],
-    ['24h', 86_400_000],
-  ])('%s is %d ms', (text, ms) => {
-    expect(parseDuration('X', text)).toBe(ms);
+    ['RUNTIME_REVISION_GRACE_PERIOD', '1h30m', 'revisionGracePeriodMs', 5_400_000],
+    ['RUNTIME_REVISION_GRACE_PERIOD', '1.5h', 'revisionGracePeriodMs', 5_400_000],
+    ['RUNTIME_REVISION_GRACE_PERIOD', '0', 'revisionGracePeriodMs', 0],
+    ['LEASE_TTL', '90s', 'leaseTtlMs', 90_000],
+    ['LEASE_TTL', '2m30.5s', 'leaseTtlMs', 150_500],
+    ['FORWARDER_MAX_RUNTIME', '14m', 'forwarderMaxRuntimeMs', 840_000],
+  ])('%s=%s', (name, value, field, ms) => {
+    expect(loadConfig({ TABLE_NAME: 't', [name]: value })).toMatchObject({ [field]: ms });
+  });
+
+  it.each([
+    ['LEASE_TTL', '30', 'LEASE_TTL="30" is not a duration (time: missing unit in duration "30"); use Go duration syntax such as 30s, 5m, 1h30m, 1.5h or 300ms'],
+    ['RUNTIME_REVISION_GRACE_PERIOD', '1d', 'RUNTIME_REVISION_GRACE_PERIOD="1d" is not a duration (time: unknown unit "d" in duration "1d"); use Go duration syntax such as 30s, 5m, 1h30m, 1.5h or 300ms'],
+    ['RUNTIME_REVISION_GRACE_PERIOD', '-1h', 'RUNTIME_REVISION_GRACE_PERIOD="-1h" is negative; use a duration such as 30s, 5m, 1h30m, 1.5h or 300ms'],
+    ['FORWARDER_MAX_RUNTIME', '.', 'FORWARDER_MAX_RUNTIME="." is not a duration (time: invalid duration "."); use Go duration syntax such as 30s, 5m, 1h30m, 1.5h or 300ms'],
+  ])('refuses %s=%s, naming the setting', (name, value, message) => {
+    expect(() => loadConfig({ TABLE_NAME: 't', [name]: value })).toThrow(new InvalidInputError(message));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatGoDuration, normalizeGoDuration, parseGoDuration } from '../../shared/rollout/go-duration';
+import { formatGoDuration, normalizeGoDuration, parseGoDuration } from '../../shared/go-duration';
 import { quoteGoString } from '../../shared/go-string';
 import { goBool, goDuration, goInt, goIntOrString, goMap, goPointer, goSlice, goString, goStruct, marshalGoJson, type GoType } from '../../shared/rollout/go-json';
 import { rolloutGroupSchema, rolloutPolicySpecSchema } from '../../shared/rollout/schema';

@@ -1,10 +1,12 @@
 /**
- * Go's `time.Duration` text forms. Kubernetes stores `metav1.Duration` fields as the
- * string a user wrote ("10m"), but the OME controller decodes them into nanoseconds
- * and re-encodes them with `Duration.String()` ("10m0s") before hashing. Digests only
- * agree with upstream if we round-trip the same way.
+ * Go's `time.Duration` text forms, the one duration syntax of the plane. Kubernetes
+ * stores `metav1.Duration` fields as the string a user wrote ("10m"), but the OME
+ * controller decodes them into nanoseconds and re-encodes them with `Duration.String()`
+ * ("10m0s") before hashing, so digests only agree with upstream if we round-trip the
+ * same way. Every configured duration (environment, flags, webhook settings) is read
+ * with the same parser, so `1h30m`, `1.5h` and `300ms` mean what they mean to OME.
  */
-import { InvalidInputError } from '../errors';
+import { InvalidInputError } from './errors';
 
 const NS_PER_UNIT: Readonly<Record<string, bigint>> = {
   ns: 1n,
@@ -104,4 +106,26 @@ function formatFraction(value: bigint, precision: number): string {
 /** Normalises a duration string the way a decode/encode round trip through Go does. */
 export function normalizeGoDuration(text: string): string {
   return formatGoDuration(parseGoDuration(text));
+}
+
+/** Go durations as a setting's help names them. */
+export const GO_DURATION_EXAMPLES = '30s, 5m, 1h30m, 1.5h or 300ms';
+
+const NS_PER_MS = 1_000_000n;
+
+/**
+ * A configured duration in milliseconds (sub-millisecond parts dropped), read as Go's
+ * `time.ParseDuration` reads it. Refuses text Go refuses and negative durations, with
+ * InvalidInputError naming the setting, the value and Go's reason.
+ */
+export function parseDurationSetting(setting: string, raw: string): number {
+  let nanoseconds: bigint;
+  try {
+    nanoseconds = parseGoDuration(raw.trim());
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new InvalidInputError(`${setting}=${JSON.stringify(raw)} is not a duration (${reason}); use Go duration syntax such as ${GO_DURATION_EXAMPLES}`);
+  }
+  if (nanoseconds < 0n) throw new InvalidInputError(`${setting}=${JSON.stringify(raw)} is negative; use a duration such as ${GO_DURATION_EXAMPLES}`);
+  return Number(nanoseconds / NS_PER_MS);
 }
