@@ -9,6 +9,7 @@ export default {
     'shared/runtime/**/*.ts',
     'shared/rollout/**/*.ts',
     'shared/events/**/*.ts',
+    'shared/go-duration.ts',
     // Types and re-exports only: nothing to mutate.
     '!shared/runtime/index.ts',
     '!shared/rollout/types.ts',
