@@ -627,10 +627,11 @@ async function answerFunctionUrl(handler: Handler, functionName: string, request
 
 /**
  * infra/k8s/webhook.yaml.tmpl for one cluster: each webhook's URL moved to `baseUrl`, as
- * `/clusters/<id>/<token>/validate/<route>` with the cluster's token under `key`.
+ * `/clusters/<id>/<token>/validate/<route>` with the cluster's token under `key`, and the
+ * revision webhook on the cluster's OME namespace.
  */
-export async function renderWebhookConfiguration(baseUrl: string, clusterId: string, key: Buffer): Promise<KubeObject> {
-  return renderForCluster(await readFile(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), { baseUrl, clusterId, token: deriveWebhookToken(key, clusterId) });
+export async function renderWebhookConfiguration(baseUrl: string, clusterId: string, key: Buffer, omeNamespace: string): Promise<KubeObject> {
+  return renderForCluster(await readFile(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), { baseUrl, clusterId, omeNamespace, token: deriveWebhookToken(key, clusterId) });
 }
 
 async function registerWebhook(clusters: StartedCluster[], baseUrl: string, key: Buffer, log: (line: string) => void): Promise<void> {
@@ -638,7 +639,7 @@ async function registerWebhook(clusters: StartedCluster[], baseUrl: string, key:
   for (const cluster of clusters) {
     // A real cluster's API server cannot reach this process (and needs HTTPS): leave it alone.
     if (!cluster.embedded) continue;
-    await cluster.embedded.client.create(WEBHOOK_CONFIGURATIONS, await renderWebhookConfiguration(baseUrl, cluster.id, key));
+    await cluster.embedded.client.create(WEBHOOK_CONFIGURATIONS, await renderWebhookConfiguration(baseUrl, cluster.id, key, cluster.record.omeNamespace));
     registered.push(cluster.id);
   }
   log(`webhook      ${baseUrl}  registered in ${registered.length > 0 ? registered.join(', ') : 'no cluster (a real cluster needs the deployed HTTPS endpoint)'}`);

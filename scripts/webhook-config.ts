@@ -12,6 +12,7 @@ import { stringify } from 'yaml';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../infra/paths';
 import { renderWebhookConfiguration } from '../shared/admission/webhook-configuration';
 import { deriveWebhookToken, MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText } from '../shared/admission/webhook-token';
+import { DEFAULT_OME_NAMESPACE } from '../shared/vocabulary';
 
 export const USAGE = `Usage: npm run -s webhook-config -- --cluster ID --url URL [options] < KEY
 
@@ -26,6 +27,8 @@ AdmissionWebhookUrl) with the cluster's token. The webhook key is read from stan
 Options:
   --cluster ID               the id the cluster is registered under
   --url URL                  the webhook endpoint, without a path
+  --ome-namespace NS         OME's namespace in the cluster, as its registry record says
+                             (default ome): the revisions the immutability webhook guards
   --key-file FILE            read the key from FILE instead of standard input
   --failure-policy POLICY    Fail (default, as the template) or Ignore
   --urls                     print only the two URLs
@@ -49,6 +52,7 @@ export async function runWebhookConfigCommand(argv: string[], io: CommandIo): Pr
         cluster: { type: 'string' },
         url: { type: 'string' },
         'key-file': { type: 'string' },
+        'ome-namespace': { type: 'string' },
         'failure-policy': { type: 'string' },
         urls: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -82,6 +86,7 @@ export async function runWebhookConfigCommand(argv: string[], io: CommandIo): Pr
   const configuration = renderWebhookConfiguration(await io.readFile(WEBHOOK_CONFIGURATION_TEMPLATE), {
     baseUrl: values.url,
     clusterId: values.cluster,
+    omeNamespace: values['ome-namespace'] ?? DEFAULT_OME_NAMESPACE,
     token: deriveWebhookToken(key, values.cluster),
     ...(policy === 'Fail' || policy === 'Ignore' ? { failurePolicy: policy } : {}),
   });

@@ -78,6 +78,7 @@ describe('admission webhook', () => {
     const configuration = renderWebhookConfiguration(readFileSync(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), {
       baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
       clusterId: 'local',
+      omeNamespace: 'ome',
       token: deriveWebhookToken(Buffer.from(key), 'local'),
     });
     await client.create(Resources.validatingWebhookConfigurations, configuration);

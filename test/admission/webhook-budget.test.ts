@@ -64,6 +64,7 @@ describe('admission webhook time budget', () => {
     const configuration = renderWebhookConfiguration(readFileSync(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), {
       baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
       clusterId: 'local',
+      omeNamespace: 'ome',
       token: deriveWebhookToken(KEY, 'local'),
     });
     for (const webhook of configuration.webhooks as Array<{ timeoutSeconds: number }>) webhook.timeoutSeconds = TIMEOUT_SECONDS;

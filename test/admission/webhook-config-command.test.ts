@@ -51,6 +51,14 @@ describe('npm run webhook-config', () => {
     expect((parse(ignoring.stdout) as { webhooks: Array<{ failurePolicy: string }> }).webhooks.map((webhook) => webhook.failurePolicy)).toEqual(['Ignore', 'Ignore']);
   });
 
+  it("puts the revision webhook on the cluster's OME namespace: ome by default, --ome-namespace otherwise", async () => {
+    const selectors = async (argv: string[]) =>
+      (parse((await run(['--cluster', 'c', '--url', BASE, ...argv])).stdout) as { webhooks: Array<{ namespaceSelector?: unknown }> }).webhooks.map((webhook) => webhook.namespaceSelector);
+
+    expect(await selectors([])).toEqual([undefined, { matchLabels: { 'kubernetes.io/metadata.name': 'ome' } }]);
+    expect(await selectors(['--ome-namespace', 'ome-system'])).toEqual([undefined, { matchLabels: { 'kubernetes.io/metadata.name': 'ome-system' } }]);
+  });
+
   it.each([
     [['--url', BASE], 2, '--cluster is required'],
     [['--cluster', 'c'], 2, '--url is required'],
