@@ -115,11 +115,13 @@ export interface WorkloadOwner {
 /**
  * Why the plane must not write this Deployment for `owner`, or undefined when it may. A
  * Deployment is the plane's when it carries the `ome.io/inferenceservice` label naming
- * the InferenceService and a controller reference to that InferenceService (same uid):
- * what the plane renders and what infra/k8s/policy-owned-deployments.yaml admits. Any
- * other Deployment of the same name (made by hand, by OME's controller, or left by a
- * deleted InferenceService of the same name) is someone else's and stays as it is.
- * Checks in order; the first that fails is the reason.
+ * the InferenceService and a controller reference to that InferenceService (same uid),
+ * as infra/k8s/policy-owned-deployments.yaml admits, and the `ome.io/rendered-from`
+ * annotation every render of the plane carries. OME's own controller sets the same label
+ * and controller reference on the Deployments it renders, so the annotation is what tells
+ * them apart. Any other Deployment of the same name (made by hand, rendered by OME's
+ * controller, or left by a deleted InferenceService of the same name) is someone else's
+ * and stays as it is. Checks in order; the first that fails is the reason.
  */
 export function deploymentOwnershipProblem(deployment: KubeObject, owner: WorkloadOwner): string | undefined {
   const label = deployment.metadata.labels?.[WorkloadLabel.inferenceService];
@@ -131,5 +133,8 @@ export function deploymentOwnershipProblem(deployment: KubeObject, owner: Worklo
     return `it is controlled by ${controller.kind} ${controller.name}`;
   }
   if (owner.uid !== undefined && controller.uid !== owner.uid) return `its controller reference is to InferenceService ${controller.name} uid ${controller.uid}, not ${owner.uid}`;
+  if (deployment.metadata.annotations?.[WorkloadAnnotation.renderedFrom] === undefined) {
+    return `it was not rendered by the control plane (no ${WorkloadAnnotation.renderedFrom} annotation)`;
+  }
   return undefined;
 }

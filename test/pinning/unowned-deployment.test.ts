@@ -59,7 +59,37 @@ async function kubectlWarnings(isvc: string): Promise<EventRow[]> {
   return (JSON.parse(out) as { items: EventRow[] }).items.map(({ type, reason, message, count }) => ({ type, reason, message, count }));
 }
 
-const HAND_MADE = `apiVersion: apps/v1
+/** A Deployment as OME's own controller renders one: its label and a controller reference with the InferenceService's uid. */
+function omeRendered(name: string, uid: string): string {
+  return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}-engine
+  namespace: ${NS}
+  labels:
+    ome.io/inferenceservice: ${name}
+  ownerReferences:
+    - apiVersion: ome.io/v1beta1
+      kind: InferenceService
+      name: ${name}
+      uid: ${uid}
+      controller: true
+      blockOwnerDeletion: true
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {ome.io/inferenceservice: ${name}, component: engine}
+  template:
+    metadata:
+      labels: {ome.io/inferenceservice: ${name}, component: engine}
+    spec:
+      containers:
+        - name: ome-container
+          image: registry.example/ome-rendered:1
+`;
+}
+
+const LABELLED_BY_HAND = `apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: labelled-engine
@@ -83,12 +113,15 @@ describe('a same-named Deployment the plane does not own', () => {
   it.each([
     ['direct', 'handmade', 'it has no ome.io/inferenceservice label'],
     ['rollout-aware', 'labelled', 'it has no controller reference'],
+    ['direct', 'omenative', 'it was not rendered by the control plane (no ome.io/rendered-from annotation)'],
+    ['rollout-aware', 'omerendered', 'it was not rendered by the control plane (no ome.io/rendered-from annotation)'],
   ] as const)('is left byte for byte unchanged by the %s writer, and one Warning says why (%s)', async (writer, name, problem) => {
     world.deps.workloads = writer === 'direct' ? createDirectWorkloadWriter(world.client) : rolloutAwareWorkloadWriter(systemClock)(world.client);
+    const isvc = await world.admin.create(Resources.inferenceServices, seedIsvc(name));
     if (name === 'handmade') await kubectlOk('create', 'deployment', `${name}-engine`, '-n', NS, '--image=registry.example/hand-made:1');
-    else await kubectlOk('apply', '-f', kubectl.file('hand-made.yaml', HAND_MADE));
+    else if (name === 'labelled') await kubectlOk('apply', '-f', kubectl.file(`${name}.yaml`, LABELLED_BY_HAND));
+    else await kubectlOk('apply', '-f', kubectl.file(`${name}.yaml`, omeRendered(name, isvc.metadata.uid ?? '')));
     const before = await settledDeploymentJson(`${name}-engine`);
-    await world.admin.create(Resources.inferenceServices, seedIsvc(name));
 
     const first = await world.pin(name);
     // Another hint, then another worker (its own event recorder): still one event.

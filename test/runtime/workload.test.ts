@@ -109,10 +109,14 @@ describe('renderEngineDeployment, whole objects', () => {
 describe('deploymentOwnershipProblem', () => {
   const owner = { name: 'llama', uid: 'uid-1' };
   const ref = { apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', uid: 'uid-1', controller: true };
-  const deployment = (labels: Record<string, string> | undefined, ownerReferences: KubeObject['metadata']['ownerReferences']): KubeObject => ({
+  const deployment = (
+    labels: Record<string, string> | undefined,
+    ownerReferences: KubeObject['metadata']['ownerReferences'],
+    annotations: Record<string, string> = { 'ome.io/rendered-from': 'live' },
+  ): KubeObject => ({
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: 'llama-engine', namespace: 'ns', ...(labels ? { labels } : {}), ...(ownerReferences ? { ownerReferences } : {}) },
+    metadata: { name: 'llama-engine', namespace: 'ns', annotations, ...(labels ? { labels } : {}), ...(ownerReferences ? { ownerReferences } : {}) },
   });
   const ours = { 'ome.io/inferenceservice': 'llama' };
 
@@ -128,6 +132,8 @@ describe('deploymentOwnershipProblem', () => {
     ['controlled by another group\'s InferenceService', deployment(ours, [{ ...ref, apiVersion: 'serving.kserve.io/v1beta1' }]), owner, 'it is controlled by InferenceService llama'],
     ['controlled by another InferenceService', deployment(ours, [{ ...ref, name: 'other' }]), owner, 'it is controlled by InferenceService other'],
     ['left by a deleted InferenceService of the same name', deployment(ours, [{ ...ref, uid: 'uid-0' }]), owner, 'its controller reference is to InferenceService llama uid uid-0, not uid-1'],
+    ['rendered by OME\'s controller (same label and controller reference)', deployment(ours, [ref], { 'deployment.kubernetes.io/revision': '1' }), owner, 'it was not rendered by the control plane (no ome.io/rendered-from annotation)'],
+    ['what the plane renders, checked against the render itself', renderEngineDeployment({ isvc: { namespace: 'ns', name: 'llama', uid: 'uid-1' }, runtimeName: 'rt', spec: {} }), owner, undefined],
   ])('%s', (_case, object, who, expected) => {
     expect(deploymentOwnershipProblem(object, who)).toBe(expected);
   });
