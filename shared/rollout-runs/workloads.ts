@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { NotFoundError } from '../errors';
 import { Resources } from '../model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
-import { resolveDeploymentMode, type ComponentModeFields } from '../runtime/deployment-mode';
+import { resolveDeploymentMode, type ComponentModeFields, type ComponentName } from '../runtime/deployment-mode';
 
 /** The pod-template hash of a rendered workload (what `target=` and the promote value name). */
 export const WORKLOAD_REVISION_ANNOTATION = 'ome.io/workload-revision';
@@ -102,19 +102,19 @@ export function promoteCanaryTemplate(stable: Deployment, canary: Deployment, re
 }
 
 /**
- * Whether the engine rolls out through runs: its mode, resolved in upstream's order
- * (resolveDeploymentMode), is OMENative, or nothing sets a mode at all. Upstream's
- * webhook refuses rollout groups on a component not declared OMENative; the plane
- * treats an undeclared one as OMENative instead, so a declared RawDeployment (the
- * component's annotation or `spec.deploymentMode`) is what opts out.
+ * Whether a component (the engine unless named) rolls out through runs: its mode,
+ * resolved in upstream's order (resolveDeploymentMode), is OMENative, or nothing sets a
+ * mode at all. Upstream's webhook refuses rollout groups on a component not declared
+ * OMENative; the plane treats an undeclared one as OMENative instead, so a declared
+ * RawDeployment (the component's annotation or `spec.deploymentMode`) is what opts out.
  */
-export function usesOmeNative(isvc: KubeObject): boolean {
-  const spec = (isvc.spec ?? {}) as { deploymentMode?: string; engine?: ComponentModeFields };
+export function usesOmeNative(isvc: KubeObject, component: ComponentName = 'engine'): boolean {
+  const spec = (isvc.spec ?? {}) as { deploymentMode?: string } & Partial<Record<ComponentName, ComponentModeFields>>;
   const resolved = resolveDeploymentMode({
-    component: 'engine',
+    component,
     serviceAnnotations: isvc.metadata.annotations,
     specMode: spec.deploymentMode,
-    service: spec.engine,
+    service: spec[component],
   });
   return resolved.mode === OME_NATIVE || resolved.source === 'Default';
 }

@@ -63,4 +63,9 @@ describe('usesOmeNative (whether an engine in a rollout group rolls through runs
   ])('%s', (_case, object, expected) => {
     expect(usesOmeNative(object)).toBe(expected);
   });
+
+  it('reads the named component\'s own annotation', () => {
+    const object = isvc({ deploymentMode: 'OMENative', engine: {}, router: annotated('RawDeployment') });
+    expect([usesOmeNative(object, 'engine'), usesOmeNative(object, 'router'), usesOmeNative(object, 'decoder')]).toEqual([true, false, true]);
+  });
 });
