@@ -16,6 +16,8 @@ import { WorkloadLabel, REPIN_METRIC } from '../vocabulary';
 import { advanceRolloutRun, type AdvanceRolloutRunResult } from './advance-rollout-run';
 import { applyRepin, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
 import { listPolicyConsumers, refreshPlanStatus, type RefreshPlanStatusResult } from './refresh-plan-status';
+import { policyConsumerOf, refreshPolicyStatuses, type RefreshPolicyStatusResult } from './refresh-policy-status';
+import type { PolicyConsumer } from '../rollout/policy-status';
 import type { RolloutIsvc } from './rollout-status';
 import { getOptional, type Deployment } from './workloads';
 
@@ -150,17 +152,31 @@ export async function handleRolloutRunHint(invocation: HintInvocation): Promise<
   return advanceUnderLease(work, { namespace: hint.namespace, name: owner });
 }
 
-/** The scheduled sweep: every ISVC with an active run, in every registered cluster (timed pauses). */
-export async function sweepRolloutRuns(app: AppContext, holder: string): Promise<{ cluster: string; advanced: number; failed: number }[]> {
-  const summary: { cluster: string; advanced: number; failed: number }[] = [];
+/** One cluster's part of the scheduled sweep. */
+export interface SweepSummary {
+  cluster: string;
+  advanced: number;
+  failed: number;
+  /** RolloutPolicy status writes; `failed` when the pass failed (the next sweep retries). */
+  policies: RefreshPolicyStatusResult | 'failed' | 'not-ours';
+}
+
+/**
+ * The scheduled sweep, in every registered cluster: advances every ISVC with an active run
+ * (timed pauses), then writes every RolloutPolicy's status from the ISVCs it just listed.
+ */
+export async function sweepRolloutRuns(app: AppContext, holder: string): Promise<SweepSummary[]> {
+  const summary: SweepSummary[] = [];
   for (const record of await app.stores.clusters.listClusters()) {
     const cluster = await app.cluster(record.id);
     const work: RolloutWork = { clusterId: cluster.id, client: cluster.client, clock: app.clock, reconcile: reconcileDepsOf(app, holder) };
     let advanced = 0;
     let failed = 0;
+    const consumers: PolicyConsumer[] = [];
     let continueToken: string | undefined;
     do {
       const page = await cluster.client.list<RolloutIsvc>(Resources.inferenceServices, { limit: 500, ...(continueToken ? { continue: continueToken } : {}) });
+      consumers.push(...page.items.map(policyConsumerOf));
       for (const isvc of page.items.filter((item) => item.status?.rollout?.activeRun)) {
         const key = { namespace: isvc.metadata.namespace ?? '', name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
         // One busy or failing object must not starve the rest: the next sweep retries it.
@@ -171,7 +187,19 @@ export async function sweepRolloutRuns(app: AppContext, holder: string): Promise
       }
       continueToken = page.continue;
     } while (continueToken);
-    summary.push({ cluster: record.id, advanced, failed });
+    const policies = writesPolicyStatus(record)
+      ? await refreshPolicyStatuses({ client: cluster.client, clock: app.clock }, consumers).catch(() => 'failed' as const)
+      : ('not-ours' as const);
+    summary.push({ cluster: record.id, advanced, failed, policies });
   }
   return summary;
+}
+
+/**
+ * RolloutPolicy status is the controller's to write: not where upstream OME's own
+ * controller runs beside the plane (a cluster registered in `delegate` mode), where its
+ * status controller writes it.
+ */
+function writesPolicyStatus(record: object): boolean {
+  return (record as { mode?: unknown }).mode !== 'delegate';
 }

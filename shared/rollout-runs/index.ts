@@ -18,7 +18,9 @@ export {
   handleRolloutRunHint,
   reconcileDepsOf,
   sweepRolloutRuns,
+  type SweepSummary,
 } from './hint-use-cases';
+export { policyConsumerOf, refreshPolicyStatuses, type RefreshPolicyStatusDeps, type RefreshPolicyStatusResult } from './refresh-policy-status';
 export { commitStatus, ROLLOUT_CONTROLLER } from './rollout-status';
 export {
   canaryDeploymentName,

@@ -24,6 +24,7 @@
 import { Annotation } from '../vocabulary';
 
 export const RolloutAdmissionReason = {
+  rolloutPolicyInvalid: 'RolloutPolicyInvalid',
   rolloutPolicyRefInvalid: 'RolloutPolicyRefInvalid',
   canaryInvalid: 'CanaryInvalid',
   canaryRequiresOMENative: 'CanaryRequiresOMENative',
@@ -462,4 +463,60 @@ export function checkRolloutShape(isvc: unknown, previous?: unknown): string | u
   if (structural) return structural;
   if (previous !== undefined && sameJson(recordAt(recordAt(previous, 'spec'), 'rollout'), recordAt(spec, 'rollout'))) return undefined;
   return checkOrderingEnforced(spec, groups);
+}
+
+/**
+ * `ValidateRolloutPolicySpec` (OP `pkg/validation` @dcfb4135): a RolloutPolicy body must set
+ * exactly one progression and pass the plan rules an inline body faces, plus the rules that
+ * keep a body portable across services and clusters: percentage capacities only, no
+ * `serverAddress` or `authRef`, and a `providerRef` when any step declares analysis.
+ * Returns the first problem with upstream's message, or undefined.
+ */
+export function checkRolloutPolicySpec(spec: unknown): string | undefined {
+  const reason = RolloutAdmissionReason.rolloutPolicyInvalid;
+  if (!isRecord(spec)) return `spec must not be empty (${reason})`;
+  const set = PROGRESSIONS.filter((kind) => spec[kind] !== undefined && spec[kind] !== null).length;
+  if (set !== 1) return `spec must set exactly one of canary, blueGreen, or rollingUpdate; got ${set} (${reason})`;
+  const canary = recordAt(spec, 'canary');
+  if (canary) return checkPolicyCanary(canary);
+  const rolling = recordAt(spec, 'rollingUpdate');
+  if (!rolling) return undefined;
+  const maxSurge = intOrStringAt(rolling, 'maxSurge');
+  const maxUnavailable = intOrStringAt(rolling, 'maxUnavailable');
+  const budget = checkBudget('spec.rollingUpdate.maxSurge', maxSurge) ?? checkBudget('spec.rollingUpdate.maxUnavailable', maxUnavailable);
+  if (budget) return budget;
+  if (budgetIsZero(maxSurge) && budgetIsZero(maxUnavailable)) {
+    return `spec.rollingUpdate: maxSurge and maxUnavailable both resolve to zero, which deadlocks the rollout — set at least one non-zero (${RolloutAdmissionReason.zeroBudget})`;
+  }
+  return undefined;
+}
+
+function checkPolicyCanary(canary: Json): string | undefined {
+  const plan = checkCanaryPlan('spec.canary', canary);
+  if (plan) return plan;
+  const reason = RolloutAdmissionReason.rolloutPolicyInvalid;
+  const steps = listAt(canary, 'steps');
+  for (const [i, step] of steps.entries()) {
+    const capacity = intOrStringAt(step, 'capacity');
+    if (typeof capacity !== 'string') {
+      return `spec.canary.steps[${i}].capacity: a policy capacity must be a percentage (${q(String(capacity ?? 0))} is an absolute count, which is service-specific — services needing absolute counts keep their canary inline) (${reason})`;
+    }
+  }
+  const prometheus = recordAt(canary, 'prometheus');
+  if (textAt(prometheus, 'serverAddress')) {
+    return `spec.canary.prometheus.serverAddress is not allowed in a policy body — a cluster-local URL defeats portability; name a providerRef bound in the operator's metricProviders configuration instead (${reason})`;
+  }
+  if (prometheus?.authRef !== undefined && prometheus.authRef !== null) {
+    return `spec.canary.prometheus.authRef is not allowed in a policy body — auth comes from the providerRef's cluster binding (${reason})`;
+  }
+  const hasAnalysis = steps.some((step) => recordAt(step, 'analysis') !== undefined);
+  if (hasAnalysis && !providerRefNameOf(canary)) {
+    return `spec.canary.prometheus.providerRef is required when any step declares analysis — a policy must never ship a gate with no resolvable metrics source (${reason})`;
+  }
+  return undefined;
+}
+
+/** `spec.canary.prometheus.providerRef.name` of a canary body, or undefined. */
+export function providerRefNameOf(canary: unknown): string | undefined {
+  return textAt(recordAt(recordAt(canary, 'prometheus'), 'providerRef'), 'name') || undefined;
 }

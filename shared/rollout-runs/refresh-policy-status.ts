@@ -1,0 +1,72 @@
+/**
+ * Writes every RolloutPolicy's status in a cluster, as upstream's RolloutPolicy status
+ * controller does (see shared/rollout/policy-status.ts). The rollout-run schedule calls it
+ * once a minute with the InferenceServices it has just listed, so attaching or detaching a
+ * group and editing a policy both show within a minute.
+ */
+import { ConflictError, NotFoundError } from '../errors';
+import { Resources } from '../model/resources';
+import type { Clock } from '../ports/clock';
+import type { ClusterClient, KubeObject } from '../ports/cluster';
+import { computePolicyStatus, countAttachedGroups, type PolicyConsumer, type PolicyStatus } from '../rollout/policy-status';
+import type { RolloutPolicySpec } from '../rollout/types';
+import { specGroupsOf, type RolloutIsvc } from './rollout-status';
+
+export interface RefreshPolicyStatusDeps {
+  client: ClusterClient;
+  clock: Clock;
+  /**
+   * Metric providers bound on this cluster. The plane binds none yet, so a body naming a
+   * providerRef reports Ready/ProviderUnbound, as upstream does with no binding source.
+   */
+  boundProviders?: ReadonlySet<string>;
+}
+
+export interface RefreshPolicyStatusResult {
+  updated: number;
+  unchanged: number;
+  /** Lost to a concurrent write or a delete: the next pass takes them up again. */
+  skipped: number;
+}
+
+type PolicyObject = KubeObject & { spec?: RolloutPolicySpec; status?: PolicyStatus };
+
+/** What attachment counting needs from an InferenceService: its namespace and spec groups. */
+export function policyConsumerOf(isvc: RolloutIsvc): PolicyConsumer {
+  return { namespace: isvc.metadata.namespace ?? '', groups: specGroupsOf(isvc) };
+}
+
+/** Recomputes and writes each policy's status; a status that would not change is not written. */
+export async function refreshPolicyStatuses(deps: RefreshPolicyStatusDeps, consumers: readonly PolicyConsumer[]): Promise<RefreshPolicyStatusResult> {
+  const result: RefreshPolicyStatusResult = { updated: 0, unchanged: 0, skipped: 0 };
+  const now = new Date(deps.clock.now());
+  let continueToken: string | undefined;
+  do {
+    const page = await deps.client.list<PolicyObject>(Resources.rolloutPolicies, { limit: 500, ...(continueToken ? { continue: continueToken } : {}) });
+    for (const policy of page.items) {
+      const namespace = policy.metadata.namespace ?? '';
+      const status = computePolicyStatus({
+        ...(policy.metadata.generation === undefined ? {} : { generation: policy.metadata.generation }),
+        spec: policy.spec ?? {},
+        ...(policy.status ? { previous: policy.status } : {}),
+        attachedGroups: countAttachedGroups(consumers, namespace, policy.metadata.name),
+        boundProviders: deps.boundProviders ?? new Set(),
+        now,
+      });
+      if (JSON.stringify(status) === JSON.stringify(policy.status ?? {})) {
+        result.unchanged += 1;
+        continue;
+      }
+      try {
+        // The read's resourceVersion guards the write: a policy edited since is computed again next pass.
+        await deps.client.replaceStatus(Resources.rolloutPolicies, { ...policy, status });
+        result.updated += 1;
+      } catch (error) {
+        if (!(error instanceof ConflictError || error instanceof NotFoundError)) throw error;
+        result.skipped += 1;
+      }
+    }
+    continueToken = page.continue;
+  } while (continueToken);
+  return result;
+}

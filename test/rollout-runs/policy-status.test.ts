@@ -1,0 +1,79 @@
+/**
+ * RolloutPolicy status written through the embedded API server's status subresource, as
+ * the rollout-run schedule writes it: digest, attached groups, Ready and InUse; only a
+ * change is written; and a consumer of a policy reported not Ready parks on it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Resources } from '../../shared/model/resources';
+import type { KubeObject } from '../../shared/ports/cluster';
+import { policyConsumerOf, refreshPolicyStatuses } from '../../shared/rollout-runs';
+import { renderLivePlan, type RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
+import { digestPolicySpec } from '../../shared/rollout/digest';
+import type { PolicyStatus } from '../../shared/rollout/policy-status';
+import type { RolloutPolicySpec } from '../../shared/rollout/types';
+import { createIsvc, createPolicy, getIsvc, NAMESPACE, startBench, type Bench } from './harness';
+
+let bench: Bench;
+beforeAll(async () => {
+  bench = await startBench();
+});
+afterAll(async () => {
+  await bench.stop();
+});
+
+const guarded: RolloutPolicySpec = { canary: { steps: [{ capacity: '50%', traffic: 50, pause: {} }, { capacity: '100%', traffic: 100 }] } };
+const broken: RolloutPolicySpec = { canary: { steps: [{ capacity: '50%', traffic: 50, pause: {} }] } };
+
+async function statusOf(name: string): Promise<PolicyStatus | undefined> {
+  return (await bench.client.get<KubeObject & { status?: PolicyStatus }>(Resources.rolloutPolicies, NAMESPACE, name)).status;
+}
+
+async function refresh() {
+  const isvcs = await bench.client.list<RolloutIsvc>(Resources.inferenceServices, {});
+  return refreshPolicyStatuses({ client: bench.client, clock: bench.clock }, isvcs.items.map(policyConsumerOf));
+}
+
+describe('RolloutPolicy status', () => {
+  it('writes digest, attached groups and the Ready and InUse conditions, then only what changes', async () => {
+    await createPolicy(bench, 'guarded', guarded);
+    await createPolicy(bench, 'broken', broken);
+    await createIsvc(bench, 'two-refs', [
+      { components: ['engine'], policyRef: { name: 'guarded', progression: 'canary' } },
+      { components: ['router'], policyRef: { name: 'guarded', progression: 'canary' } },
+    ]);
+
+    expect(await refresh()).toEqual({ updated: 2, unchanged: 0, skipped: 0 });
+    const written = await statusOf('guarded');
+    expect(written).toMatchObject({ observedGeneration: 1, portableDigest: digestPolicySpec(guarded), attachedGroups: 2 });
+    expect(written?.conditions?.map((c) => [c.type, c.status, c.reason, c.message])).toEqual([
+      ['Ready', 'True', 'BodyValid', 'progression body passes plan validation'],
+      ['InUse', 'True', 'Attached', '2 rollout group(s) reference this policy'],
+    ]);
+    const brokenStatus = await statusOf('broken');
+    expect(brokenStatus).not.toHaveProperty('attachedGroups');
+    expect(brokenStatus?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'False', reason: 'BodyInvalid', message: 'spec.canary final step traffic must be 100, got 50 (CanaryInvalid)' });
+
+    bench.clock.tick();
+    expect(await refresh()).toEqual({ updated: 0, unchanged: 2, skipped: 0 });
+
+    await bench.client.delete(Resources.inferenceServices, NAMESPACE, 'two-refs');
+    bench.clock.tick();
+    expect(await refresh()).toMatchObject({ updated: 1, unchanged: 1 });
+    const detached = await statusOf('guarded');
+    expect(detached).not.toHaveProperty('attachedGroups');
+    expect(detached?.conditions?.[1]).toMatchObject({ type: 'InUse', status: 'False', reason: 'NoConsumers' });
+    // Ready did not change status, so its transition time stayed.
+    expect(detached?.conditions?.[0]?.lastTransitionTime).toBe(written?.conditions?.[0]?.lastTransitionTime);
+  });
+
+  it('parks a consumer of a policy whose status says it is not Ready', async () => {
+    await createIsvc(bench, 'on-broken', [{ components: ['engine'], policyRef: { name: 'broken', progression: 'canary' } }]);
+    await refresh();
+    const live = await renderLivePlan(bench.client, await getIsvc(bench, 'on-broken'));
+    expect(live).toMatchObject({
+      ok: false,
+      reason: 'PolicyNotReady',
+      message: 'groups[0]: RolloutPolicy "broken" is not Ready: spec.canary final step traffic must be 100, got 50 (CanaryInvalid)',
+    });
+  });
+});
