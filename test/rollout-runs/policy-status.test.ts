@@ -4,9 +4,13 @@
  * change is written; and a consumer of a policy reported not Ready parks on it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAppContext } from '../../shared/app/context';
+import type { ControlPlaneConfig } from '../../shared/config';
+import type { ClusterRecord } from '../../shared/ports/store';
+import { createMemoryStores } from '../../shared/stores/memory';
 import { Resources } from '../../shared/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
-import { policyConsumerOf, refreshPolicyStatuses } from '../../shared/rollout-runs';
+import { policyConsumerOf, refreshPolicyStatuses, sweepRolloutRuns } from '../../shared/rollout-runs';
 import { renderLivePlan, type RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
 import { digestPolicySpec } from '../../shared/rollout/digest';
 import type { PolicyStatus } from '../../shared/rollout/policy-status';
@@ -75,5 +79,35 @@ describe('RolloutPolicy status', () => {
       reason: 'PolicyNotReady',
       message: 'groups[0]: RolloutPolicy "broken" is not Ready: spec.canary final step traffic must be 100, got 50 (CanaryInvalid)',
     });
+  });
+});
+
+describe('the rollout-run schedule', () => {
+  const config: ControlPlaneConfig = {
+    tableName: 'test',
+    eventBusName: 'test',
+    region: 'eu-west-1',
+    omeNamespace: 'ome',
+    revisionRetention: 10,
+    revisionGracePeriodMs: 86_400_000,
+    renderWorkloads: true,
+    leaseTtlMs: 10_000,
+    maxConflictRetries: 5,
+  };
+
+  it('writes policy status in each cluster it controls, and none in a cluster where upstream\'s controller runs', async () => {
+    await createPolicy(bench, 'swept', guarded);
+    const stores = createMemoryStores(bench.clock);
+    const record: ClusterRecord = { id: 'alpha', server: bench.cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: bench.cluster.kubeconfig }, omeNamespace: 'ome' };
+    await stores.clusters.putCluster(record);
+    // A record naming the delegate mode (upstream OME renders and writes status there).
+    await stores.clusters.putCluster({ ...record, id: 'beside-upstream', mode: 'delegate' } as ClusterRecord);
+    const app = createAppContext({ config, stores, clock: bench.clock });
+
+    const summary = await sweepRolloutRuns(app, 'sweep-test');
+
+    expect(summary.find((entry) => entry.cluster === 'beside-upstream')?.policies).toBe('not-ours');
+    expect(summary.find((entry) => entry.cluster === 'alpha')?.policies).toMatchObject({ updated: 1, skipped: 0 });
+    expect((await statusOf('swept'))?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'True', reason: 'BodyValid' });
   });
 });
