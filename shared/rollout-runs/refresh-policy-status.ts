@@ -36,13 +36,26 @@ export function policyConsumerOf(isvc: RolloutIsvc): PolicyConsumer {
   return { namespace: isvc.metadata.namespace ?? '', groups: specGroupsOf(isvc) };
 }
 
+/**
+ * One page of the cluster's RolloutPolicies; none where the API is not served (upstream
+ * installs the RolloutPolicy CRD only with `ome.rolloutPolicy.enabled`).
+ */
+async function listPolicies(client: ClusterClient, continueToken: string | undefined): Promise<{ items: PolicyObject[]; continue?: string }> {
+  try {
+    return await client.list<PolicyObject>(Resources.rolloutPolicies, { limit: 500, ...(continueToken ? { continue: continueToken } : {}) });
+  } catch (error) {
+    if (error instanceof NotFoundError) return { items: [] };
+    throw error;
+  }
+}
+
 /** Recomputes and writes each policy's status; a status that would not change is not written. */
 export async function refreshPolicyStatuses(deps: RefreshPolicyStatusDeps, consumers: readonly PolicyConsumer[]): Promise<RefreshPolicyStatusResult> {
   const result: RefreshPolicyStatusResult = { updated: 0, unchanged: 0, skipped: 0 };
   const now = new Date(deps.clock.now());
   let continueToken: string | undefined;
   do {
-    const page = await deps.client.list<PolicyObject>(Resources.rolloutPolicies, { limit: 500, ...(continueToken ? { continue: continueToken } : {}) });
+    const page = await listPolicies(deps.client, continueToken);
     for (const policy of page.items) {
       const namespace = policy.metadata.namespace ?? '';
       const status = computePolicyStatus({

@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppContext } from '../../shared/app/context';
 import type { ControlPlaneConfig } from '../../shared/config';
+import { NotFoundError } from '../../shared/errors';
+import type { ClusterClient } from '../../shared/ports/cluster';
 import type { ClusterRecord } from '../../shared/ports/store';
 import { createMemoryStores } from '../../shared/stores/memory';
 import { Resources } from '../../shared/model/resources';
@@ -109,5 +111,13 @@ describe('the rollout-run schedule', () => {
     expect(summary.find((entry) => entry.cluster === 'beside-upstream')?.policies).toBe('not-ours');
     expect(summary.find((entry) => entry.cluster === 'alpha')?.policies).toMatchObject({ updated: 1, skipped: 0 });
     expect((await statusOf('swept'))?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'True', reason: 'BodyValid' });
+  });
+});
+
+describe('a cluster without the RolloutPolicy API', () => {
+  it('has no policy status to write, and says so without failing', async () => {
+    // Upstream installs the RolloutPolicy CRD only with ome.rolloutPolicy.enabled.
+    const client = { list: async () => Promise.reject(new NotFoundError('the server could not find the requested resource')) } as unknown as ClusterClient;
+    expect(await refreshPolicyStatuses({ client, clock: bench.clock }, [])).toEqual({ updated: 0, unchanged: 0, skipped: 0 });
   });
 });
