@@ -16,7 +16,7 @@ import { WorkloadLabel, REPIN_METRIC } from '../vocabulary';
 import { advanceRolloutRun, type AdvanceRolloutRunResult } from './advance-rollout-run';
 import { applyRepin, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
 import { listPolicyConsumers, refreshPlanStatus, type RefreshPlanStatusResult } from './refresh-plan-status';
-import { policyConsumerOf, refreshPolicyStatuses, type RefreshPolicyStatusResult } from './refresh-policy-status';
+import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type RefreshPolicyStatusResult } from './refresh-policy-status';
 import type { PolicyConsumer } from '../rollout/policy-status';
 import type { RolloutIsvc } from './rollout-status';
 import { getOptional, type Deployment } from './workloads';
@@ -79,7 +79,7 @@ export function advanceUnderLease(work: RolloutWork, key: { namespace: string; n
 
 export type RepinApplyHintResult =
   | { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult; advanced?: AdvanceRolloutRunResult }
-  | { refreshed: { name: string; result: RefreshPlanStatusResult }[] }
+  | { refreshed: { name: string; result: RefreshPlanStatusResult }[]; policyStatus: PolicyStatusOutcome }
   | { ignored: string };
 
 /**
@@ -91,7 +91,7 @@ export type RepinApplyHintResult =
 export async function handleRepinApplyHint(invocation: HintInvocation, metrics: RepinMetrics): Promise<RepinApplyHintResult> {
   const { hint, app } = invocation;
   const work = workOf(invocation);
-  if (hint.kind === 'RolloutPolicy') return { refreshed: await fanOutPolicyChange(work, hint) };
+  if (hint.kind === 'RolloutPolicy') return fanOutPolicyChange(invocation, work, hint);
   if (hint.kind !== 'InferenceService' || !hint.namespace || hint.change === 'deleted') return { ignored: `${hint.kind} ${hint.change}` };
   const key = { namespace: hint.namespace, name: hint.name, uid: hint.uid };
   const result: { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult; advanced?: AdvanceRolloutRunResult } = {};
@@ -120,12 +120,34 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
   return result;
 }
 
-async function fanOutPolicyChange(work: RolloutWork, hint: HintDetail): Promise<{ name: string; result: RefreshPlanStatusResult }[]> {
-  if (!hint.namespace) return [];
-  const consumers = await listPolicyConsumers(work.client, hint.namespace, hint.name);
+/** What became of the changed policy's own status: see refreshPolicyStatus. */
+export type PolicyStatusOutcome = Awaited<ReturnType<typeof refreshPolicyStatus>> | 'failed' | 'not-ours';
+
+/**
+ * A RolloutPolicy changed: its own status first (so a body that turned invalid is Ready
+ * False before anyone reads it), then the plan status of each InferenceService using it.
+ * A failed status write does not hold the consumers back; the schedule writes it again.
+ */
+async function fanOutPolicyChange(
+  invocation: HintInvocation,
+  work: RolloutWork,
+  hint: HintDetail,
+): Promise<{ refreshed: { name: string; result: RefreshPlanStatusResult }[]; policyStatus: PolicyStatusOutcome }> {
+  const namespace = hint.namespace;
+  if (!namespace) return { refreshed: [], policyStatus: 'gone' };
+  const record = await invocation.app.stores.clusters.getCluster(work.clusterId);
+  const policyStatus: PolicyStatusOutcome =
+    record && !writesPolicyStatus(record)
+      ? 'not-ours'
+      : await refreshPolicyStatus({ client: work.client, clock: work.clock }, { namespace, name: hint.name }).catch(() => 'failed' as const);
+  return { refreshed: await refreshPolicyConsumers(work, namespace, hint.name), policyStatus };
+}
+
+async function refreshPolicyConsumers(work: RolloutWork, namespace: string, policyName: string): Promise<{ name: string; result: RefreshPlanStatusResult }[]> {
+  const consumers = await listPolicyConsumers(work.client, namespace, policyName);
   const results: { name: string; result: RefreshPlanStatusResult }[] = [];
   for (const isvc of consumers) {
-    const key = { namespace: hint.namespace, name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
+    const key = { namespace, name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
     const result = await underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, () =>
       refreshPlanStatus({ client: work.client, clock: work.clock }, key),
     );

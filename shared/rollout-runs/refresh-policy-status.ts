@@ -49,6 +49,34 @@ async function listPolicies(client: ClusterClient, continueToken: string | undef
   }
 }
 
+type PolicyOutcome = 'updated' | 'unchanged' | 'skipped';
+
+/** Computes one policy's status and writes it when it changed. */
+async function writePolicyStatus(
+  deps: RefreshPolicyStatusDeps,
+  policy: PolicyObject,
+  consumers: readonly PolicyConsumer[],
+  now: Date,
+): Promise<PolicyOutcome> {
+  const status = computePolicyStatus({
+    ...(policy.metadata.generation === undefined ? {} : { generation: policy.metadata.generation }),
+    spec: policy.spec ?? {},
+    ...(policy.status ? { previous: policy.status } : {}),
+    attachedGroups: countAttachedGroups(consumers, policy.metadata.namespace ?? '', policy.metadata.name),
+    boundProviders: deps.boundProviders ?? new Set(),
+    now,
+  });
+  if (JSON.stringify(status) === JSON.stringify(policy.status ?? {})) return 'unchanged';
+  try {
+    // The read's resourceVersion guards the write: a policy edited since is computed again next pass.
+    await deps.client.replaceStatus(Resources.rolloutPolicies, { ...policy, status });
+    return 'updated';
+  } catch (error) {
+    if (!(error instanceof ConflictError || error instanceof NotFoundError)) throw error;
+    return 'skipped';
+  }
+}
+
 /** Recomputes and writes each policy's status; a status that would not change is not written. */
 export async function refreshPolicyStatuses(deps: RefreshPolicyStatusDeps, consumers: readonly PolicyConsumer[]): Promise<RefreshPolicyStatusResult> {
   const result: RefreshPolicyStatusResult = { updated: 0, unchanged: 0, skipped: 0 };
@@ -56,30 +84,31 @@ export async function refreshPolicyStatuses(deps: RefreshPolicyStatusDeps, consu
   let continueToken: string | undefined;
   do {
     const page = await listPolicies(deps.client, continueToken);
-    for (const policy of page.items) {
-      const namespace = policy.metadata.namespace ?? '';
-      const status = computePolicyStatus({
-        ...(policy.metadata.generation === undefined ? {} : { generation: policy.metadata.generation }),
-        spec: policy.spec ?? {},
-        ...(policy.status ? { previous: policy.status } : {}),
-        attachedGroups: countAttachedGroups(consumers, namespace, policy.metadata.name),
-        boundProviders: deps.boundProviders ?? new Set(),
-        now,
-      });
-      if (JSON.stringify(status) === JSON.stringify(policy.status ?? {})) {
-        result.unchanged += 1;
-        continue;
-      }
-      try {
-        // The read's resourceVersion guards the write: a policy edited since is computed again next pass.
-        await deps.client.replaceStatus(Resources.rolloutPolicies, { ...policy, status });
-        result.updated += 1;
-      } catch (error) {
-        if (!(error instanceof ConflictError || error instanceof NotFoundError)) throw error;
-        result.skipped += 1;
-      }
-    }
+    for (const policy of page.items) result[await writePolicyStatus(deps, policy, consumers, now)] += 1;
     continueToken = page.continue;
   } while (continueToken);
   return result;
+}
+
+/**
+ * One policy's status, counting the groups of its namespace's InferenceServices: for a
+ * change of the policy itself, so that its consumers, refreshed next, read the Ready it
+ * now has rather than the one before the edit.
+ */
+export async function refreshPolicyStatus(deps: RefreshPolicyStatusDeps, key: { namespace: string; name: string }): Promise<PolicyOutcome | 'gone'> {
+  let policy: PolicyObject;
+  try {
+    policy = await deps.client.get<PolicyObject>(Resources.rolloutPolicies, key.namespace, key.name);
+  } catch (error) {
+    if (error instanceof NotFoundError) return 'gone';
+    throw error;
+  }
+  const consumers: PolicyConsumer[] = [];
+  let continueToken: string | undefined;
+  do {
+    const page = await deps.client.list<RolloutIsvc>(Resources.inferenceServices, { namespace: key.namespace, limit: 500, ...(continueToken ? { continue: continueToken } : {}) });
+    consumers.push(...page.items.map(policyConsumerOf));
+    continueToken = page.continue;
+  } while (continueToken);
+  return writePolicyStatus(deps, policy, consumers, new Date(deps.clock.now()));
 }

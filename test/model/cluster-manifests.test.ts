@@ -75,6 +75,7 @@ describe('cluster RBAC in infra/k8s', () => {
         'ome.io/inferenceservices': ['get', 'list', 'patch'],
         'ome.io/inferenceservices/status': ['get', 'patch', 'update'],
         'ome.io/rolloutpolicies': ['get', 'list'],
+        'ome.io/rolloutpolicies/status': ['get', 'patch', 'update'],
         'apps/deployments': ['delete', 'get', 'patch', 'update'],
         'core/events': ['create', 'patch'],
       },

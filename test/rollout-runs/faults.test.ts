@@ -168,7 +168,7 @@ describe('plans that stop rendering', () => {
     await advanceUntil(bench, 'orphan', (result) => result.phase === 'Paused');
     await bench.client.delete(Resources.rolloutPolicies, NAMESPACE, 'doomed');
     const result = await deliverToRepinApply(bench, { ...requestHint(opened, {}), kind: 'RolloutPolicy', apiVersion: 'ome.io/v1beta1', name: 'doomed', change: 'modified' });
-    expect(result).toEqual({ refreshed: [{ name: 'orphan', result: 'updated' }] });
+    expect(result).toEqual({ refreshed: [{ name: 'orphan', result: 'updated' }], policyStatus: 'gone' });
 
     const isvc = await getIsvc(bench, 'orphan');
     expect(activeRunOf(isvc).plan).toEqual(pinned);

@@ -17,7 +17,7 @@ import { renderLivePlan, type RolloutIsvc } from '../../shared/rollout-runs/roll
 import { digestPolicySpec } from '../../shared/rollout/digest';
 import type { PolicyStatus } from '../../shared/rollout/policy-status';
 import type { RolloutPolicySpec } from '../../shared/rollout/types';
-import { createIsvc, createPolicy, getIsvc, NAMESPACE, startBench, type Bench } from './harness';
+import { condition, createIsvc, createPolicy, deliverToRepinApply, getIsvc, NAMESPACE, requestHint, startBench, type Bench } from './harness';
 
 let bench: Bench;
 beforeAll(async () => {
@@ -80,6 +80,25 @@ describe('RolloutPolicy status', () => {
       ok: false,
       reason: 'PolicyNotReady',
       message: 'groups[0]: RolloutPolicy "broken" is not Ready: spec.canary final step traffic must be 100, got 50 (CanaryInvalid)',
+    });
+  });
+});
+
+describe('a RolloutPolicy change', () => {
+  it('writes the policy status before its consumers read it, so an edit that breaks the body parks them at once', async () => {
+    await createPolicy(bench, 'edited', guarded);
+    const consumer = await createIsvc(bench, 'on-edited', [{ components: ['engine'], policyRef: { name: 'edited', progression: 'canary' } }]);
+    await bench.client.patch(Resources.rolloutPolicies, NAMESPACE, 'edited', { spec: broken }, { type: 'merge' });
+    const hint = { ...requestHint(consumer, {}), kind: 'RolloutPolicy', apiVersion: 'ome.io/v1beta1', name: 'edited', change: 'modified' as const };
+
+    const result = await deliverToRepinApply(bench, hint);
+
+    expect(result).toEqual({ refreshed: [{ name: 'on-edited', result: 'updated' }], policyStatus: 'updated' });
+    expect((await statusOf('edited'))?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'False', reason: 'BodyInvalid', observedGeneration: 2 });
+    expect(condition(await getIsvc(bench, 'on-edited'), 'RolloutPlanReady')).toMatchObject({
+      status: 'False',
+      reason: 'PolicyNotReady',
+      message: 'groups[0]: RolloutPolicy "edited" is not Ready: spec.canary final step traffic must be 100, got 50 (CanaryInvalid)',
     });
   });
 });
