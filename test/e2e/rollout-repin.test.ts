@@ -299,6 +299,13 @@ hint                    Use -o json or -o yaml for full values.
     expect(await eventually('DRIFT PolicyNewerThanRun', () => shOk(walk, columns), (out) => out === planColumns('PolicyNewerThanRun'))).toBe(
       'PLAN-READY   DRIFT\nPinned       PolicyNewerThanRun\n',
     );
+    // The policy's own status, as upstream's status controller writes it: the digest the
+    // group would now pin, the one group using it, and its Ready and InUse conditions.
+    const live = (await shOk(walk, "kubectl get inferenceservice guarded -n prod -o jsonpath='{.status.rollout.groups[0].observedDigest}'")).trim();
+    const policyColumns = "kubectl get rolloutpolicy guarded -n prod -o custom-columns='READY:.status.conditions[?(@.type==\"Ready\")].reason,IN-USE:.status.conditions[?(@.type==\"InUse\")].reason,REFS:.status.attachedGroups,DIGEST:.status.portableDigest' --no-headers";
+    const policyRow = ['BodyValid', 'Attached', '1', live];
+    const cells = async () => (await shOk(walk, policyColumns)).trim().split(/\s+/);
+    expect(await eventually('the RolloutPolicy status', cells, (out) => out.join(' ') === policyRow.join(' '))).toEqual(policyRow);
 
     const result = await sh(walk, 'kubectl ome rollout repin guarded -n prod --yes');
     expect([result.code, result.stderr.split('\n')[0]]).toEqual([0, 'ALPHA guarded rollout repin (not controller convergence)']);
