@@ -105,6 +105,19 @@ export const Message = {
   sourceRuntimeMissing: (runtimeName: string, revision: string) =>
     `runtime ${runtimeName} not found; serving from pinned revision ${revision}`,
   planPinned: (runID: string) => `run ${runID} pinned`,
+  /** RolloutPlanReady True/NoActiveRun in the status write that closes a run. */
+  lastRunClosed: (outcome: string) => `last run closed ${outcome}`,
+  /** RolloutPlanReady True/NoActiveRun otherwise. */
+  noRolloutInProgress: 'no rollout in progress',
+  /** RolloutRunOpened, with the whole-plan digest (the repin CAS value). */
+  runOpened: (runID: string, planDigest: string) => `run ${runID} opened (${planDigest})`,
+  /** RolloutRunClosed for a run that reached an outcome of its own. */
+  runClosed: (runID: string, outcome: string) => `run ${runID} closed: ${outcome}`,
+  /** RolloutRunClosed for a run a new target revision replaced. */
+  runSuperseded: (runID: string) => `run ${runID} superseded by a new target revision; opening a fresh run`,
+  /** RolloutPlanParked (Warning), when RolloutPlanReady turns False: no run opens. */
+  planParked: (reason: string, message: string) =>
+    `rollout parked (${reason}): ${message} — the new revision is held, the previous revision keeps serving`,
   planDrift: (index: number, live: string, pinned: string) =>
     `groups[${index}]: live render ${live} differs from pinned ${pinned}; the edit applies at the next run (or via ome.io/rollout-repin)`,
   repinned: (runID: string, from: string, to: string) => `run ${runID} repinned: ${from} -> ${to}`,

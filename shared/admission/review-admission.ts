@@ -4,7 +4,8 @@
  * - InferenceService CREATE and UPDATE (`inferenceservice.ome-webhook-server.validator`):
  *   a set `spec.runtime.revision` needs `autoSync: false` and the runtime's naming form;
  *   with `spec.model`, an `engine` section and a named runtime, the live runtime must
- *   exist and not be disabled (read through the cluster client).
+ *   exist and not be disabled (read through the cluster client). Before those, the
+ *   `spec.rollout` shapes upstream's webhook refuses (shared/rollout/admission.ts).
  * - ControllerRevision UPDATE
  *   (`controllerrevision-immutability.ome-webhook-server.validator`): an OME-created
  *   revision's data, labels and revision number never change.
@@ -19,6 +20,7 @@
 import { NotFoundError } from '../errors';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { Resources } from '../model/resources';
+import { checkRolloutShape } from '../rollout/admission';
 import {
   checkControllerRevisionUpdate,
   checkNamedRuntimeAvailable,
@@ -141,9 +143,23 @@ function toAdmissionSubject(isvc: KubeObject, namespace: string | undefined, uid
   };
 }
 
+/**
+ * The rollout shapes upstream refuses (see shared/rollout/admission.ts), checked before the
+ * pin rules as upstream's validator orders them. An UPDATE of an object already being
+ * deleted is admitted, as upstream admits it: the finalizer removal must never be denied.
+ */
+function reviewRolloutShape(request: ReviewRequest, object: KubeObject): string | undefined {
+  const previous = request.operation === 'UPDATE' && isRecord(request.oldObject) ? request.oldObject : undefined;
+  if (isRecord(previous?.metadata) && previous.metadata.deletionTimestamp) return undefined;
+  return checkRolloutShape(object, previous);
+}
+
 async function reviewInferenceService(request: ReviewRequest, deps: AdmissionDeps): Promise<string | undefined> {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return undefined;
-  const subject = toAdmissionSubject(requireObject(request.object, 'object', request.uid), request.namespace, request.uid);
+  const object = requireObject(request.object, 'object', request.uid);
+  const rolloutDenial = reviewRolloutShape(request, object);
+  if (rolloutDenial) return rolloutDenial;
+  const subject = toAdmissionSubject(object, request.namespace, request.uid);
   const pinDenial = checkRuntimeRevisionPin(subject);
   if (pinDenial) return pinDenial;
   const runtimeName = subject.runtime?.name ?? '';

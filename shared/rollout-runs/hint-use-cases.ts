@@ -16,6 +16,8 @@ import { WorkloadLabel, REPIN_METRIC } from '../vocabulary';
 import { advanceRolloutRun, type AdvanceRolloutRunResult } from './advance-rollout-run';
 import { applyRepin, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
 import { listPolicyConsumers, refreshPlanStatus, type RefreshPlanStatusResult } from './refresh-plan-status';
+import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type RefreshPolicyStatusResult } from './refresh-policy-status';
+import type { PolicyConsumer } from '../rollout/policy-status';
 import type { RolloutIsvc } from './rollout-status';
 import { getOptional, type Deployment } from './workloads';
 
@@ -77,7 +79,7 @@ export function advanceUnderLease(work: RolloutWork, key: { namespace: string; n
 
 export type RepinApplyHintResult =
   | { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult; advanced?: AdvanceRolloutRunResult }
-  | { refreshed: { name: string; result: RefreshPlanStatusResult }[] }
+  | { refreshed: { name: string; result: RefreshPlanStatusResult }[]; policyStatus: PolicyStatusOutcome }
   | { ignored: string };
 
 /**
@@ -89,7 +91,7 @@ export type RepinApplyHintResult =
 export async function handleRepinApplyHint(invocation: HintInvocation, metrics: RepinMetrics): Promise<RepinApplyHintResult> {
   const { hint, app } = invocation;
   const work = workOf(invocation);
-  if (hint.kind === 'RolloutPolicy') return { refreshed: await fanOutPolicyChange(work, hint) };
+  if (hint.kind === 'RolloutPolicy') return fanOutPolicyChange(invocation, work, hint);
   if (hint.kind !== 'InferenceService' || !hint.namespace || hint.change === 'deleted') return { ignored: `${hint.kind} ${hint.change}` };
   const key = { namespace: hint.namespace, name: hint.name, uid: hint.uid };
   const result: { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult; advanced?: AdvanceRolloutRunResult } = {};
@@ -118,12 +120,34 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
   return result;
 }
 
-async function fanOutPolicyChange(work: RolloutWork, hint: HintDetail): Promise<{ name: string; result: RefreshPlanStatusResult }[]> {
-  if (!hint.namespace) return [];
-  const consumers = await listPolicyConsumers(work.client, hint.namespace, hint.name);
+/** What became of the changed policy's own status: see refreshPolicyStatus. */
+export type PolicyStatusOutcome = Awaited<ReturnType<typeof refreshPolicyStatus>> | 'failed' | 'not-ours';
+
+/**
+ * A RolloutPolicy changed: its own status first (so a body that turned invalid is Ready
+ * False before anyone reads it), then the plan status of each InferenceService using it.
+ * A failed status write does not hold the consumers back; the schedule writes it again.
+ */
+async function fanOutPolicyChange(
+  invocation: HintInvocation,
+  work: RolloutWork,
+  hint: HintDetail,
+): Promise<{ refreshed: { name: string; result: RefreshPlanStatusResult }[]; policyStatus: PolicyStatusOutcome }> {
+  const namespace = hint.namespace;
+  if (!namespace) return { refreshed: [], policyStatus: 'gone' };
+  const record = await invocation.app.stores.clusters.getCluster(work.clusterId);
+  const policyStatus: PolicyStatusOutcome =
+    record && !writesPolicyStatus(record)
+      ? 'not-ours'
+      : await refreshPolicyStatus({ client: work.client, clock: work.clock }, { namespace, name: hint.name }).catch(() => 'failed' as const);
+  return { refreshed: await refreshPolicyConsumers(work, namespace, hint.name), policyStatus };
+}
+
+async function refreshPolicyConsumers(work: RolloutWork, namespace: string, policyName: string): Promise<{ name: string; result: RefreshPlanStatusResult }[]> {
+  const consumers = await listPolicyConsumers(work.client, namespace, policyName);
   const results: { name: string; result: RefreshPlanStatusResult }[] = [];
   for (const isvc of consumers) {
-    const key = { namespace: hint.namespace, name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
+    const key = { namespace, name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
     const result = await underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, () =>
       refreshPlanStatus({ client: work.client, clock: work.clock }, key),
     );
@@ -150,17 +174,31 @@ export async function handleRolloutRunHint(invocation: HintInvocation): Promise<
   return advanceUnderLease(work, { namespace: hint.namespace, name: owner });
 }
 
-/** The scheduled sweep: every ISVC with an active run, in every registered cluster (timed pauses). */
-export async function sweepRolloutRuns(app: AppContext, holder: string): Promise<{ cluster: string; advanced: number; failed: number }[]> {
-  const summary: { cluster: string; advanced: number; failed: number }[] = [];
+/** One cluster's part of the scheduled sweep. */
+export interface SweepSummary {
+  cluster: string;
+  advanced: number;
+  failed: number;
+  /** RolloutPolicy status writes; `failed` when the pass failed (the next sweep retries). */
+  policies: RefreshPolicyStatusResult | 'failed' | 'not-ours';
+}
+
+/**
+ * The scheduled sweep, in every registered cluster: advances every ISVC with an active run
+ * (timed pauses), then writes every RolloutPolicy's status from the ISVCs it just listed.
+ */
+export async function sweepRolloutRuns(app: AppContext, holder: string): Promise<SweepSummary[]> {
+  const summary: SweepSummary[] = [];
   for (const record of await app.stores.clusters.listClusters()) {
     const cluster = await app.cluster(record.id);
     const work: RolloutWork = { clusterId: cluster.id, client: cluster.client, clock: app.clock, reconcile: reconcileDepsOf(app, holder) };
     let advanced = 0;
     let failed = 0;
+    const consumers: PolicyConsumer[] = [];
     let continueToken: string | undefined;
     do {
       const page = await cluster.client.list<RolloutIsvc>(Resources.inferenceServices, { limit: 500, ...(continueToken ? { continue: continueToken } : {}) });
+      consumers.push(...page.items.map(policyConsumerOf));
       for (const isvc of page.items.filter((item) => item.status?.rollout?.activeRun)) {
         const key = { namespace: isvc.metadata.namespace ?? '', name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
         // One busy or failing object must not starve the rest: the next sweep retries it.
@@ -171,7 +209,19 @@ export async function sweepRolloutRuns(app: AppContext, holder: string): Promise
       }
       continueToken = page.continue;
     } while (continueToken);
-    summary.push({ cluster: record.id, advanced, failed });
+    const policies = writesPolicyStatus(record)
+      ? await refreshPolicyStatuses({ client: cluster.client, clock: app.clock }, consumers).catch(() => 'failed' as const)
+      : ('not-ours' as const);
+    summary.push({ cluster: record.id, advanced, failed, policies });
   }
   return summary;
+}
+
+/**
+ * RolloutPolicy status is the controller's to write: not where upstream OME's own
+ * controller runs beside the plane (a cluster registered in `delegate` mode), where its
+ * status controller writes it.
+ */
+function writesPolicyStatus(record: object): boolean {
+  return (record as { mode?: unknown }).mode !== 'delegate';
 }

@@ -18,7 +18,10 @@ export {
   handleRolloutRunHint,
   reconcileDepsOf,
   sweepRolloutRuns,
+  type PolicyStatusOutcome,
+  type SweepSummary,
 } from './hint-use-cases';
+export { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type RefreshPolicyStatusDeps, type RefreshPolicyStatusResult } from './refresh-policy-status';
 export { commitStatus, ROLLOUT_CONTROLLER } from './rollout-status';
 export {
   canaryDeploymentName,

@@ -18,6 +18,7 @@ import type {
   RolloutPolicyView,
   RolloutRun,
   RolloutStatus,
+  RunOutcome,
   StatusCondition,
 } from '../rollout/types';
 import { ConditionType } from '../vocabulary';
@@ -141,10 +142,22 @@ export function applyPlanStatus(status: RolloutIsvcStatus, isvc: RolloutIsvc, li
   const run = status.rollout?.activeRun;
   const groups = buildGroupResolutions(live);
   status.rollout = { ...status.rollout, groups };
-  let conditions = upsertCondition(status.conditions ?? [], evaluatePlanReady(run, live), now);
+  let conditions = upsertCondition(status.conditions ?? [], evaluatePlanReady(run, live, closedInThisWrite(isvc.status, status)), now);
   conditions = upsertCondition(conditions, evaluatePlanDrift(run, groups), now);
   status.conditions = conditions;
   if (isvc.metadata.generation !== undefined) status.observedGeneration = isvc.metadata.generation;
+}
+
+/**
+ * The outcome of a run this write closes on its own (Completed or RolledBack), which
+ * RolloutPlanReady names as `last run closed <outcome>`. A superseded run is followed by
+ * a new run or by none to open, and upstream reports `no rollout in progress` there.
+ */
+function closedInThisWrite(basis: RolloutIsvcStatus | undefined, next: RolloutIsvcStatus): RunOutcome | undefined {
+  const closing = basis?.rollout?.activeRun;
+  const record = next.rollout?.lastRun;
+  if (!closing || next.rollout?.activeRun || !record || record.outcome === 'Superseded') return undefined;
+  return record.openedAt === closing.openedAt ? record.outcome : undefined;
 }
 
 /** Whether the ISVC takes part in rollout plans at all (groups declared, or run state to keep). */

@@ -14,7 +14,7 @@ import { canaryReplicasFor } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun, formatKubeTime, openRun } from '../rollout/run';
 import type { RolloutGroup, RolloutRun } from '../rollout/types';
-import { EventReason } from '../vocabulary';
+import { EventReason, Message } from '../vocabulary';
 import {
   applyPlanStatus,
   commitStatus,
@@ -47,12 +47,12 @@ export interface RolloutWorkloadWriterDeps {
   clock: Clock;
 }
 
+/** The run events' messages, as upstream's run layer words them (see `Message` in vocabulary). */
 export const RolloutRunMessage = {
-  opened: (run: RolloutRun, digest: string) =>
-    `run ${run.runID} opened for ${(run.targetRevisions ?? []).map((t) => `${t.component}=${t.revision} (stable ${t.stableRevision})`).join(', ')}; plan ${digest}`,
-  closed: (runID: string, outcome: string) => `run ${runID} closed: ${outcome}`,
-  parked: (revision: string, reason: string, message: string) =>
-    `rollout of engine revision ${revision} waits: the plan does not render (${reason}): ${message}`,
+  opened: (run: RolloutRun, digest: string) => Message.runOpened(run.runID, digest),
+  closed: (runID: string, outcome: string) => Message.runClosed(runID, outcome),
+  superseded: (runID: string) => Message.runSuperseded(runID),
+  parked: (reason: string, message: string) => Message.planParked(reason, message),
 } as const;
 
 /** Builds the writer; `direct` is the plain create-or-replace writer it wraps. */
@@ -110,10 +110,13 @@ async function openRunFor(
     // No run opens on a plan that does not render: the stable revision keeps serving.
     applyPlanStatus(status, isvc, live, now);
     await commitStatus(deps.client, isvc, status);
+    // Recorded on every parked render (the recorder folds repeats into one Event's count):
+    // RolloutPlanReady may already be False from a spec or policy change, so its
+    // transition, which upstream records on, is not a reliable moment here.
     await recordRolloutEvent(deps.client, isvc, {
       type: 'Warning',
       reason: EventReason.rolloutPlanParked,
-      message: RolloutRunMessage.parked(revisions.desiredRevision, live.reason, live.message),
+      message: RolloutRunMessage.parked(live.reason, live.message),
     });
     return 'unchanged';
   }
@@ -148,7 +151,7 @@ async function openRunFor(
     await recordRolloutEvent(deps.client, isvc, {
       type: 'Normal',
       reason: EventReason.rolloutRunClosed,
-      message: RolloutRunMessage.closed(previous.runID, 'Superseded'),
+      message: RolloutRunMessage.superseded(previous.runID),
     });
   }
   await recordRolloutEvent(deps.client, isvc, {
@@ -216,7 +219,7 @@ async function closeReverted(deps: RolloutWorkloadWriterDeps, isvc: RolloutIsvc,
   await recordRolloutEvent(deps.client, isvc, {
     type: 'Normal',
     reason: EventReason.rolloutRunClosed,
-    message: RolloutRunMessage.closed(run.runID, 'Superseded'),
+    message: RolloutRunMessage.superseded(run.runID),
   });
   await deleteIfPresent(deps.client, desired.metadata.namespace ?? '', canaryDeploymentName(desired.metadata.name));
 }

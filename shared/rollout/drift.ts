@@ -5,7 +5,7 @@
  */
 import { ConditionType, Message, PlanDriftReason, PlanReadyReason } from '../vocabulary';
 import type { LivePlanResult } from './plan';
-import type { GroupResolutionStatus, PinnedGroup, PlanSource, RolloutRun } from './types';
+import type { GroupResolutionStatus, PinnedGroup, PlanSource, RolloutRun, RunOutcome } from './types';
 
 /** Shown in the drift message for a group whose live source does not render. */
 export const UNRESOLVABLE_DIGEST = '(unresolvable)';
@@ -95,14 +95,15 @@ export function evaluatePlanDrift(
 }
 
 /**
- * RolloutPlanReady: False with the render's reason when the live plan does not render
- * (also during a run, which keeps executing its pinned plan), else True/Pinned while a
- * run is active, else True/NoActiveRun.
+ * RolloutPlanReady as upstream's run layer sets it (OP `.../omenative/rolloutrun/rolloutrun.go`
+ * @227e4861): True/Pinned `run <id> pinned` for the whole of an active run, even when the
+ * live plan stops rendering mid-run — the run keeps executing its pinned plan, and
+ * RolloutPlanDrift reports the live side as `(unresolvable)`. Without a run: False with
+ * the render's reason when the live plan does not render, else True/NoActiveRun, saying
+ * `last run closed <outcome>` in the write that closes a run and `no rollout in progress`
+ * otherwise.
  */
-export function evaluatePlanReady(run: RolloutRun | undefined, live: LivePlanResult): PlanCondition {
-  if (!live.ok) {
-    return { type: ConditionType.rolloutPlanReady, status: 'False', reason: live.reason, message: live.message };
-  }
+export function evaluatePlanReady(run: RolloutRun | undefined, live: LivePlanResult, closed?: RunOutcome): PlanCondition {
   if (run) {
     return {
       type: ConditionType.rolloutPlanReady,
@@ -111,10 +112,13 @@ export function evaluatePlanReady(run: RolloutRun | undefined, live: LivePlanRes
       message: Message.planPinned(run.runID),
     };
   }
+  if (!live.ok) {
+    return { type: ConditionType.rolloutPlanReady, status: 'False', reason: live.reason, message: live.message };
+  }
   return {
     type: ConditionType.rolloutPlanReady,
     status: 'True',
     reason: PlanReadyReason.noActiveRun,
-    message: 'no rollout run is active',
+    message: closed ? Message.lastRunClosed(closed) : Message.noRolloutInProgress,
   };
 }

@@ -3,7 +3,7 @@
  */
 import { hashShort } from './digest';
 import type { RenderedPlan } from './plan';
-import type { RolloutRun, RolloutRunRecord, RunOutcome, RunTarget } from './types';
+import type { PinnedGroup, RolloutRun, RolloutRunRecord, RunOutcome, RunTarget } from './types';
 
 /** RFC 3339 at second precision, as `metav1.Time` marshals. */
 export function formatKubeTime(at: Date): string {
@@ -11,9 +11,10 @@ export function formatKubeTime(at: Date): string {
 }
 
 /**
- * `<isvc>-` + 12 hex of sha256 over `<component>=<revision>;` for each target, then
- * the group digests joined by `,`, then openedAt. Targets are hashed in component
- * order so that the same run gets the same ID however the caller listed them.
+ * `<isvc>-` + 12 hex of sha256 over `<component>=<revision>;` for each target in the
+ * order given, then the group digests joined by `,`, then openedAt — upstream's `runID`
+ * (OP `.../omenative/rolloutrun/observe.go`@227e4861). Callers pass the targets in plan
+ * order (see `orderTargetsByPlan`), as upstream pins them.
  */
 export function computeRunID(
   isvcName: string,
@@ -21,14 +22,34 @@ export function computeRunID(
   groupDigests: readonly string[],
   openedAt: string,
 ): string {
-  const targets = [...targetRevisions]
-    .sort((a, b) => (a.component < b.component ? -1 : a.component > b.component ? 1 : 0))
-    .map((target) => `${target.component}=${target.revision ?? ''};`)
-    .join('');
+  const targets = targetRevisions.map((target) => `${target.component}=${target.revision ?? ''};`).join('');
   return `${isvcName}-${hashShort(targets + groupDigests.join(',') + openedAt)}`;
 }
 
-/** Opens a run pinned to `plan`: openedAt and pinnedAt are both `now`. */
+/**
+ * The targets in upstream's pin order: the plan's groups in order, each group's
+ * components in their listed order, every component once (OP `.../rolloutrun/rolloutrun.go`
+ * `openRun`@227e4861). A target whose component no group names keeps its place after them.
+ */
+export function orderTargetsByPlan<T extends Pick<RunTarget, 'component'>>(
+  targets: readonly T[],
+  groups: readonly Pick<PinnedGroup, 'group'>[],
+): T[] {
+  const byComponent = new Map(targets.map((target) => [target.component, target] as const));
+  const placed = new Set<string>();
+  const ordered: T[] = [];
+  for (const { group } of groups) {
+    for (const component of group.components ?? []) {
+      const target = byComponent.get(component);
+      if (placed.has(component) || !target) continue;
+      placed.add(component);
+      ordered.push(target);
+    }
+  }
+  return [...ordered, ...targets.filter((target) => !placed.has(target.component))];
+}
+
+/** Opens a run pinned to `plan`: openedAt and pinnedAt are both `now`, targets in plan order. */
 export function openRun(input: {
   isvcName: string;
   targetRevisions: readonly RunTarget[];
@@ -36,11 +57,12 @@ export function openRun(input: {
   now: Date;
 }): RolloutRun {
   const openedAt = formatKubeTime(input.now);
+  const targets = orderTargetsByPlan(input.targetRevisions, input.plan.groups);
   return {
-    runID: computeRunID(input.isvcName, input.targetRevisions, input.plan.groupDigests, openedAt),
+    runID: computeRunID(input.isvcName, targets, input.plan.groupDigests, openedAt),
     openedAt,
     pinnedAt: openedAt,
-    targetRevisions: input.targetRevisions.map((target) => ({ ...target })),
+    targetRevisions: targets.map((target) => ({ ...target })),
     plan: { groups: input.plan.groups.map((group) => structuredClone(group)) },
   };
 }

@@ -123,6 +123,42 @@ spec:
       expect(result.stderr).toBe(`Error from server (Forbidden): error when creating "${file}": ${denied(WebhookName.inferenceService, NAMING_DENIAL)}\n`);
     });
 
+    it('denies a kubectl apply of a canary group on a RawDeployment engine with upstream\'s CanaryRequiresOMENative text', async () => {
+      const file = kubectl.file(
+        'raw-canary.yaml',
+        `apiVersion: ome.io/v1beta1
+kind: InferenceService
+metadata:
+  name: raw-canary
+  namespace: ${NS}
+spec:
+  deploymentMode: RawDeployment
+  model:
+    name: llama-3-2-3b-instruct
+  runtime:
+    name: ${RUNTIME}
+    kind: ServingRuntime
+  engine:
+    minReplicas: 1
+    maxReplicas: 1
+  rollout:
+    groups:
+      - components: [engine]
+        canary:
+          steps:
+            - {capacity: 25%, traffic: 10, pause: {}}
+            - {capacity: 100%, traffic: 100}
+`,
+      );
+
+      const result = await kubectl.run('apply', '-f', file);
+
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `Error from server (Forbidden): error when creating "${file}": ${denied(WebhookName.inferenceService, 'spec.rollout.groups[0]: component "engine" has deploymentMode="RawDeployment"; canary requires OMENative (CanaryRequiresOMENative)')}\n`,
+      );
+    });
+
     it.each([
       ['a revision without autoSync false', { revision: 'r-llama-demo-sglang-llama-3-2-3b-590753e8' }, 'spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin'],
       ['a revision of another form', { autoSync: false, revision: 'cr-sglang-llama-3-2-3b-590753e8' }, NAMING_DENIAL],

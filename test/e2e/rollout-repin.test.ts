@@ -22,9 +22,14 @@ const GROUP_DIGESTS = `kubectl get inferenceservice chat -n prod -o jsonpath='{r
 const PROMPT = 'Confirm this exact action? [y/N]';
 const DIGEST = /^rp1:[0-9a-f]{12}$/;
 
-type Step = { capacity: string; traffic: number; pause?: Record<string, never> };
+type Step = { capacity: string | number; traffic: number; pause?: Record<string, never> };
 const manual = (capacity: string, traffic: number): Step => ({ capacity, traffic, pause: {} });
-const immediate = (capacity: string, traffic: number): Step => ({ capacity, traffic });
+const immediate = (capacity: string | number, traffic: number): Step => ({ capacity, traffic });
+// Admission refuses a canary whose last step is below 100% traffic or a capacity under
+// "100%", as upstream's does; an absolute count (the engine's 4 replicas, or fewer) is
+// the other final step upstream admits, so edits that only need a different plan vary it.
+const FULL_BY_COUNT = 4;
+const THREE_BY_COUNT = 3;
 
 interface ChatStatus {
   metadata: { generation: number; annotations?: Record<string, string> };
@@ -44,7 +49,7 @@ interface ChatStatus {
 /** The plan digest the guide computes: group digests joined by `|`, sha256, 12 hex. */
 const planDigest = (groupDigests: string[]): string => `rp1:${createHash('sha256').update(groupDigests.join('|')).digest('hex').slice(0, 12)}`;
 
-function isvcManifest(name: string, groups: unknown[], extra: Record<string, unknown> = {}): string {
+function isvcManifest(name: string, groups: unknown[], extra: Record<string, unknown> = {}, rollout: Record<string, unknown> = {}): string {
   return stringify({
     apiVersion: 'ome.io/v1beta1',
     kind: 'InferenceService',
@@ -54,12 +59,13 @@ function isvcManifest(name: string, groups: unknown[], extra: Record<string, unk
       runtime: { name: 'srt', kind: 'ServingRuntime' },
       engine: { minReplicas: 4, maxReplicas: 4 },
       ...extra,
-      rollout: { groups },
+      rollout: { ...rollout, groups },
     },
   });
 }
 
-const chatManifest = (steps: Step[], extraGroups: unknown[] = []): string => isvcManifest('chat', [{ components: ['engine'], canary: { steps } }, ...extraGroups]);
+const chatManifest = (steps: Step[], extraGroups: unknown[] = [], extra: Record<string, unknown> = {}, rollout: Record<string, unknown> = {}): string =>
+  isvcManifest('chat', [{ components: ['engine'], canary: { steps } }, ...extraGroups], extra, rollout);
 
 const prodManifest = [
   stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } }),
@@ -89,8 +95,8 @@ async function chat(): Promise<ChatStatus> {
   return JSON.parse(await shOk(walk, 'kubectl get inferenceservice chat -n prod -o json')) as ChatStatus;
 }
 
-async function applyChat(steps: Step[], extraGroups: unknown[] = []): Promise<number> {
-  await writeFile(join(walk.workDir, 'chat.yaml'), chatManifest(steps, extraGroups));
+async function applyChat(steps: Step[], extraGroups: unknown[] = [], extra: Record<string, unknown> = {}, rollout: Record<string, unknown> = {}): Promise<number> {
+  await writeFile(join(walk.workDir, 'chat.yaml'), chatManifest(steps, extraGroups, extra, rollout));
   expect(await shOk(walk, 'kubectl apply -f chat.yaml')).toBe('inferenceservice.ome.io/chat configured\n');
   return (await chat()).metadata.generation;
 }
@@ -140,8 +146,11 @@ describe('Repin a drifted rollout plan, walked with kubectl and kubectl ome', { 
     await writeFile(join(walk.workDir, 'prod.yaml'), prodManifest);
     await writeFile(join(walk.workDir, 'chat.yaml'), chatManifest([manual('25%', 10), immediate('100%', 100)]));
     // A second service whose plan has two canary groups, for a refusal below.
-    const canaryOf = (component: string) => ({ components: [component], canary: { steps: [manual('50%', 10)] } });
-    await writeFile(join(walk.workDir, 'multi.yaml'), isvcManifest('multi', [canaryOf('router'), canaryOf('engine')], { router: { minReplicas: 1 } }));
+    const canaryOf = (component: string) => ({ components: [component], canary: { steps: [manual('50%', 10), immediate('100%', 100)] } });
+    await writeFile(
+      join(walk.workDir, 'multi.yaml'),
+      isvcManifest('multi', [canaryOf('router'), canaryOf('engine')], { router: { minReplicas: 1 } }, { groupOrdering: 'Concurrent' }),
+    );
     // A third whose group takes its progression from a RolloutPolicy, for DRIFT PolicyNewerThanRun.
     await writeFile(join(walk.workDir, 'guarded.yaml'), [policyManifest(10), isvcManifest('guarded', [{ components: ['engine'], policyRef: { name: 'guarded', progression: 'canary' } }])].join('---\n'));
     expect(await shOk(walk, 'kubectl apply -f prod.yaml -f chat.yaml -f multi.yaml -f guarded.yaml')).toBe(
@@ -163,15 +172,15 @@ describe('Repin a drifted rollout plan, walked with kubectl and kubectl ome', { 
     expect(await shOk(walk, PLAN_COLUMNS)).toBe(planColumns('InSync'));
     expect(opened.status.canary).toMatchObject({ currentStep: 0, observedTrafficWeight: 10 });
     expect(await shOk(walk, 'kubectl get deployment chat-engine-canary -n prod -o jsonpath={.spec.replicas}')).toBe('1');
-    const openedEvents = await eventually('the RolloutRunOpened event', () => eventRows('RolloutRunOpened'), (rows) => rows.some((row) => row.includes(`run ${runID} opened for engine=`)));
-    expect(openedEvents.find((row) => row.includes(runID))).toMatch(/^Normal {2}RolloutRunOpened {2}inferenceservice\/chat {2}run chat-[0-9a-f]{12} opened for engine=[0-9a-f]{8} \(stable [0-9a-f]{8}\); plan rp1:[0-9a-f]{12}$/);
+    const openedEvents = await eventually('the RolloutRunOpened event', () => eventRows('RolloutRunOpened'), (rows) => rows.some((row) => row.includes(`run ${runID} opened (`)));
+    expect(openedEvents.find((row) => row.includes(runID))).toMatch(/^Normal {2}RolloutRunOpened {2}inferenceservice\/chat {2}run chat-[0-9a-f]{12} opened \(rp1:[0-9a-f]{12}\)$/);
     for (const name of ['multi', 'guarded']) {
       const runOf = `kubectl get inferenceservice ${name} -n prod -o jsonpath={.status.rollout.activeRun.runID}`;
       await eventually(`${name}'s run opened`, () => shOk(walk, runOf), (out) => out.startsWith(`${name}-`));
     }
 
     // Created after the runtime change: deployed directly, no run to repin.
-    await writeFile(join(walk.workDir, 'idle.yaml'), isvcManifest('idle', [{ components: ['engine'], canary: { steps: [manual('25%', 10)] } }]));
+    await writeFile(join(walk.workDir, 'idle.yaml'), isvcManifest('idle', [{ components: ['engine'], canary: { steps: [manual('25%', 10), immediate('100%', 100)] } }]));
     await shOk(walk, 'kubectl apply -f idle.yaml');
   });
 
@@ -263,7 +272,7 @@ hint                    Use -o json or -o yaml for full values.
   });
 
   it('repins by annotation, with the digest computed in the shell as the guide does', async () => {
-    const generation = await applyChat([manual('25%', 5), immediate('75%', 100)]);
+    const generation = await applyChat([manual('25%', 5), immediate(FULL_BY_COUNT, 100)]);
     const drifted = await driftReported(generation, 'SpecNewerThanRun');
 
     const digests = await shOk(walk, GROUP_DIGESTS);
@@ -290,6 +299,13 @@ hint                    Use -o json or -o yaml for full values.
     expect(await eventually('DRIFT PolicyNewerThanRun', () => shOk(walk, columns), (out) => out === planColumns('PolicyNewerThanRun'))).toBe(
       'PLAN-READY   DRIFT\nPinned       PolicyNewerThanRun\n',
     );
+    // The policy's own status, as upstream's status controller writes it: the digest the
+    // group would now pin, the one group using it, and its Ready and InUse conditions.
+    const live = (await shOk(walk, "kubectl get inferenceservice guarded -n prod -o jsonpath='{.status.rollout.groups[0].observedDigest}'")).trim();
+    const policyColumns = "kubectl get rolloutpolicy guarded -n prod -o custom-columns='READY:.status.conditions[?(@.type==\"Ready\")].reason,IN-USE:.status.conditions[?(@.type==\"InUse\")].reason,REFS:.status.attachedGroups,DIGEST:.status.portableDigest' --no-headers";
+    const policyRow = ['BodyValid', 'Attached', '1', live];
+    const cells = async () => (await shOk(walk, policyColumns)).trim().split(/\s+/);
+    expect(await eventually('the RolloutPolicy status', cells, (out) => out.join(' ') === policyRow.join(' '))).toEqual(policyRow);
 
     const result = await sh(walk, 'kubectl ome rollout repin guarded -n prod --yes');
     expect([result.code, result.stderr.split('\n')[0]]).toEqual([0, 'ALPHA guarded rollout repin (not controller convergence)']);
@@ -319,12 +335,13 @@ hint                    Use -o json or -o yaml for full values.
     });
 
     it('live and pinned rollout topology differ (a group added), until the edit is undone', async () => {
-      const added = await applyChat([manual('25%', 5), immediate('75%', 100)], [{ components: ['router'] }]);
+      // The added group's router is declared, and the two groups run concurrently, as admission requires.
+      const added = await applyChat([manual('25%', 5), immediate(FULL_BY_COUNT, 100)], [{ components: ['router'] }], { router: { minReplicas: 1 } }, { groupOrdering: 'Concurrent' });
       await driftReported(added, 'SpecNewerThanRun');
       // A group that sets no progression reports the default blue-green digest, never a blank one.
       expect(await shOk(walk, GROUP_DIGESTS)).toMatch(/^0 rp1:[0-9a-f]{12}\n1 rp1:cca45ec1fb0f\n$/);
       await refusal('chat', 'live and pinned rollout topology differ');
-      const undone = await applyChat([manual('25%', 5), immediate('75%', 100)]);
+      const undone = await applyChat([manual('25%', 5), immediate(FULL_BY_COUNT, 100)]);
       await driftReported(undone, 'InSync');
       await refusal('chat', 'the current plan is already pinned');
     });
@@ -334,7 +351,7 @@ hint                    Use -o json or -o yaml for full values.
       const release = walk.hold(() => true);
       let generation: number;
       try {
-        generation = await applyChat([manual('50%', 30), immediate('75%', 100)]);
+        generation = await applyChat([manual('50%', 30), immediate(FULL_BY_COUNT, 100)]);
         await refusal('chat', 'controller plan evidence is missing, stale or inconsistent');
       } finally {
         release();
@@ -371,7 +388,7 @@ hint                    Use -o json or -o yaml for full values.
 
   it('the controller rejects a digest previewed before a concurrent edit, and removes the annotation', async () => {
     const previewed = planDigest([(await shOk(walk, GROUP_DIGESTS)).slice(2).trim()]);
-    const generation = await applyChat([manual('50%', 30), immediate('80%', 100)]);
+    const generation = await applyChat([manual('50%', 30), immediate(THREE_BY_COUNT, 100)]);
     const edited = await driftReported(generation, 'SpecNewerThanRun');
     const current = planDigest([edited.status.rollout?.groups?.[0]?.observedDigest ?? '']);
     expect(current).not.toBe(previewed);

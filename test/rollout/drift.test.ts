@@ -53,15 +53,28 @@ describe('Function: evaluatePlanDrift', () => {
 describe('Function: evaluatePlanReady', () => {
   it.each<[string, boolean, RolloutGroup[], string, string, string | RegExp]>([
     ['active run', true, [manualCanary()], 'True', 'Pinned', /^run chat-[0-9a-f]{12} pinned$/],
-    ['no run', false, [manualCanary()], 'True', 'NoActiveRun', /no rollout run/],
-    ['policy missing during a run', true, [viaPolicy], 'False', 'PolicyNotFound', 'groups[0]: RolloutPolicy "guarded" not found'],
-    ['policy missing without a run', false, [viaPolicy], 'False', 'PolicyNotFound', /not found/],
+    ['no run', false, [manualCanary()], 'True', 'NoActiveRun', 'no rollout in progress'],
+    // Upstream keeps Pinned for the whole run; the drift condition reports the live side.
+    ['policy missing during a run', true, [viaPolicy], 'True', 'Pinned', /^run chat-[0-9a-f]{12} pinned$/],
+    ['policy missing without a run', false, [viaPolicy], 'False', 'PolicyNotFound', 'groups[0]: RolloutPolicy "guarded" not found'],
   ])('%s -> %s/%s', (_name, active, groups, status, reason, message) => {
     const run = active ? pinnedRun([manualCanary()]) : undefined;
     const ready = evaluatePlanReady(run, resolveLivePlan(groups, policies()));
     expect([ready.type, ready.status, ready.reason]).toEqual(['RolloutPlanReady', status, reason]);
     if (typeof message === 'string') expect(ready.message).toBe(message);
     else expect(ready.message).toMatch(message);
+  });
+});
+
+describe('Function: evaluatePlanReady after a close', () => {
+  it.each(['Completed', 'RolledBack'] as const)('names the outcome of the run this write closes (%s)', (outcome) => {
+    const ready = evaluatePlanReady(undefined, resolveLivePlan([manualCanary()], policies()), outcome);
+    expect(ready).toEqual({ type: 'RolloutPlanReady', status: 'True', reason: 'NoActiveRun', message: `last run closed ${outcome}` });
+  });
+
+  it('keeps Pinned while a run is active whatever the close argument says', () => {
+    const run = pinnedRun([manualCanary()]);
+    expect(evaluatePlanReady(run, resolveLivePlan([viaPolicy], policies()), 'Completed').message).toBe(`run ${run.runID} pinned`);
   });
 });
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { resolveLivePlan } from '../../shared/rollout/plan';
-import { closeRun, computeRunID, formatKubeTime, keepNewerPin, nextPinnedAt, openRun } from '../../shared/rollout/run';
+import { closeRun, computeRunID, formatKubeTime, keepNewerPin, nextPinnedAt, openRun, orderTargetsByPlan } from '../../shared/rollout/run';
 import { manualCanary, NOW, policies } from './fixtures';
 
 const hash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);
@@ -12,10 +12,41 @@ describe('Function: computeRunID', () => {
     [
       [{ component: 'engine', revision: 'e1' }, { component: 'decoder', revision: 'd1' }],
       ['rp1:aaaaaaaaaaaa', 'rp1:cca45ec1fb0f'],
-      'decoder=d1;engine=e1;rp1:aaaaaaaaaaaa,rp1:cca45ec1fb0f2026-08-31T18:00:00Z',
+      // In the order given, never sorted: upstream hashes the targets in plan order.
+      'engine=e1;decoder=d1;rp1:aaaaaaaaaaaa,rp1:cca45ec1fb0f2026-08-31T18:00:00Z',
     ],
   ])('hashes targets, digests and openedAt (%#)', (targets, digests, preimage) => {
     expect(computeRunID('chat', targets, digests, '2026-08-31T18:00:00Z')).toBe(`chat-${hash(preimage)}`);
+  });
+});
+
+describe('Function: orderTargetsByPlan', () => {
+  const group = (...components: ('router' | 'engine' | 'decoder')[]) => ({ group: { components } });
+  it.each<[string, string[], ReturnType<typeof group>[], string[]]>([
+    ['plan order across groups', ['engine', 'decoder', 'router'], [group('router'), group('decoder', 'engine')], ['router', 'decoder', 'engine']],
+    ['a component listed twice counts once', ['engine'], [group('engine'), group('engine')], ['engine']],
+    ['a target no group names goes last', ['router', 'engine'], [group('engine')], ['engine', 'router']],
+    ['a group component without a target is skipped', ['engine'], [group('router', 'engine')], ['engine']],
+  ])('%s', (_name, components, groups, expected) => {
+    const targets = components.map((component) => ({ component, revision: `${component}-rev` }));
+    expect(orderTargetsByPlan(targets, groups).map((target) => target.component)).toEqual(expected);
+  });
+
+  it('opens a run whose targets and runID follow the plan order', () => {
+    const live = resolveLivePlan([{ components: ['router'] }, { components: ['decoder', 'engine'] }], policies());
+    if (!live.ok) throw new Error('fixture');
+    const run = openRun({
+      isvcName: 'chat',
+      targetRevisions: [
+        { component: 'engine', revision: 'e1', stableRevision: 'e0' },
+        { component: 'decoder', revision: 'd1', stableRevision: 'd0' },
+        { component: 'router', revision: 'r1', stableRevision: 'r0' },
+      ],
+      plan: live.plan,
+      now: new Date('2026-08-31T18:00:00Z'),
+    });
+    expect(run.targetRevisions?.map((target) => target.component)).toEqual(['router', 'decoder', 'engine']);
+    expect(run.runID).toBe(`chat-${hash(`router=r1;decoder=d1;engine=e1;${live.plan.groupDigests.join(',')}2026-08-31T18:00:00Z`)}`);
   });
 });
 
@@ -73,12 +104,11 @@ describe('Function: nextPinnedAt', () => {
 });
 
 describe('Function: computeRunID, target order', () => {
-  it('hashes targets in component order, whatever order they are listed in, and an absent revision as empty', () => {
+  it('hashes targets in the order given (so listing order changes the ID), and an absent revision as empty', () => {
     const targets = [{ component: 'router', revision: 'r1' }, { component: 'decoder', revision: undefined as unknown as string }, { component: 'engine', revision: 'e1' }];
-    const expected = `chat-${hash('decoder=;engine=e1;router=r1;rp1:aaaaaaaaaaaa2026-08-31T18:00:00Z')}`;
+    const expected = `chat-${hash('router=r1;decoder=;engine=e1;rp1:aaaaaaaaaaaa2026-08-31T18:00:00Z')}`;
     expect(computeRunID('chat', targets, ['rp1:aaaaaaaaaaaa'], '2026-08-31T18:00:00Z')).toBe(expected);
-    expect(computeRunID('chat', [...targets].reverse(), ['rp1:aaaaaaaaaaaa'], '2026-08-31T18:00:00Z')).toBe(expected);
-    expect(computeRunID('chat', [targets[2], targets[0], targets[1]] as typeof targets, ['rp1:aaaaaaaaaaaa'], '2026-08-31T18:00:00Z')).toBe(expected);
+    expect(computeRunID('chat', [...targets].reverse(), ['rp1:aaaaaaaaaaaa'], '2026-08-31T18:00:00Z')).not.toBe(expected);
   });
 });
 
