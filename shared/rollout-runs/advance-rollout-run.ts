@@ -8,8 +8,10 @@
 import { NotFoundError } from '../errors';
 import { computeEngineDeploymentName } from '../runtime/workload';
 import { Resources } from '../model/resources';
+import type { AnalysisExecutor } from '../ports/analysis';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
+import { unboundSample, type AnalysisVerdict } from '../rollout/analysis';
 import { advanceCanary, advanceReplacement, type CanaryTick } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun } from '../rollout/run';
@@ -45,8 +47,11 @@ import {
 export interface AdvanceRolloutRunDeps {
   client: ClusterClient;
   clock: Clock;
-  /** Whether a metrics source answers analysis steps; without one they hold as inconclusive. */
-  metricsSourceConfigured?: boolean;
+  /**
+   * Samples analysis steps. Without one, a plan with analysis steps parks at run open;
+   * a run pinned before that reads every sample inconclusive and follows onInconclusive.
+   */
+  analysis?: AnalysisExecutor;
 }
 
 export interface AdvanceRolloutRunResult {
@@ -195,8 +200,10 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
     currentStep: 0,
     observedTrafficWeight: 0,
   };
+  const steps = group.canary?.steps ?? [];
+  const sample = await sampleAnalysis(deps, isvc, { state, steps, component: components[0] ?? 'engine', now });
   const tick = advanceCanary({
-    steps: group.canary?.steps ?? [],
+    steps,
     ...(group.canary?.readyTimeout ? { readyTimeout: group.canary.readyTimeout } : {}),
     state,
     desiredReplicas,
@@ -204,7 +211,7 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
     readyStableReplicas: readyReplicasOf(stable),
     ...optional('promoteAnnotation', isvc.metadata.annotations?.[Annotation.rolloutPromote]),
     ...optional('rollbackAnnotation', isvc.metadata.annotations?.[Annotation.rolloutRollback]),
-    metricsSourceConfigured: deps.metricsSourceConfigured ?? false,
+    ...(sample ? { analysisSample: sample } : {}),
     now,
   });
   states.set(engineIndex, tick.state);
@@ -223,6 +230,28 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
   };
 }
 
+/** The current step's analysis sample: the executor's, or an inconclusive one when none is plugged in. */
+async function sampleAnalysis(
+  deps: AdvanceRolloutRunDeps,
+  isvc: RolloutIsvc,
+  input: { state: CanaryState; steps: NonNullable<RolloutGroup['canary']>['steps']; component: string; now: Date },
+): Promise<AnalysisVerdict | undefined> {
+  const steps = input.steps ?? [];
+  const index = Math.min(Math.max(input.state.currentStep, 0), steps.length - 1);
+  const analysis = steps[index]?.analysis;
+  if (!analysis) return undefined;
+  if (!deps.analysis) return unboundSample(analysis, input.now);
+  return deps.analysis.sample({
+    namespace: isvc.metadata.namespace ?? '',
+    isvcName: isvc.metadata.name,
+    component: input.component,
+    canaryRevision: input.state.canaryRevisionHash ?? '',
+    ...(input.state.stableRevisionHash ? { stableRevision: input.state.stableRevisionHash } : {}),
+    step: index,
+    analysis,
+    ...(input.state.lastEvaluationTime ? { since: input.state.lastEvaluationTime } : {}),
+  });
+}
 
 interface Workloads {
   stable: Deployment | undefined;
