@@ -8,6 +8,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import { Resources } from '../model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, type PlanCondition } from '../rollout/drift';
+import { findUnexecutableGroup, type ComponentShapes } from '../rollout/executable';
 import { resolveLivePlan, type LivePlanResult } from '../rollout/plan';
 import { formatKubeTime, keepNewerPin } from '../rollout/run';
 import type {
@@ -20,7 +21,7 @@ import type {
   RolloutStatus,
   StatusCondition,
 } from '../rollout/types';
-import { ConditionType } from '../vocabulary';
+import { ConditionType, PlanReadyReason } from '../vocabulary';
 
 /** The `reportingController` of the events rollout runs record. */
 export const ROLLOUT_CONTROLLER = 'ome-pinning-rollout';
@@ -78,9 +79,15 @@ export async function readPolicies(client: ClusterClient, namespace: string): Pr
   return views;
 }
 
-/** The live plan of the ISVC's spec groups against freshly read policies. */
+/**
+ * The live plan of the ISVC's spec groups against freshly read policies; a plan the
+ * plane cannot execute on this ISVC fails as PlanInvalid (see findUnexecutableGroup).
+ */
 export async function renderLivePlan(client: ClusterClient, isvc: RolloutIsvc): Promise<LivePlanResult> {
-  return resolveLivePlan(specGroupsOf(isvc), await readPolicies(client, isvc.metadata.namespace ?? ''));
+  const live = resolveLivePlan(specGroupsOf(isvc), await readPolicies(client, isvc.metadata.namespace ?? ''));
+  if (!live.ok) return live;
+  const unexecutable = findUnexecutableGroup(live.plan.groups.map((pinned) => pinned.group), (isvc.spec ?? {}) as ComponentShapes);
+  return unexecutable ? { ok: false, reason: PlanReadyReason.planInvalid, message: unexecutable, groups: live.groups } : live;
 }
 
 /**
