@@ -11,7 +11,7 @@ import { Resources } from '../model/resources';
 import type { AnalysisExecutor } from '../ports/analysis';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
-import { unboundSample, type AnalysisVerdict } from '../rollout/analysis';
+import { unboundSample, type AnalysisVerdict, type MetricsBinding } from '../rollout/analysis';
 import { advanceCanary, advanceReplacement, canaryReplicasFor } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun } from '../rollout/run';
@@ -51,6 +51,8 @@ export interface AdvanceRolloutRunDeps {
    * a run pinned before that reads every sample inconclusive and follows onInconclusive.
    */
   analysis?: AnalysisExecutor;
+  /** What the cluster binds for analysis; pass `executor: true` with `analysis`. Nothing by default. */
+  metrics?: MetricsBinding;
 }
 
 export interface AdvanceRolloutRunResult {
@@ -94,7 +96,7 @@ export async function advanceRolloutRun(
     step.status.rollout = { ...step.status.rollout, lastRun: closeRun(run, step.closeAs, now) };
     delete step.status.rollout.activeRun;
   }
-  applyPlanStatus(step.status, isvc, await renderLivePlan(deps.client, isvc), now);
+  applyPlanStatus(step.status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), now);
   if (JSON.stringify(step.status) !== JSON.stringify(isvc.status ?? {})) {
     await commitStatus(deps.client, isvc, step.status);
   }
@@ -138,7 +140,7 @@ async function forgetAppliedPromote(client: ClusterClient, basis: RolloutIsvc): 
 
 async function refreshPlanOnly(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, now: Date): Promise<void> {
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
-  applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc), now);
+  applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), now);
   if (JSON.stringify(status) !== JSON.stringify(isvc.status ?? {})) await commitStatus(deps.client, isvc, status);
 }
 

@@ -8,6 +8,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import { Resources } from '../model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, type PlanCondition } from '../rollout/drift';
+import { NO_METRICS, type MetricsBinding } from '../rollout/analysis';
 import { findUnexecutableGroup, type ComponentShapes } from '../rollout/executable';
 import { resolveLivePlan, type LivePlanResult } from '../rollout/plan';
 import { formatKubeTime, keepNewerPin } from '../rollout/run';
@@ -81,10 +82,12 @@ export async function readPolicies(client: ClusterClient, namespace: string): Pr
 
 /**
  * The live plan of the ISVC's spec groups against freshly read policies; a plan the
- * plane cannot execute on this ISVC fails as PlanInvalid (see findUnexecutableGroup).
+ * plane cannot execute on this ISVC fails as PlanInvalid (see findUnexecutableGroup),
+ * and one whose analysis cannot sample here as ProviderUnbound (`metrics`: what the
+ * cluster binds; nothing by default).
  */
-export async function renderLivePlan(client: ClusterClient, isvc: RolloutIsvc): Promise<LivePlanResult> {
-  const live = resolveLivePlan(specGroupsOf(isvc), await readPolicies(client, isvc.metadata.namespace ?? ''));
+export async function renderLivePlan(client: ClusterClient, isvc: RolloutIsvc, metrics: MetricsBinding = NO_METRICS): Promise<LivePlanResult> {
+  const live = resolveLivePlan(specGroupsOf(isvc), await readPolicies(client, isvc.metadata.namespace ?? ''), metrics);
   if (!live.ok) return live;
   const unexecutable = findUnexecutableGroup(live.plan.groups.map((pinned) => pinned.group), (isvc.spec ?? {}) as ComponentShapes);
   return unexecutable ? { ok: false, reason: PlanReadyReason.planInvalid, message: unexecutable, groups: live.groups } : live;

@@ -10,6 +10,7 @@ import { checkFence, withFence } from '../pinning/direct-workload-writer';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
 import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
+import type { MetricsBinding } from '../rollout/analysis';
 import { canaryReplicasFor } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun, formatKubeTime, openRun } from '../rollout/run';
@@ -46,6 +47,8 @@ export interface RolloutWorkloadWriterDeps {
   /** Writes a Deployment as rendered (create or replace): first revisions and services without rollout groups. */
   direct: EngineWorkloadWriter;
   clock: Clock;
+  /** What the cluster binds for analysis steps (see renderLivePlan); nothing by default. */
+  metrics?: MetricsBinding;
 }
 
 export const RolloutRunMessage = {
@@ -118,7 +121,7 @@ async function openRunFor(
   fence: WorkloadFence | undefined,
 ): Promise<EngineWorkloadOutcome> {
   const now = new Date(deps.clock.now());
-  const live = await renderLivePlan(deps.client, isvc);
+  const live = await renderLivePlan(deps.client, isvc, deps.metrics);
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
   const previous = status.rollout?.activeRun;
   if (!live.ok) {
@@ -231,7 +234,7 @@ async function closeReverted(deps: RolloutWorkloadWriterDeps, isvc: RolloutIsvc,
   delete status.canary;
   delete status.rollout.canaries;
   setRolloutPhase(status, [component], 'Stable');
-  applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc), now);
+  applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), now);
   await commitStatus(deps.client, isvc, status);
   await recordRolloutEvent(deps.client, isvc, {
     type: 'Normal',

@@ -154,6 +154,30 @@ describe('a plan the plane cannot execute', () => {
   });
 });
 
+describe('a run none of whose targets is in a pinned group', () => {
+  it('stays open with a RolloutPlanParked event instead of closing as Completed', async () => {
+    await createService('orphan', [{ components: ['engine'] }]);
+    await renderEngine(bench, 'orphan', 'srt:v1');
+    bench.clock.tick();
+    expect(await renderEngine(bench, 'orphan', 'srt:v2')).toBe('run-opened');
+    const opened = await getIsvc(bench, 'orphan');
+    const run = activeRunOf(opened);
+    // A stored run whose only target names a component no pinned group holds.
+    await bench.client.replaceStatus(Resources.inferenceServices, {
+      ...opened,
+      status: { ...opened.status, rollout: { ...opened.status?.rollout, activeRun: { ...run, targetRevisions: [{ component: 'router', revision: 'abcd1234' }] } } },
+    });
+
+    const result = await advanceUntil(bench, 'orphan', () => true);
+    expect(result.status?.rollout?.activeRun?.runID).toBe(run.runID);
+    expect(result.status?.rollout?.lastRun?.outcome).not.toBe('Completed');
+    const events = await eventsOf(bench, 'orphan', 'RolloutPlanParked');
+    expect(events.map((event) => [event.type, event.message])).toEqual([
+      ['Warning', `run ${run.runID} cannot be executed: none of its targets (router) is in a pinned group`],
+    ]);
+  });
+});
+
 describe('an analysis step with no metrics provider', () => {
   it('parks the plan as ProviderUnbound instead of holding Paused, and leaves the stable revision serving', async () => {
     const analysis = { interval: '1m', failureLimit: 1, onInconclusive: 'Rollback' as const, metrics: [{ name: 'err', query: 'q', operator: 'LTE' as const, threshold: '0.05' }] };
