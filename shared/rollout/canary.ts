@@ -180,6 +180,8 @@ function evaluateGate(
         now: input.now,
       });
       if (result.decision === 'advance') return undefined;
+      // The sample that decided it is consumed: the rejection must outlive this pass.
+      if (result.decision === 'rollback' && state.canaryRevisionHash) state.rolledBackRevisionHash = state.canaryRevisionHash;
       if (result.decision !== 'hold') return result.decision;
       const inconclusive = input.analysisSample?.outcome === 'Inconclusive' ? { analysis: 'Inconclusive' as const } : {};
       return { ...inconclusive, ...(result.requeueAfterSeconds === undefined ? {} : { requeueAfterSeconds: result.requeueAfterSeconds }) };
