@@ -14,7 +14,7 @@ import type { MetricsBinding } from '../rollout/analysis';
 import { canaryReplicasFor } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun, formatKubeTime, openRun } from '../rollout/run';
-import type { CanaryState, RolloutGroup, RolloutRun } from '../rollout/types';
+import type { CanaryState, RolloutGroup, RolloutRun, RunTarget } from '../rollout/types';
 import { EventReason } from '../vocabulary';
 import {
   applyPlanStatus,
@@ -102,6 +102,16 @@ async function applyComponentWorkload(deps: RolloutWorkloadWriterDeps, request: 
   return openRunFor(deps, isvc, { component, desired, desiredRevision, stableRevision }, direct, request.fence);
 }
 
+/**
+ * The superseded run's other targets that still have to roll: a component whose group
+ * the run already completed (PHASE `Stable`, set only by the executor) is not rolled again.
+ */
+function unfinishedTargets(status: RolloutIsvcStatus | undefined, previous: RolloutRun | undefined, changed: string): RunTarget[] {
+  return (previous?.targetRevisions ?? []).filter(
+    (entry) => entry.component !== changed && entry.revision && status?.components?.[entry.component]?.rolloutPhase !== 'Stable',
+  );
+}
+
 /** Whether any canary group's record rejects `revision` (each group records its first component's revision). */
 function wasRolledBack(status: RolloutIsvcStatus | undefined, revision: string): boolean {
   const states = [status?.canary, ...(status?.rollout?.canaries ?? [])];
@@ -136,7 +146,7 @@ async function openRunFor(
     return 'unchanged';
   }
   // A superseded canary rolls from the same stable Deployment, which it never replaced.
-  const kept = (previous?.targetRevisions ?? []).filter((entry) => entry.component !== change.component && entry.revision);
+  const kept = unfinishedTargets(isvc.status, previous, change.component);
   const run = openRun({
     isvcName: isvc.metadata.name,
     targetRevisions: [...kept, { component: change.component, revision: change.desiredRevision, stableRevision: change.stableRevision }],

@@ -133,6 +133,25 @@ describe('engine and decoder changed by one runtime change', () => {
   });
 });
 
+describe('a new decoder revision while the engine already rolled', () => {
+  it('supersedes the run with one that targets only what still has to roll', async () => {
+    await createService('mixed', [{ components: ['engine'] }, { components: ['decoder'], canary: manualSteps }]);
+    await renderEngine(bench, 'mixed', 'srt:v1');
+    await renderComponent(bench, 'mixed', 'decoder', 'dec:v1');
+    bench.clock.tick();
+    await renderEngine(bench, 'mixed', 'srt:v2');
+    expect(await renderComponent(bench, 'mixed', 'decoder', 'dec:v2')).toBe('run-opened');
+    const rolling = await advanceUntil(bench, 'mixed', (result, isvc) => result.phase === 'Paused' && isvc.status?.components?.engine?.rolloutPhase === 'Stable');
+    expect(activeRunOf(rolling).targetRevisions?.map((entry) => entry.component).sort()).toEqual(['decoder', 'engine']);
+
+    bench.clock.tick();
+    expect(await renderComponent(bench, 'mixed', 'decoder', 'dec:v3')).toBe('run-opened');
+    const retargeted = await getIsvc(bench, 'mixed');
+    expect(activeRunOf(retargeted).targetRevisions?.map((entry) => entry.component)).toEqual(['decoder']);
+    expect(retargeted.status?.rollout?.lastRun?.outcome).toBe('Superseded');
+  });
+});
+
 describe('a plan the plane cannot execute', () => {
   it('parks with RolloutPlanReady False and a RolloutPlanParked event when a grouped component runs leader and worker pods', async () => {
     await createService('lws', [{ components: ['engine'] }], { engine: { minReplicas: 2, leader: {}, worker: { size: 2 } } });
