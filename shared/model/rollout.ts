@@ -27,11 +27,20 @@ export interface AnalysisMetric {
   threshold: string;
 }
 
+/**
+ * What an analysis step does with a sample that cannot be read (no source, query error,
+ * no data): `Hold` (the default) keeps the step and ends in Failed once the stall
+ * timeout passes; `Rollback` rolls back on the first such sample; `RollbackOnStall`
+ * holds like `Hold` but rolls back instead of failing when the stall timeout passes.
+ */
+export type OnInconclusive = 'Hold' | 'Rollback' | 'RollbackOnStall';
+
+/** A step's metric gate: sampling cadence, warm-up, failure budget per step, and the checks (ANDed). */
 export interface RolloutAnalysis {
   interval: string;
   initialDelay?: string;
   failureLimit: number;
-  onInconclusive?: 'Hold' | 'Rollback';
+  onInconclusive?: OnInconclusive;
   metrics: AnalysisMetric[];
 }
 
@@ -44,7 +53,14 @@ export interface RolloutGroupStep {
   analysis?: RolloutAnalysis;
 }
 
+/** Names a metric provider the cluster's operator binds to an address and credentials. */
+export interface MetricProviderRef {
+  name: string;
+}
+
+/** The metrics source every analysis step of a canary queries: at most one of providerRef and serverAddress. */
 export interface AnalysisPrometheus {
+  providerRef?: MetricProviderRef;
   serverAddress?: string;
   authRef?: SecretKeySelector;
   headers?: Record<string, string>;

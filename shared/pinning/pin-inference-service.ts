@@ -26,7 +26,9 @@ import {
   buildControllerRevision,
   decidePin,
   normalizeRuntimeKind,
+  renderComponentDeployment,
   renderEngineDeployment,
+  runtimeConfigures,
   type JsonValue,
   type LiveRuntimeResolution,
   type PinDecision,
@@ -347,14 +349,24 @@ async function applyWorkload(deps: PinningDeps, evaluation: Evaluation, fence: W
   } else {
     return 'runtime-unavailable';
   }
-  const desired = renderEngineDeployment({
-    isvc: { namespace: ref.namespace, name: isvc.metadata.name, uid: isvc.metadata.uid, engine: { minReplicas: isvc.spec.engine?.minReplicas } },
-    runtimeName: ref.name,
-    spec,
-    revisionName,
-  });
+  const subject = {
+    namespace: ref.namespace,
+    name: isvc.metadata.name,
+    uid: isvc.metadata.uid,
+    engine: { minReplicas: isvc.spec.engine?.minReplicas },
+    decoder: { minReplicas: isvc.spec.decoder?.minReplicas },
+    router: { minReplicas: isvc.spec.router?.minReplicas },
+  };
+  const desired = renderEngineDeployment({ isvc: subject, runtimeName: ref.name, spec, revisionName });
   try {
-    return await deps.workloads.apply({ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence });
+    const outcome = await deps.workloads.apply({ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence });
+    // Decoder and router render beside the engine when the ISVC has them and the runtime configures them.
+    for (const component of ['decoder', 'router'] as const) {
+      if (!isvc.spec[component] || !runtimeConfigures(component, spec)) continue;
+      const rendered = renderComponentDeployment(component, { isvc: subject, runtimeName: ref.name, spec, revisionName });
+      await deps.workloads.apply({ clusterId: deps.clusterId, component, isvc, desired: rendered, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence });
+    }
+    return outcome;
   } catch (error) {
     // Our status write stands (it carried the resourceVersion); the Deployment is the newer holder's.
     if (error instanceof WorkloadSupersededError) return 'superseded';

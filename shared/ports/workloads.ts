@@ -8,6 +8,8 @@ import type { KubeObject } from './cluster';
 
 export interface EngineWorkloadRequest {
   clusterId: string;
+  /** The component the Deployment serves; `engine` when unset. Router and decoder roll as the engine does. */
+  component?: 'engine' | 'decoder' | 'router';
   /** The InferenceService as just re-read (with its resourceVersion and status). */
   isvc: KubeObject;
   /** The Deployment rendered from the effective runtime spec, model and engine settings. */

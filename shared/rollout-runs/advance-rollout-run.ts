@@ -1,26 +1,27 @@
 /**
- * The step machine driver for one InferenceService: re-reads it and its engine
- * Deployments, advances the active run's engine group (the canary step machine, or the
- * wait for a replaced Deployment), scales the workloads, records the canary state, the
- * rollout phase and the plan conditions in one status write, consumes a promote, and
- * closes the run when it completes or rolls back.
+ * The step machine driver for one InferenceService: re-reads it and the Deployments of
+ * every component its run targets (engine, decoder, router), advances each pinned group
+ * (the canary step machine, or the wait for a replaced Deployment), scales the
+ * workloads, records the canary state, the rollout phase and the plan conditions in one
+ * status write, consumes a promote, and closes the run when it completes or rolls back.
  */
 import { NotFoundError } from '../errors';
-import { computeEngineDeploymentName } from '../runtime/workload';
+import { computeComponentDeploymentName } from '../runtime/workload';
 import { Resources } from '../model/resources';
+import type { AnalysisExecutor } from '../ports/analysis';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
-import { advanceCanary, advanceReplacement, type CanaryTick } from '../rollout/canary';
+import { unboundSample, type AnalysisVerdict, type MetricsBinding } from '../rollout/analysis';
+import { advanceCanary, advanceReplacement, canaryReplicasFor } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun } from '../rollout/run';
-import type { CanaryState, RolloutGroup, RolloutRun, RunOutcome } from '../rollout/types';
+import type { CanaryState, RolloutGroup, RolloutRun, RunOutcome, RunTarget } from '../rollout/types';
 import { Annotation, EventReason } from '../vocabulary';
 import { RolloutRunMessage } from './rollout-workload-writer';
 import {
   applyPlanStatus,
   commitStatus,
   getRolloutIsvc,
-  groupIndexFor,
   hasRolloutState,
   readCanaryStates,
   recordRolloutEvent,
@@ -45,8 +46,13 @@ import {
 export interface AdvanceRolloutRunDeps {
   client: ClusterClient;
   clock: Clock;
-  /** Whether a metrics source answers analysis steps; without one they hold as inconclusive. */
-  metricsSourceConfigured?: boolean;
+  /**
+   * Samples analysis steps. Without one, a plan with analysis steps parks at run open;
+   * a run pinned before that reads every sample inconclusive and follows onInconclusive.
+   */
+  analysis?: AnalysisExecutor;
+  /** What the cluster binds for analysis; pass `executor: true` with `analysis`. Nothing by default. */
+  metrics?: MetricsBinding;
 }
 
 export interface AdvanceRolloutRunResult {
@@ -58,7 +64,7 @@ export interface AdvanceRolloutRunResult {
   requeueAfterSeconds?: number;
 }
 
-interface EngineStep {
+interface RunStep {
   status: RolloutIsvcStatus;
   phase: string;
   closeAs?: RunOutcome;
@@ -85,12 +91,12 @@ export async function advanceRolloutRun(
     return { outcome: 'no-run' };
   }
 
-  const step = await stepEngineGroup(deps, isvc, run, now);
+  const step = await stepRun(deps, isvc, run, now);
   if (step.closeAs) {
     step.status.rollout = { ...step.status.rollout, lastRun: closeRun(run, step.closeAs, now) };
     delete step.status.rollout.activeRun;
   }
-  applyPlanStatus(step.status, isvc, await renderLivePlan(deps.client, isvc), now);
+  applyPlanStatus(step.status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), now);
   if (JSON.stringify(step.status) !== JSON.stringify(isvc.status ?? {})) {
     await commitStatus(deps.client, isvc, step.status);
   }
@@ -134,132 +140,247 @@ async function forgetAppliedPromote(client: ClusterClient, basis: RolloutIsvc): 
 
 async function refreshPlanOnly(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, now: Date): Promise<void> {
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
-  applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc), now);
+  applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), now);
   if (JSON.stringify(status) !== JSON.stringify(isvc.status ?? {})) await commitStatus(deps.client, isvc, status);
 }
 
-async function stepEngineGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, run: RolloutRun, now: Date): Promise<EngineStep> {
+/**
+ * Steps every pinned group that holds a target of the run: engine, decoder and router
+ * alike. The run completes when every such group has, and closes RolledBack when a
+ * canary group rolled back. A run none of whose targets sits in a pinned group cannot
+ * be executed: it stays open and says so with a RolloutPlanParked event, never closing
+ * as Completed with nothing rolled.
+ */
+async function stepRun(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, run: RolloutRun, now: Date): Promise<RunStep> {
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
   const pinned = run.plan.groups ?? [];
-  const engineIndex = groupIndexFor(pinned.map((group) => group.group), 'engine');
-  const group = pinned[engineIndex]?.group;
-  const target = run.targetRevisions?.find((entry) => entry.component === 'engine');
-  if (!group || !target?.revision) {
-    // Nothing of ours to roll (the engine left the groups mid-run): the run is done.
-    return { status, phase: 'Stable', closeAs: 'Completed', removePromote: false, workloads: async () => undefined };
+  const targets = new Map((run.targetRevisions ?? []).filter((entry) => entry.revision).map((entry) => [entry.component, entry]));
+  const outcomes: GroupOutcome[] = [];
+  for (const [index, { group }] of pinned.entries()) {
+    const components = (group.components ?? []).filter((component) => targets.has(component));
+    if (components.length === 0) continue;
+    const input = { status, pinned, index, group, components, targets, now };
+    const outcome = declaredKindOf(group) === 'canary' ? await stepCanaryGroup(deps, isvc, input) : await stepReplacementGroup(deps, isvc, input);
+    setRolloutPhase(status, group.components ?? components, outcome.phase);
+    outcomes.push(outcome);
   }
-  const namespace = isvc.metadata.namespace ?? '';
-  const stableName = computeEngineDeploymentName(isvc.metadata.name);
-  const stable = await getOptional<Deployment>(deps.client, namespace, stableName);
-  // The renderer's replica count: the stable Deployment's own is scaled down mid-canary.
-  const desiredReplicas = isvc.spec?.engine?.minReplicas ?? 1;
-  const components = group.components ?? ['engine'];
-
-  if (declaredKindOf(group) !== 'canary') {
-    const atTarget = stable !== undefined && revisionOf(stable) === target.revision;
-    const replacement = advanceReplacement({ desiredReplicas, readyNewReplicas: atTarget ? readyReplicasOf(stable) : 0 });
-    setRolloutPhase(status, components, replacement.phase);
-    return {
-      status,
-      phase: replacement.phase,
-      ...(replacement.complete ? { closeAs: 'Completed' as const } : {}),
-      removePromote: false,
-      workloads: async () => undefined,
-    };
-  }
-
-  return stepCanaryGroup(deps, isvc, { status, pinned, engineIndex, group, components, target: target.revision, stableRevision: target.stableRevision, stable, desiredReplicas, now });
+  if (outcomes.length === 0) return parkUnexecutable(deps, isvc, run, status);
+  const rolledBack = outcomes.find((outcome) => outcome.closeAs === 'RolledBack');
+  const closeAs = rolledBack ? 'RolledBack' : outcomes.every((outcome) => outcome.closeAs === 'Completed') ? 'Completed' : undefined;
+  const waiting = outcomes.find((outcome) => outcome.closeAs === undefined) ?? outcomes[outcomes.length - 1];
+  const requeues = outcomes.flatMap((outcome) => (outcome.requeueAfterSeconds === undefined ? [] : [outcome.requeueAfterSeconds]));
+  return {
+    status,
+    phase: rolledBack?.phase ?? waiting?.phase ?? 'Stable',
+    ...(closeAs ? { closeAs } : {}),
+    removePromote: outcomes.some((outcome) => outcome.removePromote),
+    ...(requeues.length > 0 ? { requeueAfterSeconds: Math.min(...requeues) } : {}),
+    workloads: async () => {
+      for (const outcome of outcomes) await outcome.workloads();
+    },
+  };
 }
 
-interface CanaryGroupInput {
+async function parkUnexecutable(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, run: RolloutRun, status: RolloutIsvcStatus): Promise<RunStep> {
+  await recordRolloutEvent(deps.client, isvc, {
+    type: 'Warning',
+    reason: EventReason.rolloutPlanParked,
+    message: RolloutRunMessage.unexecutable(run),
+  });
+  return { status, phase: 'Pending', removePromote: false, workloads: async () => undefined };
+}
+
+interface GroupInput {
   status: RolloutIsvcStatus;
   pinned: NonNullable<RolloutRun['plan']['groups']>;
-  engineIndex: number;
+  index: number;
   group: RolloutGroup;
+  /** The group's components that the run targets, in the group's order. */
   components: string[];
-  target: string;
-  stableRevision: string | undefined;
-  stable: Deployment | undefined;
-  desiredReplicas: number;
+  targets: ReadonlyMap<string, RunTarget>;
   now: Date;
 }
 
-async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, input: CanaryGroupInput): Promise<EngineStep> {
-  const { status, pinned, engineIndex, group, components, stable, desiredReplicas, now } = input;
-  const namespace = isvc.metadata.namespace ?? '';
-  const canary = await getOptional<Deployment>(deps.client, namespace, canaryDeploymentName(computeEngineDeploymentName(isvc.metadata.name)));
-  const states = readCanaryStates(status, pinned);
-  const state: CanaryState = states.get(engineIndex) ?? {
-    canaryRevisionHash: input.target,
-    ...(input.stableRevision ? { stableRevisionHash: input.stableRevision } : {}),
-    currentStep: 0,
-    observedTrafficWeight: 0,
-  };
-  const tick = advanceCanary({
-    steps: group.canary?.steps ?? [],
-    ...(group.canary?.readyTimeout ? { readyTimeout: group.canary.readyTimeout } : {}),
-    state,
-    desiredReplicas,
-    readyCanaryReplicas: readyReplicasOf(canary),
-    readyStableReplicas: readyReplicasOf(stable),
-    ...optional('promoteAnnotation', isvc.metadata.annotations?.[Annotation.rolloutPromote]),
-    ...optional('rollbackAnnotation', isvc.metadata.annotations?.[Annotation.rolloutRollback]),
-    metricsSourceConfigured: deps.metricsSourceConfigured ?? false,
-    now,
-  });
-  states.set(engineIndex, tick.state);
-  writeCanaryStates(status, pinned, states);
-  const outcome = tick.state.finished
-    ? finishCanary(deps, { stable, canary, desiredReplicas, target: input.target })
-    : driveCanary(deps, tick, { stable, canary });
-  setRolloutPhase(status, components, outcome.phase);
-  return {
-    status,
-    phase: outcome.phase,
-    ...(outcome.closeAs ? { closeAs: outcome.closeAs } : {}),
-    removePromote: tick.removePromoteAnnotation,
-    ...(tick.requeueAfterSeconds === undefined ? {} : { requeueAfterSeconds: tick.requeueAfterSeconds }),
-    workloads: outcome.workloads,
-  };
+interface GroupOutcome {
+  phase: string;
+  closeAs?: RunOutcome;
+  removePromote: boolean;
+  requeueAfterSeconds?: number;
+  workloads: () => Promise<void>;
 }
 
-
-interface Workloads {
+/** One component's workloads as a group step sees them. */
+interface ComponentWorkloads {
+  component: string;
+  target: string;
+  desiredReplicas: number;
   stable: Deployment | undefined;
   canary: Deployment | undefined;
 }
 
-/** A canary between its steps, or rolling back: scale both Deployments as the tick says. */
-function driveCanary(deps: AdvanceRolloutRunDeps, tick: CanaryTick, workloads: Workloads): Omit<EngineStep, 'status' | 'removePromote'> {
-  const rolledBack = tick.phase === 'RolledBack';
+/** The component's replica count as the renderer sets it (the stable Deployment's own is scaled down mid-canary). */
+function desiredReplicasOf(isvc: RolloutIsvc, component: string): number {
+  const spec = (isvc.spec ?? {}) as Record<string, { minReplicas?: number } | undefined>;
+  return spec[component]?.minReplicas ?? 1;
+}
+
+async function readComponentWorkloads(
+  deps: AdvanceRolloutRunDeps,
+  isvc: RolloutIsvc,
+  input: GroupInput,
+  withCanary: boolean,
+): Promise<ComponentWorkloads[]> {
+  const namespace = isvc.metadata.namespace ?? '';
+  return Promise.all(
+    input.components.map(async (component) => {
+      // Named as upstream names each component's workload, so its readiness is read the same way.
+      const stableName = computeComponentDeploymentName(isvc.metadata.name, component);
+      return {
+        component,
+        target: input.targets.get(component)?.revision ?? '',
+        desiredReplicas: desiredReplicasOf(isvc, component),
+        stable: await getOptional<Deployment>(deps.client, namespace, stableName),
+        canary: withCanary ? await getOptional<Deployment>(deps.client, namespace, canaryDeploymentName(stableName)) : undefined,
+      };
+    }),
+  );
+}
+
+/** blueGreen and rollingUpdate: every component's replaced workload at its target and ready completes the group. */
+async function stepReplacementGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, input: GroupInput): Promise<GroupOutcome> {
+  const workloads = await readComponentWorkloads(deps, isvc, input, false);
+  const steps = workloads.map(({ stable, target, desiredReplicas }) => {
+    const atTarget = stable !== undefined && revisionOf(stable) === target;
+    return advanceReplacement({ desiredReplicas, readyNewReplicas: atTarget ? readyReplicasOf(stable) : 0 });
+  });
+  const complete = steps.every((step) => step.complete);
   return {
+    phase: complete ? 'Stable' : 'Pending',
+    ...(complete ? { closeAs: 'Completed' as const } : {}),
+    removePromote: false,
+    workloads: async () => undefined,
+  };
+}
+
+/**
+ * A canary group: one step machine for the group, driven by its first targeted
+ * component; the other components follow the same steps at their own replica counts,
+ * and a step counts as ready only once every component's canary capacity is ready.
+ */
+async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, input: GroupInput): Promise<GroupOutcome> {
+  const { status, pinned, index, group, now } = input;
+  const workloads = await readComponentWorkloads(deps, isvc, input, true);
+  const primary = workloads[0] as ComponentWorkloads;
+  const steps = group.canary?.steps ?? [];
+  const states = readCanaryStates(status, pinned);
+  const state: CanaryState = states.get(index) ?? {
+    canaryRevisionHash: primary.target,
+    ...(input.targets.get(primary.component)?.stableRevision ? { stableRevisionHash: input.targets.get(primary.component)?.stableRevision } : {}),
+    currentStep: 0,
+    observedTrafficWeight: 0,
+  };
+  const capacityAt = (step: number) => steps[Math.min(Math.max(step, 0), steps.length - 1)]?.capacity;
+  const othersReady = workloads
+    .slice(1)
+    .every((entry) => readyReplicasOf(entry.canary) >= canaryReplicasFor(capacityAt(state.currentStep), entry.desiredReplicas));
+  const sample = await sampleAnalysis(deps, isvc, { state, steps, component: primary.component, now });
+  const tick = advanceCanary({
+    steps,
+    ...(group.canary?.readyTimeout ? { readyTimeout: group.canary.readyTimeout } : {}),
+    state,
+    desiredReplicas: primary.desiredReplicas,
+    readyCanaryReplicas: othersReady ? readyReplicasOf(primary.canary) : 0,
+    readyStableReplicas: readyReplicasOf(primary.stable),
+    ...optional('promoteAnnotation', isvc.metadata.annotations?.[Annotation.rolloutPromote]),
+    ...optional('rollbackAnnotation', isvc.metadata.annotations?.[Annotation.rolloutRollback]),
+    ...(sample ? { analysisSample: sample } : {}),
+    now,
+  });
+  states.set(index, tick.state);
+  writeCanaryStates(status, pinned, states);
+  const base = { removePromote: tick.removePromoteAnnotation, ...(tick.requeueAfterSeconds === undefined ? {} : { requeueAfterSeconds: tick.requeueAfterSeconds }) };
+  if (tick.state.finished) {
+    const finishes = workloads.map((entry) => finishCanary(deps, entry));
+    const complete = finishes.every((finish) => finish.closeAs === 'Completed');
+    return {
+      ...base,
+      phase: complete ? 'Stable' : 'Promoting',
+      ...(complete ? { closeAs: 'Completed' as const } : {}),
+      workloads: async () => {
+        for (const finish of finishes) await finish.workloads();
+      },
+    };
+  }
+  const rolledBack = tick.phase === 'RolledBack';
+  const rollingBack = rolledBack || tick.phase === 'RollingBack';
+  const capacity = capacityAt(tick.state.currentStep);
+  return {
+    ...base,
     phase: tick.phase,
     ...(rolledBack ? { closeAs: 'RolledBack' as const } : {}),
     workloads: async () => {
-      await scaleDeployment(deps.client, workloads.stable, tick.stableReplicas);
-      if (rolledBack && workloads.canary) {
-        await deleteIfPresent(deps.client, workloads.canary.metadata.namespace ?? '', workloads.canary.metadata.name);
-      } else {
-        await scaleDeployment(deps.client, workloads.canary, tick.canaryReplicas);
+      for (const entry of workloads) {
+        await driveCanary(deps, entry, { ...replicasFor(entry), remove: rolledBack });
       }
     },
   };
+
+  /** The primary follows the tick; the others take the same step at their own size, stable released as their canary is ready. */
+  function replicasFor(entry: ComponentWorkloads): { canaryReplicas: number; stableReplicas: number } {
+    if (entry === primary) return { canaryReplicas: tick.canaryReplicas, stableReplicas: tick.stableReplicas };
+    if (rollingBack) return { canaryReplicas: 0, stableReplicas: entry.desiredReplicas };
+    const canaryReplicas = canaryReplicasFor(capacity, entry.desiredReplicas);
+    return { canaryReplicas, stableReplicas: Math.max(0, entry.desiredReplicas - Math.min(readyReplicasOf(entry.canary), canaryReplicas)) };
+  }
+}
+
+/** The current step's analysis sample: the executor's, or an inconclusive one when none is plugged in. */
+async function sampleAnalysis(
+  deps: AdvanceRolloutRunDeps,
+  isvc: RolloutIsvc,
+  input: { state: CanaryState; steps: NonNullable<RolloutGroup['canary']>['steps']; component: string; now: Date },
+): Promise<AnalysisVerdict | undefined> {
+  const steps = input.steps ?? [];
+  const index = Math.min(Math.max(input.state.currentStep, 0), steps.length - 1);
+  const analysis = steps[index]?.analysis;
+  if (!analysis) return undefined;
+  if (!deps.analysis) return unboundSample(analysis, input.now);
+  return deps.analysis.sample({
+    namespace: isvc.metadata.namespace ?? '',
+    isvcName: isvc.metadata.name,
+    component: input.component,
+    canaryRevision: input.state.canaryRevisionHash ?? '',
+    ...(input.state.stableRevisionHash ? { stableRevision: input.state.stableRevisionHash } : {}),
+    step: index,
+    analysis,
+    ...(input.state.lastEvaluationTime ? { since: input.state.lastEvaluationTime } : {}),
+  });
+}
+
+/** A canary between its steps, or rolling back: scale both Deployments; a finished rollback removes the canary. */
+async function driveCanary(
+  deps: AdvanceRolloutRunDeps,
+  entry: ComponentWorkloads,
+  replicas: { canaryReplicas: number; stableReplicas: number; remove: boolean },
+): Promise<void> {
+  await scaleDeployment(deps.client, entry.stable, replicas.stableReplicas);
+  if (replicas.remove && entry.canary) {
+    await deleteIfPresent(deps.client, entry.canary.metadata.namespace ?? '', entry.canary.metadata.name);
+  } else {
+    await scaleDeployment(deps.client, entry.canary, replicas.canaryReplicas);
+  }
 }
 
 /**
  * After the last gate the canary takes every replica; once it is ready the stable
  * Deployment takes the canary's pods at full size; once that is ready the canary goes
- * and the run completes. Serving capacity never drops below desired on the way.
+ * and the component is done. Serving capacity never drops below desired on the way.
  */
-function finishCanary(
-  deps: AdvanceRolloutRunDeps,
-  input: Workloads & { desiredReplicas: number; target: string },
-): Omit<EngineStep, 'status' | 'removePromote'> {
-  const { stable, canary, desiredReplicas } = input;
-  const stableAtTarget = stable !== undefined && revisionOf(stable) === input.target;
+function finishCanary(deps: AdvanceRolloutRunDeps, entry: ComponentWorkloads): { closeAs?: 'Completed'; workloads: () => Promise<void> } {
+  const { stable, canary, desiredReplicas, component } = entry;
+  const stableAtTarget = stable !== undefined && revisionOf(stable) === entry.target;
   if (stableAtTarget && readyReplicasOf(stable) >= desiredReplicas) {
     return {
-      phase: 'Stable',
       closeAs: 'Completed',
       workloads: async () => {
         await scaleDeployment(deps.client, stable, desiredReplicas);
@@ -268,9 +389,8 @@ function finishCanary(
     };
   }
   return {
-    phase: 'Promoting',
     workloads: async () => {
-      if (!stable) throw new NotFoundError('the stable engine Deployment is gone; the next render recreates it');
+      if (!stable) throw new NotFoundError(`the stable ${component} Deployment is gone; the next render recreates it`);
       if (stableAtTarget) return scaleDeployment(deps.client, stable, desiredReplicas);
       if (!canary) return undefined;
       if (readyReplicasOf(canary) < desiredReplicas) return scaleDeployment(deps.client, canary, desiredReplicas);

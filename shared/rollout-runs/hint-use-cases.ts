@@ -13,7 +13,7 @@ import type { HintDetail } from '../events/hint-event';
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
 import { WorkloadLabel, REPIN_METRIC } from '../vocabulary';
-import { advanceRolloutRun, type AdvanceRolloutRunResult } from './advance-rollout-run';
+import { advanceRolloutRun, type AdvanceRolloutRunDeps, type AdvanceRolloutRunResult } from './advance-rollout-run';
 import { applyRepin, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
 import { listPolicyConsumers, refreshPlanStatus, type RefreshPlanStatusResult } from './refresh-plan-status';
 import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type RefreshPolicyStatusResult } from './refresh-policy-status';
@@ -59,6 +59,8 @@ export interface RolloutWork {
   client: ClusterHandle['client'];
   clock: Clock;
   reconcile: ReconcileDeps;
+  /** Samples analysis steps, with what the cluster binds; none yet (see AdvanceRolloutRunDeps). */
+  analysis?: Pick<AdvanceRolloutRunDeps, 'analysis' | 'metrics'>;
 }
 
 function workOf(invocation: HintInvocation): RolloutWork {
@@ -73,7 +75,7 @@ function workOf(invocation: HintInvocation): RolloutWork {
 /** Advances one ISVC's run under its lease. */
 export function advanceUnderLease(work: RolloutWork, key: { namespace: string; name: string; uid?: string }): Promise<AdvanceRolloutRunResult> {
   return underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, (context) =>
-    advanceRolloutRun({ client: fenceDeploymentWrites(work.client, workloadFenceOf(context), { name: key.name, uid: key.uid }), clock: work.clock }, key),
+    advanceRolloutRun({ client: fenceDeploymentWrites(work.client, workloadFenceOf(context), { name: key.name, uid: key.uid }), clock: work.clock, ...work.analysis }, key),
   );
 }
 

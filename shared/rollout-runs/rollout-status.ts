@@ -8,6 +8,8 @@ import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import { Resources } from '../model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, type PlanCondition } from '../rollout/drift';
+import { NO_METRICS, type MetricsBinding } from '../rollout/analysis';
+import { findUnexecutableGroup, type ComponentShapes } from '../rollout/executable';
 import { resolveLivePlan, type LivePlanResult } from '../rollout/plan';
 import { formatKubeTime, keepNewerPin } from '../rollout/run';
 import type {
@@ -21,7 +23,7 @@ import type {
   RunOutcome,
   StatusCondition,
 } from '../rollout/types';
-import { ConditionType } from '../vocabulary';
+import { ConditionType, PlanReadyReason } from '../vocabulary';
 
 /** The `reportingController` of the events rollout runs record. */
 export const ROLLOUT_CONTROLLER = 'ome-pinning-rollout';
@@ -79,9 +81,17 @@ export async function readPolicies(client: ClusterClient, namespace: string): Pr
   return views;
 }
 
-/** The live plan of the ISVC's spec groups against freshly read policies. */
-export async function renderLivePlan(client: ClusterClient, isvc: RolloutIsvc): Promise<LivePlanResult> {
-  return resolveLivePlan(specGroupsOf(isvc), await readPolicies(client, isvc.metadata.namespace ?? ''));
+/**
+ * The live plan of the ISVC's spec groups against freshly read policies; a plan the
+ * plane cannot execute on this ISVC fails as PlanInvalid (see findUnexecutableGroup),
+ * and one whose analysis cannot sample here as ProviderUnbound (`metrics`: what the
+ * cluster binds; nothing by default).
+ */
+export async function renderLivePlan(client: ClusterClient, isvc: RolloutIsvc, metrics: MetricsBinding = NO_METRICS): Promise<LivePlanResult> {
+  const live = resolveLivePlan(specGroupsOf(isvc), await readPolicies(client, isvc.metadata.namespace ?? ''), metrics);
+  if (!live.ok) return live;
+  const unexecutable = findUnexecutableGroup(live.plan.groups.map((pinned) => pinned.group), (isvc.spec ?? {}) as ComponentShapes);
+  return unexecutable ? { ok: false, reason: PlanReadyReason.planInvalid, message: unexecutable, groups: live.groups } : live;
 }
 
 /**

@@ -10,14 +10,16 @@ import { checkFence, withFence } from '../pinning/direct-workload-writer';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
 import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
+import type { MetricsBinding } from '../rollout/analysis';
 import { canaryReplicasFor } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun, formatKubeTime, openRun } from '../rollout/run';
-import type { RolloutGroup, RolloutRun } from '../rollout/types';
+import type { CanaryState, RolloutGroup, RolloutRun, RunTarget } from '../rollout/types';
 import { EventReason, Message } from '../vocabulary';
 import {
   applyPlanStatus,
   commitStatus,
+  getRolloutIsvc,
   groupIndexFor,
   recordRolloutEvent,
   renderLivePlan,
@@ -45,6 +47,8 @@ export interface RolloutWorkloadWriterDeps {
   /** Writes a Deployment as rendered (create or replace): first revisions and services without rollout groups. */
   direct: EngineWorkloadWriter;
   clock: Clock;
+  /** What the cluster binds for analysis steps (see renderLivePlan); nothing by default. */
+  metrics?: MetricsBinding;
 }
 
 /** The run events' messages, as upstream's run layer words them (see `Message` in vocabulary). */
@@ -53,20 +57,26 @@ export const RolloutRunMessage = {
   closed: (runID: string, outcome: string) => Message.runClosed(runID, outcome),
   superseded: (runID: string) => Message.runSuperseded(runID),
   parked: (reason: string, message: string) => Message.planParked(reason, message),
+  unexecutable: (run: RolloutRun) =>
+    `run ${run.runID} cannot be executed: none of its targets (${(run.targetRevisions ?? []).map((t) => t.component).join(', ') || 'none'}) is in a pinned group`,
 } as const;
 
 /** Builds the writer; `direct` is the plain create-or-replace writer it wraps. */
 export function createRolloutWorkloadWriter(deps: RolloutWorkloadWriterDeps): EngineWorkloadWriter {
-  return { apply: (request) => applyEngineWorkload(deps, request) };
+  return { apply: (request) => applyComponentWorkload(deps, request) };
 }
 
-async function applyEngineWorkload(deps: RolloutWorkloadWriterDeps, request: EngineWorkloadRequest): Promise<EngineWorkloadOutcome> {
-  const isvc = request.isvc as RolloutIsvc;
+async function applyComponentWorkload(deps: RolloutWorkloadWriterDeps, request: EngineWorkloadRequest): Promise<EngineWorkloadOutcome> {
+  const component = request.component ?? 'engine';
+  // The engine's write may have opened a run a moment ago: a later component reads the ISVC afresh.
+  const basis = component === 'engine' ? undefined : await getRolloutIsvc(deps.client, request.isvc.metadata.namespace ?? '', request.isvc.metadata.name);
+  const isvc = (basis ?? request.isvc) as RolloutIsvc;
   const desired = withWorkloadRevision(request.desired as Deployment);
   const direct = (): Promise<EngineWorkloadOutcome> => deps.direct.apply({ ...request, desired });
   const run = isvc.status?.rollout?.activeRun;
-  const grouped = groupIndexFor(specGroupsOf(isvc), 'engine') >= 0;
-  if ((!grouped && !run) || !usesOmeNative(isvc)) return direct();
+  const grouped = groupIndexFor(specGroupsOf(isvc), component) >= 0;
+  const target = run?.targetRevisions?.find((entry) => entry.component === component);
+  if ((!grouped && !target) || !usesOmeNative(isvc)) return direct();
 
   const namespace = desired.metadata.namespace ?? isvc.metadata.namespace ?? '';
   const stable = await getOptional<Deployment>(deps.client, namespace, desired.metadata.name);
@@ -75,35 +85,53 @@ async function applyEngineWorkload(deps: RolloutWorkloadWriterDeps, request: Eng
 
   const desiredRevision = computeWorkloadRevision(request.desired as Deployment);
   const stableRevision = revisionOf(stable, request.desired as Deployment);
-  const target = run?.targetRevisions?.find((entry) => entry.component === 'engine');
 
   if (run && target?.revision === desiredRevision) {
-    await ensureRunWorkloads(deps, run, desired, direct, request.fence);
+    await ensureRunWorkloads(deps, run, component, desired, direct, request.fence);
     return 'run-in-progress';
   }
   if (desiredRevision === stableRevision) {
-    if (run) await closeReverted(deps, isvc, run, desired);
+    if (run && target) await closeReverted(deps, isvc, run, component, desired);
     return direct();
   }
-  if (!run && isvc.status?.canary?.rolledBackRevisionHash === desiredRevision) {
+  if (!run && wasRolledBack(isvc.status, desiredRevision)) {
     // The revision was rolled back: it stays out until the spec renders another one.
     return 'unchanged';
   }
   if (!grouped) return direct();
-  return openRunFor(deps, isvc, desired, { desiredRevision, stableRevision }, direct, request.fence);
+  return openRunFor(deps, isvc, { component, desired, desiredRevision, stableRevision }, direct, request.fence);
 }
 
-/** Opens a run for the new revision (superseding an older one) and starts bringing it up. */
+/**
+ * The superseded run's other targets that still have to roll: a component whose group
+ * the run already completed (PHASE `Stable`, set only by the executor) is not rolled again.
+ */
+function unfinishedTargets(status: RolloutIsvcStatus | undefined, previous: RolloutRun | undefined, changed: string): RunTarget[] {
+  return (previous?.targetRevisions ?? []).filter(
+    (entry) => entry.component !== changed && entry.revision && status?.components?.[entry.component]?.rolloutPhase !== 'Stable',
+  );
+}
+
+/** Whether any canary group's record rejects `revision` (each group records its first component's revision). */
+function wasRolledBack(status: RolloutIsvcStatus | undefined, revision: string): boolean {
+  const states = [status?.canary, ...(status?.rollout?.canaries ?? [])];
+  return states.some((state) => state?.rolledBackRevisionHash === revision);
+}
+
+/**
+ * Opens a run for the component's new revision. A run already open is superseded by one
+ * that keeps its other targets, so a runtime change that renders engine and decoder anew
+ * ends in one run targeting both.
+ */
 async function openRunFor(
   deps: RolloutWorkloadWriterDeps,
   isvc: RolloutIsvc,
-  desired: Deployment,
-  revisions: { desiredRevision: string; stableRevision: string },
+  change: { component: string; desired: Deployment; desiredRevision: string; stableRevision: string },
   direct: () => Promise<EngineWorkloadOutcome>,
   fence: WorkloadFence | undefined,
 ): Promise<EngineWorkloadOutcome> {
   const now = new Date(deps.clock.now());
-  const live = await renderLivePlan(deps.client, isvc);
+  const live = await renderLivePlan(deps.client, isvc, deps.metrics);
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
   const previous = status.rollout?.activeRun;
   if (!live.ok) {
@@ -121,30 +149,34 @@ async function openRunFor(
     return 'unchanged';
   }
   // A superseded canary rolls from the same stable Deployment, which it never replaced.
+  const kept = unfinishedTargets(isvc.status, previous, change.component);
   const run = openRun({
     isvcName: isvc.metadata.name,
-    targetRevisions: [{ component: 'engine', revision: revisions.desiredRevision, stableRevision: revisions.stableRevision }],
+    targetRevisions: [...kept, { component: change.component, revision: change.desiredRevision, stableRevision: change.stableRevision }],
     plan: live.plan,
     now,
   });
   status.rollout = { ...status.rollout, activeRun: run };
   if (previous) status.rollout.lastRun = closeRun(previous, 'Superseded', now);
   const pinned = run.plan.groups ?? [];
-  const engineIndex = groupIndexFor(pinned.map((group) => group.group), 'engine');
-  const engineGroup: Partial<RolloutGroup> = pinned[engineIndex]?.group ?? {};
   delete status.canary;
   delete status.rollout.canaries;
-  if (declaredKindOf(engineGroup) === 'canary') {
-    const states = new Map([[engineIndex, {
-      canaryRevisionHash: revisions.desiredRevision,
-      stableRevisionHash: revisions.stableRevision,
-      currentStep: 0,
-      stepEnteredTime: formatKubeTime(now),
-      observedTrafficWeight: 0,
-    }]]);
-    writeCanaryStates(status, pinned, states);
+  const states = new Map<number, CanaryState>();
+  for (const [index, { group }] of pinned.entries()) {
+    const first = (group.components ?? []).map((name) => run.targetRevisions?.find((entry) => entry.component === name)).find((entry) => entry?.revision);
+    if (!first) continue;
+    if (declaredKindOf(group) === 'canary') {
+      states.set(index, {
+        canaryRevisionHash: first.revision as string,
+        ...(first.stableRevision ? { stableRevisionHash: first.stableRevision } : {}),
+        currentStep: 0,
+        stepEnteredTime: formatKubeTime(now),
+        observedTrafficWeight: 0,
+      });
+    }
+    setRolloutPhase(status, group.components ?? [], 'Pending');
   }
-  setRolloutPhase(status, engineGroup.components ?? ['engine'], 'Pending');
+  writeCanaryStates(status, pinned, states);
   applyPlanStatus(status, isvc, live, now);
   await commitStatus(deps.client, isvc, status);
   if (previous) {
@@ -159,7 +191,7 @@ async function openRunFor(
     reason: EventReason.rolloutRunOpened,
     message: RolloutRunMessage.opened(run, live.plan.digest),
   });
-  await ensureRunWorkloads(deps, run, desired, direct, fence);
+  await ensureRunWorkloads(deps, run, change.component, change.desired, direct, fence);
   return 'run-opened';
 }
 
@@ -172,21 +204,22 @@ async function openRunFor(
 async function ensureRunWorkloads(
   deps: RolloutWorkloadWriterDeps,
   run: RolloutRun,
+  component: string,
   desired: Deployment,
   direct: () => Promise<EngineWorkloadOutcome>,
   fence: WorkloadFence | undefined,
 ): Promise<void> {
   const pinned = run.plan.groups ?? [];
-  const engineGroup: Partial<RolloutGroup> = pinned[groupIndexFor(pinned.map((group) => group.group), 'engine')]?.group ?? {};
+  const group: Partial<RolloutGroup> = pinned[groupIndexFor(pinned.map((group) => group.group), component)]?.group ?? {};
   const namespace = desired.metadata.namespace ?? '';
   const canaryName = canaryDeploymentName(desired.metadata.name);
-  if (declaredKindOf(engineGroup) !== 'canary') {
+  if (declaredKindOf(group) !== 'canary') {
     await deleteIfPresent(deps.client, namespace, canaryName);
     await direct();
     return;
   }
   const existing = await getOptional<Deployment>(deps.client, namespace, canaryName);
-  const firstStep = engineGroup.canary?.steps?.[0];
+  const firstStep = group.canary?.steps?.[0];
   const replicas = existing?.spec?.replicas ?? canaryReplicasFor(firstStep?.capacity, desired.spec?.replicas ?? 1);
   const canary = renderCanaryDeployment(desired, replicas);
   // Fenced like the stable Deployment: a worker that lost its lease cannot bring back an older canary.
@@ -206,15 +239,15 @@ async function ensureRunWorkloads(
  * The spec went back to the stable revision while a run was rolling another one: the
  * run is superseded, the canary goes, and the direct write restores stable capacity.
  */
-async function closeReverted(deps: RolloutWorkloadWriterDeps, isvc: RolloutIsvc, run: RolloutRun, desired: Deployment): Promise<void> {
+async function closeReverted(deps: RolloutWorkloadWriterDeps, isvc: RolloutIsvc, run: RolloutRun, component: string, desired: Deployment): Promise<void> {
   const now = new Date(deps.clock.now());
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
   status.rollout = { ...status.rollout, lastRun: closeRun(run, 'Superseded', now) };
   delete status.rollout.activeRun;
   delete status.canary;
   delete status.rollout.canaries;
-  setRolloutPhase(status, ['engine'], 'Stable');
-  applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc), now);
+  setRolloutPhase(status, [component], 'Stable');
+  applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), now);
   await commitStatus(deps.client, isvc, status);
   await recordRolloutEvent(deps.client, isvc, {
     type: 'Normal',

@@ -4,6 +4,7 @@
  * the clock, and writes back the returned state and replica counts.
  */
 import { parseGoDuration } from '../go-duration';
+import { decideAnalysisStep, resetAnalysisRecord, type AnalysisVerdict } from './analysis';
 import { parseCapacity } from './plan';
 import type { CanaryState, CanaryStep, RolloutHold, RolloutPhase } from './types';
 import { formatKubeTime } from './run';
@@ -42,10 +43,11 @@ export interface CanaryTickInput {
   readonly promoteAnnotation?: string;
   /** Value of `ome.io/rollout-rollback`, if set. */
   readonly rollbackAnnotation?: string;
-  /** Whether any metrics source is configured; without one, analysis is inconclusive. */
-  readonly metricsSourceConfigured: boolean;
-  /** The latest analysis sample, when a metrics source answered. */
-  readonly analysisVerdict?: 'Pass' | 'Fail' | 'Inconclusive';
+  /**
+   * The latest analysis sample for the current step (from the executor, or the
+   * inconclusive one recorded when nothing can evaluate it); absent while none is ready.
+   */
+  readonly analysisSample?: AnalysisVerdict;
   readonly now: Date;
 }
 
@@ -111,6 +113,7 @@ export function advanceCanary(input: CanaryTickInput): CanaryTick {
 
   const wait = evaluateGate(input, state, step, mailbox);
   if (wait === 'rollback') return rollBack(input, state, mailbox.remove);
+  if (wait === 'failed') return { ...base, state, phase: 'Failed', removePromoteAnnotation: mailbox.remove };
   if (wait) {
     return { ...base, state, phase: 'Paused', hold: 'ObservedPaused', removePromoteAnnotation: mailbox.remove, ...wait };
   }
@@ -147,26 +150,41 @@ function readPromoteMailbox(promote: string | undefined, state: CanaryState): Pr
   return mailbox;
 }
 
-/** Why the step waits at its gate, `rollback` when analysis failed too often, or nothing to advance. */
+/**
+ * Why the step waits at its gate, `rollback` when analysis says so, `failed` when
+ * analysis stalled under `Hold`, or nothing to advance.
+ */
 function evaluateGate(
   input: CanaryTickInput,
   state: CanaryState,
   step: CanaryStep,
   mailbox: PromoteMailbox,
-): Partial<CanaryTick> | 'rollback' | undefined {
+): Partial<CanaryTick> | 'rollback' | 'failed' | undefined {
   const elapsedSeconds = secondsSince(state.stepEnteredTime, input.now);
   const pauseSeconds = step.pause?.duration ? Number(parseGoDuration(step.pause.duration)) / NS_PER_SECOND : 0;
   const bake = (): Partial<CanaryTick> | undefined =>
     elapsedSeconds < pauseSeconds ? { requeueAfterSeconds: Math.ceil(pauseSeconds - elapsedSeconds) } : undefined;
   switch (gateOf(step)) {
     case 'Analysis': {
-      const verdict = input.metricsSourceConfigured ? input.analysisVerdict : 'Inconclusive';
-      if (verdict === 'Fail') {
-        state.analysisFailedChecks = (state.analysisFailedChecks ?? 0) + 1;
-        return state.analysisFailedChecks >= (step.analysis?.failureLimit ?? 1) ? 'rollback' : {};
+      // A promote for the canary revision overrides the gate, as upstream's does.
+      if (mailbox.fresh) {
+        mailbox.consume();
+        return undefined;
       }
-      if (verdict !== 'Pass') return { analysis: 'Inconclusive' };
-      return bake();
+      const result = decideAnalysisStep({
+        analysis: step.analysis as NonNullable<CanaryStep['analysis']>,
+        step,
+        state,
+        ...(input.analysisSample ? { sample: input.analysisSample } : {}),
+        ...(input.readyTimeout ? { stallTimeout: input.readyTimeout } : {}),
+        now: input.now,
+      });
+      if (result.decision === 'advance') return undefined;
+      // The sample that decided it is consumed: the rejection must outlive this pass.
+      if (result.decision === 'rollback' && state.canaryRevisionHash) state.rolledBackRevisionHash = state.canaryRevisionHash;
+      if (result.decision !== 'hold') return result.decision;
+      const inconclusive = input.analysisSample?.outcome === 'Inconclusive' ? { analysis: 'Inconclusive' as const } : {};
+      return { ...inconclusive, ...(result.requeueAfterSeconds === undefined ? {} : { requeueAfterSeconds: result.requeueAfterSeconds }) };
     }
     case 'Manual':
       if (!mailbox.fresh) return {};
@@ -183,7 +201,7 @@ function advanceStep(input: CanaryTickInput, state: CanaryState, removePromote: 
   if (state.currentStep >= input.steps.length - 1) return finish(input, state, removePromote);
   state.currentStep += 1;
   state.stepEnteredTime = formatKubeTime(input.now);
-  state.analysisFailedChecks = 0;
+  resetAnalysisRecord(state);
   const next = input.steps[state.currentStep] as CanaryStep;
   const target = canaryReplicasFor(next.capacity, input.desiredReplicas);
   return {

@@ -5,6 +5,7 @@
  * never a silent fall back to blue-green, which would drop a gate nobody removed.
  */
 import { PlanReadyReason } from '../vocabulary';
+import { findAnalysisProblem, findUnboundProvider, NO_METRICS, type MetricsBinding } from './analysis';
 import { digestGroupProgression, digestPlan, digestPolicySpec } from './digest';
 import { marshalGoJson } from './go-json';
 import { durationSchema } from './schema';
@@ -22,7 +23,8 @@ export type PlanFailureReason =
   | typeof PlanReadyReason.policyNotFound
   | typeof PlanReadyReason.policyNotReady
   | typeof PlanReadyReason.progressionMismatch
-  | typeof PlanReadyReason.planInvalid;
+  | typeof PlanReadyReason.planInvalid
+  | typeof PlanReadyReason.providerUnbound;
 
 /** Where a spec group's progression comes from, before resolution. */
 export type DeclaredSource = 'Inline' | 'Policy' | 'Defaulted';
@@ -92,12 +94,15 @@ export function declaredKindOf(group: Partial<RolloutGroup>): string {
  * Resolves every group of `spec.rollout.groups` against the namespace's policies.
  * The result is `ok` only when every group renders; failures report the first failing
  * group's reason, and every group's own outcome is kept for `status.rollout.groups[]`.
+ * A canary whose analysis cannot sample in this cluster (`metrics`) fails as
+ * ProviderUnbound, as upstream parks an unbound providerRef at run open.
  */
 export function resolveLivePlan(
   groups: readonly RolloutGroup[] | undefined,
   policiesByName: ReadonlyMap<string, RolloutPolicyView>,
+  metrics: MetricsBinding = NO_METRICS,
 ): LivePlanResult {
-  const outcomes = (groups ?? []).map((group, index) => resolveGroup(group, index, policiesByName));
+  const outcomes = (groups ?? []).map((group, index) => withBoundProvider(resolveGroup(group, index, policiesByName), metrics));
   const failure = outcomes.find((outcome): outcome is FailedGroup => !outcome.ok);
   if (failure) {
     return { ok: false, reason: failure.reason, message: failure.message, groups: outcomes };
@@ -106,6 +111,14 @@ export function resolveLivePlan(
   const pinned = resolved.map((outcome) => outcome.pinned);
   const groupDigests = pinned.map((group) => group.portableDigest);
   return { ok: true, plan: { groups: pinned, groupDigests, digest: digestPlan(groupDigests) }, groups: resolved };
+}
+
+function withBoundProvider(outcome: GroupResolution, metrics: MetricsBinding): GroupResolution {
+  if (!outcome.ok) return outcome;
+  const unbound = findUnboundProvider(outcome.pinned.group.canary, metrics, outcome.index);
+  if (!unbound) return outcome;
+  const { pinned: _pinned, shadowed: _shadowed, ok: _ok, ...base } = outcome;
+  return { ...base, ok: false, reason: PlanReadyReason.providerUnbound, message: unbound };
 }
 
 function resolveGroup(
@@ -235,7 +248,7 @@ function findProgressionProblem(body: RolloutPolicySpec): string | undefined {
       durationProblem(step.analysis?.initialDelay, `canary.steps[${i}].analysis.initialDelay`);
     if (problem) return problem;
   }
-  return durationProblem(body.canary?.readyTimeout, 'canary.readyTimeout');
+  return durationProblem(body.canary?.readyTimeout, 'canary.readyTimeout') ?? findAnalysisProblem(body.canary);
 }
 
 function durationProblem(value: string | undefined, field: string): string | undefined {

@@ -7,6 +7,7 @@
  */
 
 import type {
+  AnalysisMetricResult,
   ComponentType,
   RolloutGroupResolution,
   RolloutGroupStep,
@@ -20,7 +21,11 @@ import type {
 
 export type {
   AnalysisMetric,
+  AnalysisMetricResult,
   AnalysisPrometheus,
+  ComparisonOperator,
+  MetricProviderRef,
+  OnInconclusive,
   GroupBlueGreen,
   GroupCanary,
   GroupRollingUpdate,
@@ -107,6 +112,9 @@ export interface CanaryState {
   promotedThrough?: string;
   rolledBackRevisionHash?: string;
   analysisFailedChecks?: number;
+  lastEvaluationTime?: string;
+  lastConclusiveEvaluationTime?: string;
+  metricResults?: AnalysisMetricResult[];
 }
 
 /** A condition as the InferenceService status carries it (knative duck type). */

@@ -11,12 +11,17 @@ import type { JsonValue } from './go-json';
  * caller can compare before it writes.
  */
 
+/** The components the renderer renders, each as one Deployment. */
+export type RenderedComponent = 'engine' | 'decoder' | 'router';
+
 /** The ISVC fields rendering reads. */
 export interface WorkloadSubject {
   namespace: string;
   name: string;
   uid?: string | undefined;
   engine?: { minReplicas?: number | undefined } | undefined;
+  decoder?: { minReplicas?: number | undefined } | undefined;
+  router?: { minReplicas?: number | undefined } | undefined;
 }
 
 export interface RenderEngineInput {
@@ -61,8 +66,16 @@ function renderContainers(spec: JsonObject, engine: JsonObject, isvc: WorkloadSu
 
 /** The Deployment's name for an InferenceService's engine. */
 export function computeEngineDeploymentName(isvcName: string): string {
-  return `${isvcName}-engine`;
+  return computeComponentDeploymentName(isvcName, 'engine');
 }
+
+/** A component's workload name as upstream names it: `<isvc>-engine`, `<isvc>-decoder`, `<isvc>-router`. */
+export function computeComponentDeploymentName(isvcName: string, component: string): string {
+  return `${isvcName}-${component}`;
+}
+
+/** The runtime spec field that configures each component. */
+const CONFIG_FIELD: Record<RenderedComponent, string> = { engine: 'engineConfig', decoder: 'decoderConfig', router: 'routerConfig' };
 
 /**
  * Renders the engine Deployment. Labels on the pods and the selector hold only the ISVC
@@ -70,10 +83,27 @@ export function computeEngineDeploymentName(isvcName: string): string {
  * immutable; the revision is recorded in the `ome.io/rendered-from` annotation.
  */
 export function renderEngineDeployment(input: RenderEngineInput): KubeObject {
+  return renderComponentDeployment('engine', input);
+}
+
+/**
+ * Whether the runtime spec configures `component`: the engine always renders; a
+ * decoder or router renders only when the runtime carries its config block, since
+ * nothing else says which image it runs.
+ */
+export function runtimeConfigures(component: RenderedComponent, spec: JsonValue): boolean {
+  return component === 'engine' || asObject(asObject(spec)?.[CONFIG_FIELD[component]]) !== undefined;
+}
+
+/**
+ * Renders one component's Deployment the way the engine's is rendered, from the
+ * runtime's `<component>Config` block and the component's `minReplicas`.
+ */
+export function renderComponentDeployment(component: RenderedComponent, input: RenderEngineInput): KubeObject {
   const { isvc } = input;
   const spec = asObject(input.spec) ?? {};
-  const engine = asObject(spec.engineConfig) ?? {};
-  const selector = { [WorkloadLabel.inferenceService]: isvc.name, [WorkloadLabel.component]: 'engine' };
+  const engine = asObject(spec[CONFIG_FIELD[component]]) ?? {};
+  const selector = { [WorkloadLabel.inferenceService]: isvc.name, [WorkloadLabel.component]: component };
   const labels = { ...selector, [WorkloadLabel.servingRuntime]: input.runtimeName };
   const renderedFrom = input.revisionName ?? RENDERED_FROM_LIVE;
   const nodeSelector = { ...(asObject(engine.nodeSelector) ?? {}), ...(asObject(spec.nodeSelector) ?? {}) };
@@ -87,7 +117,7 @@ export function renderEngineDeployment(input: RenderEngineInput): KubeObject {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: {
-      name: computeEngineDeploymentName(isvc.name),
+      name: computeComponentDeploymentName(isvc.name, component),
       namespace: isvc.namespace,
       labels,
       annotations: { [WorkloadAnnotation.renderedFrom]: renderedFrom },
@@ -96,7 +126,7 @@ export function renderEngineDeployment(input: RenderEngineInput): KubeObject {
         : {}),
     },
     spec: {
-      replicas: isvc.engine?.minReplicas ?? 1,
+      replicas: isvc[component]?.minReplicas ?? 1,
       selector: { matchLabels: selector },
       template: {
         metadata: { labels, annotations: { [WorkloadAnnotation.renderedFrom]: renderedFrom } },

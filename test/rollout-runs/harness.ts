@@ -26,7 +26,7 @@ import {
 } from '../../shared/rollout-runs';
 import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
 import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/rollout/types';
-import { renderEngineDeployment } from '../../shared/runtime/workload';
+import { renderComponentDeployment, renderEngineDeployment, type RenderedComponent } from '../../shared/runtime/workload';
 import { createMemoryStores } from '../../shared/stores/memory';
 
 export const CLUSTER_ID = 'local';
@@ -107,6 +107,19 @@ export async function renderEngine(bench: Bench, name: string, image: string, is
   });
   const writer = createRolloutWorkloadWriter({ client: bench.client, direct: createDirectWorkloadWriter(bench.client), clock: bench.clock });
   return writer.apply({ clusterId: CLUSTER_ID, isvc: current, desired, renderedFrom: 'live' });
+}
+
+/** What the pin use-case does for a decoder or router: render it from the runtime's config block and hand it over. */
+export async function renderComponent(bench: Bench, name: string, component: RenderedComponent, image: string): Promise<string> {
+  const current = await getIsvc(bench, name);
+  const spec = (current.spec ?? {}) as Record<string, { minReplicas?: number } | undefined>;
+  const desired = renderComponentDeployment(component, {
+    isvc: { namespace: NAMESPACE, name, uid: current.metadata.uid, [component]: { minReplicas: spec[component]?.minReplicas } },
+    runtimeName: 'srt',
+    spec: { [`${component}Config`]: { runner: { name: component, image } } },
+  });
+  const writer = createRolloutWorkloadWriter({ client: bench.client, direct: createDirectWorkloadWriter(bench.client), clock: bench.clock });
+  return writer.apply({ clusterId: CLUSTER_ID, component, isvc: current, desired, renderedFrom: 'live' });
 }
 
 /** Deploys v1 directly, then renders v2: the run opens. */

@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { advanceCanary, advanceReplacement, canaryReplicasFor, gateOf, type CanaryTick, type CanaryTickInput } from '../../shared/rollout/canary';
 import type { CanaryState, CanaryStep } from '../../shared/rollout/types';
 import { NOW } from './fixtures';
+import type { AnalysisOutcome, AnalysisVerdict } from '../../shared/rollout/analysis';
 
 const ENTERED = '2026-08-31T18:00:00Z'; // 30 minutes before NOW
 const manual: CanaryStep[] = [{ capacity: '25%', traffic: 10, pause: {} }, { capacity: '100%', traffic: 100 }];
 const timed: CanaryStep[] = [{ capacity: '25%', traffic: 10, pause: { duration: '1h' } }, { capacity: '100%', traffic: 100 }];
 const analysis: CanaryStep[] = [{ capacity: '25%', traffic: 10, analysis: { interval: '1m', failureLimit: 2, metrics: [] } }, { capacity: '100%', traffic: 100 }];
+const sample = (outcome: AnalysisOutcome): AnalysisVerdict => ({ outcome, at: '2026-08-31T18:29:00Z' });
 const state = (extra: Partial<CanaryState> = {}): CanaryState => ({
   canaryRevisionHash: 'bbbbbbbb',
   stableRevisionHash: 'aaaaaaaa',
@@ -22,7 +24,6 @@ const tick = (extra: Partial<CanaryTickInput>) =>
     desiredReplicas: 4,
     readyCanaryReplicas: 0,
     readyStableReplicas: 4,
-    metricsSourceConfigured: false,
     now: NOW,
     ...extra,
   });
@@ -65,10 +66,10 @@ describe('Function: advanceCanary', () => {
     ['promote for another revision is dropped', { readyCanaryReplicas: 1, promoteAnnotation: 'cccccccc' }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, removePromoteAnnotation: true }, { currentStep: 0, promotedThrough: undefined }],
     ['timed gate waits', { steps: timed, readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 1800, gate: 'Timed' }, { currentStep: 0 }],
     ['timed gate elapses', { steps: timed, readyCanaryReplicas: 1, now: new Date('2026-08-31T19:00:00Z') }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3, gate: 'Immediate' }, { currentStep: 1, stepEnteredTime: '2026-08-31T19:00:00Z' }],
-    ['analysis without metrics source holds inconclusive', { steps: analysis, readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', analysis: 'Inconclusive', canaryReplicas: 1, stableReplicas: 3, gate: 'Analysis' }, { currentStep: 0 }],
-    ['analysis pass advances', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Pass' }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1 }],
-    ['analysis failing under its limit waits', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Fail' }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3 }, { analysisFailedChecks: 1 }],
-    ['analysis failing at its limit rolls back', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Fail' }, { phase: 'RolledBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
+    ['analysis with no sample yet holds', { steps: analysis, readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, gate: 'Analysis', requeueAfterSeconds: 60 }, { currentStep: 0 }],
+    ['analysis pass advances', { steps: analysis, readyCanaryReplicas: 1, analysisSample: sample('Successful') }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1 }],
+    ['analysis failing under its limit waits a sampling interval', { steps: analysis, readyCanaryReplicas: 1, analysisSample: sample('Failed') }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 60 }, { analysisFailedChecks: 1 }],
+    ['analysis failing at its limit rolls back', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, analysisSample: sample('Failed') }, { phase: 'RolledBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
     ['immediate last step finishes', { state: state({ currentStep: 1 }), readyCanaryReplicas: 4, readyStableReplicas: 0 }, { phase: 'Stable', canaryReplicas: 4, stableReplicas: 0 }, { finished: true, observedTrafficWeight: 100 }],
     ['finished stays finished while stable drains', { state: state({ finished: true }), readyCanaryReplicas: 4, readyStableReplicas: 2 }, { phase: 'Promoting', canaryReplicas: 4, stableReplicas: 0 }, { finished: true }],
     ['ready timeout fails the canary', { readyTimeout: '10m' }, { phase: 'Failed', canaryReplicas: 1, stableReplicas: 4 }, {}],
@@ -87,9 +88,15 @@ describe('Function: advanceCanary', () => {
     ['a rollback before stable is ready is RollingBack and rejects nothing yet', { rollbackAnnotation: 'x', readyStableReplicas: 3 }, { phase: 'RollingBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: undefined }],
     ['a first reconcile stamps the step entry time', { state: state({ stepEnteredTime: undefined }) }, { phase: 'Pending', canaryReplicas: 1, stableReplicas: 4 }, { stepEnteredTime: '2026-08-31T18:30:00Z' }],
     ['a timed gate counts from the step entry', { steps: timed, readyCanaryReplicas: 1, now: new Date('2026-08-31T18:59:59Z') }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 1 }, { currentStep: 0 }],
-    ['analysis that passes still bakes for its pause', { steps: [{ capacity: '25%', traffic: 10, pause: { duration: '1h' }, analysis: { interval: '1m', failureLimit: 1, metrics: [] } }, { capacity: '100%', traffic: 100 }], readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Pass' }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 1800 }, { currentStep: 0 }],
-    ['an inconclusive sample with a source holds', { steps: analysis, readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Inconclusive' }, { phase: 'Paused', hold: 'ObservedPaused', analysis: 'Inconclusive', canaryReplicas: 1, stableReplicas: 3 }, { analysisFailedChecks: undefined }],
-    ['a step advance resets failed analysis checks', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, metricsSourceConfigured: true, analysisVerdict: 'Pass' }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3 }, { analysisFailedChecks: 0 }],
+    ['analysis that passes still bakes for its pause', { steps: [{ capacity: '25%', traffic: 10, pause: { duration: '1h' }, analysis: { interval: '1m', failureLimit: 1, metrics: [] } }, { capacity: '100%', traffic: 100 }], readyCanaryReplicas: 1, analysisSample: sample('Successful') }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 60 }, { currentStep: 0 }],
+    ['an inconclusive sample holds by default', { steps: analysis, readyCanaryReplicas: 1, analysisSample: sample('Inconclusive') }, { phase: 'Paused', hold: 'ObservedPaused', analysis: 'Inconclusive', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 60 }, { analysisFailedChecks: undefined }],
+    ['a step advance resets failed analysis checks', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, analysisSample: sample('Successful') }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3 }, { analysisFailedChecks: 0 }],
+    ['an inconclusive sample under Rollback rolls back', { steps: [{ capacity: '25%', traffic: 10, analysis: { interval: '1m', failureLimit: 2, onInconclusive: 'Rollback', metrics: [] } }, { capacity: '100%', traffic: 100 }], readyCanaryReplicas: 1, analysisSample: sample('Inconclusive') }, { phase: 'RolledBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: 'bbbbbbbb', lastEvaluationTime: '2026-08-31T18:29:00Z' }],
+    ['an inconclusive sample past the stall timeout under Hold fails the canary', { steps: analysis, readyTimeout: '10m', readyCanaryReplicas: 1, analysisSample: sample('Inconclusive') }, { phase: 'Failed', canaryReplicas: 1, stableReplicas: 3 }, { currentStep: 0, rolledBackRevisionHash: undefined }],
+    ['an inconclusive sample past the stall timeout under RollbackOnStall rolls back', { steps: [{ capacity: '25%', traffic: 10, analysis: { interval: '1m', failureLimit: 2, onInconclusive: 'RollbackOnStall', metrics: [] } }, { capacity: '100%', traffic: 100 }], readyTimeout: '10m', readyCanaryReplicas: 1, analysisSample: sample('Inconclusive') }, { phase: 'RolledBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
+    ['a promote passes an analysis gate', { steps: analysis, readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3, removePromoteAnnotation: true }, { currentStep: 1, promotedThrough: 'bbbbbbbb' }],
+    ['a step advance clears the analysis record', { steps: analysis, state: state({ lastEvaluationTime: '2026-08-31T18:20:00Z', lastConclusiveEvaluationTime: '2026-08-31T18:20:00Z', metricResults: [{ name: 'm', passed: true }] }), readyCanaryReplicas: 1, analysisSample: sample('Successful') }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1, lastEvaluationTime: undefined, lastConclusiveEvaluationTime: undefined, metricResults: undefined }],
+    ['an analysis rollback is recorded at once, so it holds while stable comes back', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, readyStableReplicas: 3, analysisSample: sample('Failed') }, { phase: 'RollingBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
     ['a canary without revision hashes is neither rolled back nor promoted', { state: state({ canaryRevisionHash: undefined }), readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3 }, { currentStep: 0, rolledBackRevisionHash: undefined }],
     ['a ready timeout reached exactly is not yet a failure', { readyTimeout: '30m' }, { phase: 'Pending', canaryReplicas: 1, stableReplicas: 4 }, {}],
     ['a step index past the end is clamped', { state: state({ currentStep: 7 }), readyCanaryReplicas: 1 }, { phase: 'Pending', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1, finished: undefined }],
@@ -108,7 +115,7 @@ describe('Function: advanceCanary', () => {
 
   it('does not mutate the state it was given', () => {
     const given = state();
-    advanceCanary({ steps: manual, state: given, desiredReplicas: 4, readyCanaryReplicas: 1, readyStableReplicas: 4, metricsSourceConfigured: false, now: NOW, promoteAnnotation: 'bbbbbbbb' });
+    advanceCanary({ steps: manual, state: given, desiredReplicas: 4, readyCanaryReplicas: 1, readyStableReplicas: 4, now: NOW, promoteAnnotation: 'bbbbbbbb' });
     expect(given).toEqual(state());
   });
 });

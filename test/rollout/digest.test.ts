@@ -22,6 +22,20 @@ describe('Function: digestProgression', () => {
     ['canary', { steps: [{ traffic: 10, capacity: '25%', pause: { duration: '10m' } }] }, '{"canary":{"steps":[{"capacity":"25%","traffic":10,"pause":{"duration":"10m0s"}}]}}'],
     ['rollingUpdate', { maxUnavailable: 0, maxSurge: '25%' }, '{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0}}'],
     ['rollingUpdate', {}, '{"rollingUpdate":{}}'],
+    // A manifest written for OME with an analysis gate: keys in upstream's order whatever order they are written in.
+    [
+      'canary',
+      {
+        readyTimeout: '15m',
+        prometheus: { headers: { 'X-Scope-OrgID': 'team-a' }, providerRef: { name: 'mimir' } },
+        steps: [
+          { traffic: 10, capacity: '10%', analysis: { metrics: [{ threshold: '0.05', operator: 'LTE', query: 'q', name: 'err' }], onInconclusive: 'RollbackOnStall', failureLimit: 2, interval: '2m' } },
+          { capacity: '100%', traffic: 100 },
+        ],
+      },
+      '{"canary":{"steps":[{"capacity":"10%","traffic":10,"analysis":{"interval":"2m0s","failureLimit":2,"onInconclusive":"RollbackOnStall","metrics":[{"name":"err","query":"q","operator":"LTE","threshold":"0.05"}]}},{"capacity":"100%","traffic":100}],' +
+        '"prometheus":{"providerRef":{"name":"mimir"},"headers":{"X-Scope-OrgID":"team-a"}},"readyTimeout":"15m0s"}}',
+    ],
   ] as const)('%s %j hashes %s', (kind, body, json) => {
     expect(digestProgression(kind, body)).toBe(rp1(json));
   });

@@ -148,6 +148,7 @@ describe('Function: topologyOf', () => {
 
 /** Every render failure, exactly as RolloutPlanReady reports it. */
 describe('Function: resolveLivePlan, failures word for word', () => {
+  const metric = { name: 'err', query: 'q', operator: 'LTE', threshold: '0.05' };
   const step = (extra: Record<string, unknown>) => ({ components: ['engine'], canary: { steps: [{ capacity: 1, traffic: 1, ...extra }] } }) as RolloutGroup;
   it.each<[string, RolloutGroup, string, string]>([
     ['no components field', {} as RolloutGroup, 'PlanInvalid', 'groups[0]: a group needs at least one component'],
@@ -162,6 +163,11 @@ describe('Function: resolveLivePlan, failures word for word', () => {
     ['a bad analysis interval', step({ analysis: { interval: '1', failureLimit: 1, metrics: [] } }), 'PlanInvalid', 'groups[0]: canary.steps[0].analysis.interval: time: missing unit in duration "1"'],
     ['a bad analysis delay', step({ analysis: { interval: '1m', initialDelay: 'y', failureLimit: 1, metrics: [] } }), 'PlanInvalid', 'groups[0]: canary.steps[0].analysis.initialDelay: time: invalid duration "y"'],
     ['a bad readyTimeout', { components: ['engine'], canary: { steps: [], readyTimeout: 'z' } }, 'PlanInvalid', 'groups[0]: canary.readyTimeout: time: invalid duration "z"'],
+    ['both providerRef and serverAddress', { components: ['engine'], canary: { steps: [], prometheus: { providerRef: { name: 'p' }, serverAddress: 'http://x' } } }, 'PlanInvalid', 'groups[0]: canary.prometheus: at most one of providerRef and serverAddress may be set'],
+    ['an analysis with no metrics', step({ analysis: { interval: '1m', failureLimit: 1, metrics: [] } }), 'PlanInvalid', 'groups[0]: canary.steps[0].analysis: at least one metric is required'],
+    ['an unknown onInconclusive', step({ analysis: { interval: '1m', failureLimit: 1, onInconclusive: 'Pause', metrics: [metric] } }), 'PlanInvalid', 'groups[0]: canary.steps[0].analysis: onInconclusive "Pause" must be one of Hold, Rollback, RollbackOnStall'],
+    ['an unbound providerRef', { components: ['engine'], canary: { steps: [{ capacity: 1, traffic: 1 }], prometheus: { providerRef: { name: 'mimir' } } } }, 'ProviderUnbound', 'groups[0]: metric provider "mimir" is not bound in this cluster\'s metricProviders configuration'],
+    ['an analysis step with nothing to evaluate it', step({ analysis: { interval: '1m', failureLimit: 1, onInconclusive: 'RollbackOnStall', metrics: [metric] } }), 'ProviderUnbound', 'groups[0]: canary.steps[0] is an analysis step, and no metrics provider is bound in this cluster to evaluate it'],
     ['a policy not Ready without a message', { components: ['engine'], policyRef: { name: 'quiet', progression: 'canary' } }, 'PolicyNotReady', 'groups[0]: RolloutPolicy "quiet" is not Ready'],
     ['a policy with two bodies', { components: ['engine'], policyRef: { name: 'double', progression: 'canary' } }, 'PolicyNotReady', 'groups[0]: RolloutPolicy "double" must carry exactly one of canary, blueGreen or rollingUpdate'],
     ['a policy with no body', { components: ['engine'], policyRef: { name: 'empty', progression: 'canary' } }, 'PolicyNotReady', 'groups[0]: RolloutPolicy "empty" must carry exactly one of canary, blueGreen or rollingUpdate'],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyRuntimeSpecDefaults } from '../../shared/runtime/defaults';
 import { normalizeGoJson } from '../../shared/runtime/go-json';
-import { deploymentOwnershipProblem, renderEngineDeployment } from '../../shared/runtime/workload';
+import { deploymentOwnershipProblem, renderComponentDeployment, renderEngineDeployment, runtimeConfigures } from '../../shared/runtime/workload';
 import type { KubeObject } from '../../shared/ports/cluster';
 import { buildSeedRuntimeSpec } from './fixtures/seed-runtime';
 
@@ -136,5 +136,46 @@ describe('deploymentOwnershipProblem', () => {
     ['what the plane renders, checked against the render itself', renderEngineDeployment({ isvc: { namespace: 'ns', name: 'llama', uid: 'uid-1' }, runtimeName: 'rt', spec: {} }), owner, undefined],
   ])('%s', (_case, object, who, expected) => {
     expect(deploymentOwnershipProblem(object, who)).toBe(expected);
+  });
+});
+
+describe('renderComponentDeployment', () => {
+  const runtime = {
+    engineConfig: { runner: { image: 'srt:v1' } },
+    decoderConfig: { runner: { name: 'decoder', image: 'srt-decode:v1' }, tolerations: [{ key: 'gpu', operator: 'Exists' }] },
+    routerConfig: { runner: { image: 'router:v1', args: ['--ns={{.Namespace}}'] } },
+  };
+  const subject = { ...isvc, decoder: { minReplicas: 4 }, router: { minReplicas: 2 } };
+
+  it.each([
+    ['decoder', 'llama-3-2-3b-instruct-decoder', 4, 'srt-decode:v1'],
+    ['router', 'llama-3-2-3b-instruct-router', 2, 'router:v1'],
+  ] as const)('renders the %s from its own config block, named and labelled as that component', (component, name, replicas, image) => {
+    const rendered = renderComponentDeployment(component, { isvc: subject, runtimeName: 'rt', spec: runtime });
+    expect(rendered.metadata).toMatchObject({ name, labels: { 'ome.io/component': component } });
+    const deployment = rendered.spec as { replicas: number; selector: { matchLabels: Record<string, string> }; template: { spec: { containers: Array<{ image: string; args?: string[] }> } } };
+    expect(deployment.replicas).toBe(replicas);
+    expect(deployment.selector.matchLabels['ome.io/component']).toBe(component);
+    expect(deployment.template.spec.containers[0]?.image).toBe(image);
+  });
+
+  it('fills placeholders in the router too', () => {
+    const rendered = renderComponentDeployment('router', { isvc: subject, runtimeName: 'rt', spec: runtime });
+    expect((rendered.spec as { template: { spec: { containers: Array<{ args: string[] }> } } }).template.spec.containers[0]?.args).toEqual(['--ns=llama-demo']);
+  });
+
+  it('renders the engine exactly as renderEngineDeployment does', () => {
+    const input = { isvc, runtimeName: 'rt', spec };
+    expect(JSON.stringify(renderComponentDeployment('engine', input))).toBe(JSON.stringify(renderEngineDeployment(input)));
+  });
+
+  it.each([
+    ['engine', {}, true],
+    ['decoder', runtime, true],
+    ['decoder', { engineConfig: {} }, false],
+    ['router', { routerConfig: {} }, true],
+    ['router', null, false],
+  ] as const)('runtimeConfigures(%s) over %j is %s', (component, runtimeSpec, expected) => {
+    expect(runtimeConfigures(component, runtimeSpec)).toBe(expected);
   });
 });

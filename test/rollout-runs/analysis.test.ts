@@ -1,0 +1,140 @@
+/**
+ * Analysis steps through the embedded cluster with an executor plugged into the port:
+ * samples are recorded in upstream's canary status fields, an inconclusive gate under
+ * Hold ends in Failed at the stall timeout and recovers on a conclusive sample, and
+ * under Rollback the first inconclusive sample rolls the canary back.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Resources } from '../../shared/model/resources';
+import { createDirectWorkloadWriter } from '../../shared/pinning/direct-workload-writer';
+import type { AnalysisExecutor, AnalysisSampleRequest } from '../../shared/ports/analysis';
+import { advanceUnderLease, createRolloutWorkloadWriter, type AdvanceRolloutRunResult } from '../../shared/rollout-runs';
+import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
+import type { AnalysisOutcome, MetricsBinding } from '../../shared/rollout/analysis';
+import { formatKubeTime } from '../../shared/rollout/run';
+import type { OnInconclusive } from '../../shared/rollout/types';
+import { renderEngineDeployment } from '../../shared/runtime/workload';
+import { CLUSTER_ID, getDeployment, getIsvc, NAMESPACE, startBench, type Bench } from './harness';
+
+let bench: Bench;
+beforeAll(async () => {
+  bench = await startBench();
+});
+afterAll(async () => {
+  await bench.stop();
+});
+
+const metrics: MetricsBinding = { boundProviders: new Set(), executor: true };
+
+/** Answers every request with the outcome the test sets, produced now. */
+class ScriptedExecutor implements AnalysisExecutor {
+  outcome: AnalysisOutcome = 'Inconclusive';
+  readonly requests: AnalysisSampleRequest[] = [];
+  constructor(private readonly clock: Bench['clock']) {}
+  async sample(request: AnalysisSampleRequest) {
+    this.requests.push(request);
+    const at = formatKubeTime(new Date(this.clock.now()));
+    const passed = this.outcome === 'Successful';
+    return { outcome: this.outcome, at, metrics: [{ name: 'err', ...(this.outcome === 'Inconclusive' ? {} : { value: passed ? '0.01' : '0.2' }), threshold: '0.05', operator: 'LTE' as const, passed, time: at }] };
+  }
+}
+
+async function render(name: string, image: string): Promise<string> {
+  const current = await getIsvc(bench, name);
+  const desired = renderEngineDeployment({
+    isvc: { namespace: NAMESPACE, name, uid: current.metadata.uid, engine: { minReplicas: 2 } },
+    runtimeName: 'srt',
+    spec: { containers: [{ name: 'ome-container', image }] },
+  });
+  const writer = createRolloutWorkloadWriter({ client: bench.client, direct: createDirectWorkloadWriter(bench.client), clock: bench.clock, metrics });
+  return writer.apply({ clusterId: CLUSTER_ID, isvc: current, desired, renderedFrom: 'live' });
+}
+
+async function advanceUntil(name: string, executor: AnalysisExecutor, done: (result: AdvanceRolloutRunResult, isvc: RolloutIsvc) => boolean): Promise<RolloutIsvc> {
+  const work = {
+    clusterId: CLUSTER_ID,
+    client: bench.client,
+    clock: bench.clock,
+    reconcile: { leases: bench.stores.leases, clock: bench.clock, holder: 'advance', leaseTtlMs: 10_000, maxConflictRetries: 5 },
+    analysis: { analysis: executor, metrics },
+  };
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const result = await advanceUnderLease(work, { namespace: NAMESPACE, name });
+    const isvc = await getIsvc(bench, name);
+    if (done(result, isvc)) return isvc;
+    if (Date.now() > deadline) throw new Error(`run of ${name} did not settle: ${JSON.stringify({ result, canary: isvc.status?.canary })}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function openAnalysisRun(name: string, onInconclusive: OnInconclusive): Promise<void> {
+  const analysis = { interval: '1m', failureLimit: 2, onInconclusive, metrics: [{ name: 'err', query: 'q', operator: 'LTE', threshold: '0.05' }] };
+  await bench.client.create(Resources.inferenceServices, {
+    apiVersion: 'ome.io/v1beta1',
+    kind: 'InferenceService',
+    metadata: { name, namespace: NAMESPACE },
+    spec: {
+      engine: { minReplicas: 2 },
+      model: { name: 'llama' },
+      runtime: { name: 'srt' },
+      rollout: { groups: [{ components: ['engine'], canary: { steps: [{ capacity: '50%', traffic: 20, analysis }, { capacity: '100%', traffic: 100 }], readyTimeout: '5m' } }] },
+    },
+  });
+  await render(name, 'srt:v1');
+  bench.clock.tick();
+  expect(await render(name, 'srt:v2')).toBe('run-opened');
+}
+
+describe('an analysis step with an executor plugged in', () => {
+  it('records samples, ends in Failed past the stall timeout under Hold, and recovers on a conclusive sample', async () => {
+    const executor = new ScriptedExecutor(bench.clock);
+    await openAnalysisRun('held', 'Hold');
+    const holding = await advanceUntil('held', executor, (result, isvc) => result.phase === 'Paused' && isvc.status?.canary?.lastEvaluationTime !== undefined);
+    expect(condition(holding)).toMatchObject({ status: 'True', reason: 'Pinned' });
+    expect(holding.status?.canary).toMatchObject({ currentStep: 0, observedTrafficWeight: 20 });
+    expect(holding.status?.canary?.lastConclusiveEvaluationTime).toBeUndefined();
+    expect(holding.status?.canary?.metricResults).toEqual([expect.objectContaining({ name: 'err', passed: false, threshold: '0.05', operator: 'LTE' })]);
+    expect(executor.requests[0]).toMatchObject({ namespace: NAMESPACE, isvcName: 'held', component: 'engine', step: 0 });
+
+    bench.clock.tick(6 * 60);
+    const failed = await advanceUntil('held', executor, (result) => result.phase === 'Failed');
+    expect(failed.status?.components?.engine?.rolloutPhase).toBe('Failed');
+    expect(failed.status?.rollout?.activeRun).toBeDefined();
+    // Failed holds: the stable Deployment keeps serving beside the canary's step capacity.
+    expect((await getDeployment(bench, 'held-engine'))?.spec?.replicas).toBe(1);
+
+    executor.outcome = 'Successful';
+    bench.clock.tick(60);
+    const done = await advanceUntil('held', executor, (result) => result.outcome === 'closed');
+    expect(done.status?.rollout?.lastRun?.outcome).toBe('Completed');
+  });
+
+  it('rolls back on the first inconclusive sample under Rollback', async () => {
+    const executor = new ScriptedExecutor(bench.clock);
+    await openAnalysisRun('strict', 'Rollback');
+    const rolledBack = await advanceUntil('strict', executor, (result) => result.outcome === 'closed');
+    expect(rolledBack.status?.rollout?.lastRun?.outcome).toBe('RolledBack');
+    expect(rolledBack.status?.canary?.rolledBackRevisionHash).toBe(rolledBack.status?.canary?.canaryRevisionHash);
+    expect(await getDeployment(bench, 'strict-engine-canary')).toBeUndefined();
+    expect(executor.requests.length).toBeGreaterThan(0);
+  });
+
+  it('counts failing samples once per interval and rolls back at failureLimit', async () => {
+    const executor = new ScriptedExecutor(bench.clock);
+    executor.outcome = 'Failed';
+    await openAnalysisRun('failing', 'Hold');
+    const once = await advanceUntil('failing', executor, (_result, isvc) => isvc.status?.canary?.analysisFailedChecks === 1);
+    // Reconciles inside the interval do not count the same failure again.
+    const again = await advanceUntil('failing', executor, () => true);
+    expect(again.status?.canary?.analysisFailedChecks).toBe(1);
+    expect(once.status?.canary?.lastConclusiveEvaluationTime).toBe(once.status?.canary?.lastEvaluationTime);
+    bench.clock.tick(60);
+    const rolledBack = await advanceUntil('failing', executor, (result) => result.outcome === 'closed');
+    expect(rolledBack.status?.rollout?.lastRun?.outcome).toBe('RolledBack');
+  });
+});
+
+function condition(isvc: RolloutIsvc) {
+  return isvc.status?.conditions?.find((entry) => entry.type === 'RolloutPlanReady');
+}
