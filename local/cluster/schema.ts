@@ -1,7 +1,9 @@
 /**
  * Structural schemas of custom resources, applied the way the apiextensions server does
  * on every write: unknown fields are pruned (reported so `fieldValidation=Strict` can
- * refuse them and `Warn` can return a warning), defaults are filled in, then types,
+ * refuse them and `Warn` can return a warning) at every level that does not keep them
+ * (`x-kubernetes-preserve-unknown-fields`, which a typed property below it does not
+ * inherit), nulls the schema does not allow are dropped, defaults are filled in, then types,
  * `required`, `enum`, bounds and lengths are validated. CEL rules
  * (`x-kubernetes-validations`) are not evaluated.
  */
@@ -148,15 +150,17 @@ class SchemaWalker {
       if (path === '' && (key === 'metadata' || key === 'apiVersion' || key === 'kind')) continue;
       const child = properties[key] ?? (typeof additional === 'object' ? additional : undefined);
       if (child) {
-        const nullToDefault = value[key] === null && child.default !== undefined && !child.nullable;
-        if (!nullToDefault) this.walk(value[key], child, join(path, key));
+        // A null where the schema does not allow one is dropped before defaulting, as the
+        // apiextensions server does; a default then fills the field.
+        if (value[key] === null && !child.nullable) delete value[key];
+        else this.walk(value[key], child, join(path, key));
       } else if (!preserve && !schema['x-kubernetes-embedded-resource']) {
         this.unknownFields.push(join(path, key));
         delete value[key];
       }
     }
     for (const [key, child] of Object.entries(properties)) {
-      if (child.default !== undefined && (!(key in value) || (value[key] === null && !child.nullable))) {
+      if (child.default !== undefined && !(key in value)) {
         value[key] = structuredClone(child.default);
         this.walk(value[key], child, join(path, key));
       }
