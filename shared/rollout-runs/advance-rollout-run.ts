@@ -10,7 +10,7 @@ import { computeEngineDeploymentName } from '../runtime/workload';
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
-import { advanceCanary, advanceReplacement, type CanaryTick } from '../rollout/canary';
+import { advanceCanary, advanceReplacement, isCanaryFinished, type CanaryTick } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun } from '../rollout/run';
 import type { CanaryState, RolloutGroup, RolloutRun, RunOutcome } from '../rollout/types';
@@ -127,7 +127,9 @@ async function forgetAppliedPromote(client: ClusterClient, basis: RolloutIsvc): 
   const isvc = await getRolloutIsvc(client, basis.metadata.namespace ?? '', basis.metadata.name);
   if (!isvc?.status?.canary?.promotedThrough || isvc.metadata.annotations?.[Annotation.rolloutPromote] !== undefined) return;
   const status: RolloutIsvcStatus = structuredClone(isvc.status);
+  // The alias and every unit's slot: the same promote is recorded in both.
   if (status.canary) delete status.canary.promotedThrough;
+  for (const entry of Object.values(status.components ?? {})) if (entry.canary) delete entry.canary.promotedThrough;
   // A lost race here is harmless: the next pass clears it once it sees no annotation.
   await commitStatus(client, isvc, status).catch(() => undefined);
 }
@@ -209,7 +211,7 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
   });
   states.set(engineIndex, tick.state);
   writeCanaryStates(status, pinned, states);
-  const outcome = tick.state.finished
+  const outcome = isCanaryFinished(tick.state, group.canary?.steps?.length ?? 0)
     ? finishCanary(deps, { stable, canary, desiredReplicas, target: input.target })
     : driveCanary(deps, tick, { stable, canary });
   setRolloutPhase(status, components, outcome.phase);

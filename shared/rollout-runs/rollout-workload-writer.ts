@@ -17,6 +17,7 @@ import type { RolloutGroup, RolloutRun } from '../rollout/types';
 import { EventReason } from '../vocabulary';
 import {
   applyPlanStatus,
+  clearCanaryStates,
   commitStatus,
   groupIndexFor,
   recordRolloutEvent,
@@ -129,8 +130,7 @@ async function openRunFor(
   const pinned = run.plan.groups ?? [];
   const engineIndex = groupIndexFor(pinned.map((group) => group.group), 'engine');
   const engineGroup: Partial<RolloutGroup> = pinned[engineIndex]?.group ?? {};
-  delete status.canary;
-  delete status.rollout.canaries;
+  clearCanaryStates(status);
   if (declaredKindOf(engineGroup) === 'canary') {
     const states = new Map([[engineIndex, {
       canaryRevisionHash: revisions.desiredRevision,
@@ -208,8 +208,7 @@ async function closeReverted(deps: RolloutWorkloadWriterDeps, isvc: RolloutIsvc,
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
   status.rollout = { ...status.rollout, lastRun: closeRun(run, 'Superseded', now) };
   delete status.rollout.activeRun;
-  delete status.canary;
-  delete status.rollout.canaries;
+  clearCanaryStates(status);
   setRolloutPhase(status, ['engine'], 'Stable');
   applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc), now);
   await commitStatus(deps.client, isvc, status);
