@@ -4,10 +4,12 @@
  * refuse them and `Warn` can return a warning) at every level that does not keep them
  * (`x-kubernetes-preserve-unknown-fields`, which a typed property below it does not
  * inherit), nulls the schema does not allow are dropped, defaults are filled in, then types,
- * `required`, `enum`, bounds and lengths are validated. CEL rules
- * (`x-kubernetes-validations`) are not evaluated.
+ * `required`, `enum`, bounds and lengths are validated, and the CEL rules of
+ * `x-kubernetes-validations` are evaluated with `self` bound to the value (rules outside
+ * the evaluator's subset are skipped; `oldSelf` transition rules are not supported).
  */
 import { fieldError, type FieldError } from './api-errors';
+import { CelEvaluationError, CelUnsupportedError, compileCel } from './cel';
 
 export interface JsonSchema {
   type?: string;
@@ -94,6 +96,27 @@ class SchemaWalker {
     this.checkScalar(value, schema, path);
     if (isPlainObject(value)) this.walkObject(value, schema, path);
     else if (Array.isArray(value)) this.walkArray(value, schema, path);
+    this.checkRules(value, schema, path);
+  }
+
+  /** `x-kubernetes-validations`, after pruning and defaulting below this level, as the apiextensions server orders them. */
+  private checkRules(value: unknown, schema: JsonSchema, path: string): void {
+    const rules = schema['x-kubernetes-validations'];
+    if (!Array.isArray(rules)) return;
+    for (const entry of rules as Array<{ rule?: unknown; message?: unknown }>) {
+      if (typeof entry.rule !== 'string' || entry.rule.includes('oldSelf')) continue;
+      let passed: unknown;
+      try {
+        passed = compileCel(entry.rule).evaluate({ self: value });
+      } catch (error) {
+        if (error instanceof CelUnsupportedError) continue;
+        if (!(error instanceof CelEvaluationError)) throw error;
+        passed = false;
+      }
+      if (passed === true) continue;
+      const message = typeof entry.message === 'string' && entry.message !== '' ? entry.message : `failed rule: ${entry.rule}`;
+      this.errors.push(fieldError('FieldValueInvalid', path, jsonType(value), message));
+    }
   }
 
   private typeError(value: unknown, schema: JsonSchema, path: string): void {

@@ -4,6 +4,7 @@ import { DEFAULT_CRD_DIR } from '../../local/cluster';
 import { applyManifestDirectory } from '../../local/cluster/manifests';
 import type { KubeObject } from '../../local/cluster/registry';
 import { applyStructuralSchema, type JsonSchema } from '../../local/cluster/schema';
+import { readManifests } from '../model/manifests';
 
 const schema: JsonSchema = {
   type: 'object',
@@ -75,6 +76,38 @@ describe('Function: applyStructuralSchema (pruning)', () => {
     const object = { apiVersion: 'ome.io/v1beta1', kind: 'X', metadata: { name: 'x', anything: 1 }, spec: {} };
     expect(applyStructuralSchema(object, schema).unknownFields).toEqual([]);
     expect(object.metadata).toEqual({ name: 'x', anything: 1 });
+  });
+});
+
+describe('Function: applyStructuralSchema (x-kubernetes-validations of the InferenceService and RolloutPolicy CRDs)', () => {
+  const crd = (file: string) => {
+    const [manifest] = readManifests('crds').get(file) ?? [];
+    return (manifest!.spec as { versions: Array<{ schema: { openAPIV3Schema: JsonSchema } }> }).versions[0]!.schema.openAPIV3Schema;
+  };
+  const isvcSchema = crd('ome.io_inferenceservices.yaml');
+  const policySchema = crd('ome.io_rolloutpolicies.yaml');
+  const group = (extra: Record<string, unknown>) => ({ spec: { runtime: { name: 'srt' }, rollout: { groups: [{ components: ['engine'], ...extra }] } } });
+  const prometheus = (body: Record<string, unknown>) => group({ canary: { steps: [{ capacity: '100%', traffic: 100 }], prometheus: body } });
+  const AT_MOST_ONE_SOURCE = 'spec.rollout.groups[0].canary.prometheus: Invalid value: "object": at most one of providerRef and serverAddress may be set';
+
+  it.each<[string, JsonSchema, Record<string, unknown>, string[]]>([
+    ['a provider reference alone', isvcSchema, prometheus({ providerRef: { name: 'fleet-prometheus' } }), []],
+    ['a server address alone', isvcSchema, prometheus({ serverAddress: 'http://prometheus:9090' }), []],
+    ['both a provider reference and a server address', isvcSchema, prometheus({ providerRef: { name: 'p' }, serverAddress: 'http://prometheus:9090' }), [AT_MOST_ONE_SOURCE]],
+    ['two progressions on one group', isvcSchema, group({ blueGreen: {}, rollingUpdate: {} }), ['spec.rollout.groups[0]: Invalid value: "object": at most one of canary, blueGreen, or rollingUpdate may be set on a rollout group']],
+    ['an order naming a component outside the group', isvcSchema, group({ order: ['router'] }), ['spec.rollout.groups[0]: Invalid value: "object": order must reference only Components listed in this group']],
+    ['an order within the group', isvcSchema, group({ order: ['engine'] }), []],
+    ['RollbackOnStall', isvcSchema, group({ canary: { steps: [{ capacity: 1, traffic: 10, analysis: { interval: '1m', failureLimit: 1, onInconclusive: 'RollbackOnStall', metrics: [{ name: 'e', query: 'q', operator: 'LT', threshold: '1' }] } }] } }), []],
+    ['a policy with one progression', policySchema, { spec: { blueGreen: {} } }, []],
+    ['a policy with none', policySchema, { spec: {} }, ['spec: Invalid value: "object": exactly one of canary, blueGreen, or rollingUpdate must be set']],
+    ['a policy whose prometheus names both sources', policySchema, { spec: { canary: { prometheus: { providerRef: { name: 'p' }, serverAddress: 'x' } } } }, ['spec.canary.prometheus: Invalid value: "object": at most one of providerRef and serverAddress may be set']],
+  ])('%s', (_case, schema, object, messages) => {
+    expect(applyStructuralSchema(structuredClone(object), schema).errors.map((error) => error.message)).toEqual(messages);
+  });
+
+  it('skips a rule outside the evaluator\'s subset rather than refusing the write', () => {
+    const schema: JsonSchema = { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.matches("^a")', message: 'never' }] } } };
+    expect(applyStructuralSchema({ spec: {} }, schema).errors).toEqual([]);
   });
 });
 
