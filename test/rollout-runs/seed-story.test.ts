@@ -269,3 +269,9 @@ describe('the canary after a repin', () => {
     expect(after.status?.canary).toEqual(after.status?.components?.router?.canary);
   });
 });
+
+describe('schema parity', () => {
+  it('left nothing for the API server to prune: every status write fits the CRDs, which mirror upstream OME', () => {
+    expect(bench.cluster.prunedWrites()).toEqual([]);
+  });
+});
