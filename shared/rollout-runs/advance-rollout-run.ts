@@ -125,8 +125,10 @@ export async function advanceRolloutRun(
  */
 async function forgetAppliedPromote(client: ClusterClient, basis: RolloutIsvc): Promise<void> {
   const isvc = await getRolloutIsvc(client, basis.metadata.namespace ?? '', basis.metadata.name);
-  if (!isvc?.status?.canary?.promotedThrough || isvc.metadata.annotations?.[Annotation.rolloutPromote] !== undefined) return;
-  const status: RolloutIsvcStatus = structuredClone(isvc.status);
+  if (!isvc || isvc.metadata.annotations?.[Annotation.rolloutPromote] !== undefined) return;
+  const slots = [isvc.status?.canary, ...Object.values(isvc.status?.components ?? {}).map((entry) => entry.canary)];
+  if (!slots.some((slot) => slot?.promotedThrough)) return;
+  const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
   // The alias and every unit's slot: the same promote is recorded in both.
   if (status.canary) delete status.canary.promotedThrough;
   for (const entry of Object.values(status.components ?? {})) if (entry.canary) delete entry.canary.promotedThrough;
