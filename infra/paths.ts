@@ -12,3 +12,9 @@ export const CLUSTER_MANIFEST_DIRECTORY = fileURLToPath(new URL('./k8s/', import
  * would pick up. `npm run -s webhook-config` renders it.
  */
 export const WEBHOOK_CONFIGURATION_TEMPLATE = fileURLToPath(new URL('./k8s/webhook.yaml.tmpl', import.meta.url));
+
+/**
+ * Upstream OME's field paths for the parts of its API the plane reads and writes, as data
+ * (`scripts/upstream-fields.ts` regenerates it from an upstream checkout; see docs/upstream-schema.md).
+ */
+export const UPSTREAM_FIELDS_FILE = fileURLToPath(new URL('./crds/upstream/fields.json', import.meta.url));

@@ -34,7 +34,7 @@ import type { ClusterRecord } from '../shared/ports/store';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
-import type { AccessRecord, EmbeddedCluster } from './cluster';
+import type { AccessRecord, EmbeddedCluster, PruneRecord } from './cluster';
 import { identityKubeconfigPathOf } from './function-identity';
 import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
 import type { DynamoDbLocal } from './dynamodb-local';
@@ -70,6 +70,8 @@ export interface ControlPlaneOptions {
   context?: string;
   /** Passed to each embedded cluster: how long its Deployments take to report ready. */
   workloadReadyDelayMs?: number;
+  /** Passed to each embedded cluster: prune fields its CRDs do not declare (default) or refuse the write. */
+  unknownFields?: 'prune' | 'refuse';
   /** Misbehaviour of the bus (duplicates, reordering, delays, throttling), for tests. */
   busFaults?: DeliveryFaults;
   /**
@@ -102,6 +104,8 @@ export interface ControlPlaneCluster {
   client?: ClusterClient;
   /** An embedded cluster's authorization decisions: who did what (tests). */
   accessLog?: () => readonly AccessRecord[];
+  /** An embedded cluster's writes that lost fields to pruning (tests insist on none). */
+  prunedWrites?: () => readonly PruneRecord[];
 }
 
 export interface ControlPlane {
@@ -232,7 +236,7 @@ async function startParts(
       ...(identityKubeconfigPath ? { identityKubeconfigPath } : {}),
       ...(url ? { url } : {}),
       ...(client ? { client } : {}),
-      ...(embedded ? { accessLog: () => embedded.accessLog() } : {}),
+      ...(embedded ? { accessLog: () => embedded.accessLog(), prunedWrites: () => embedded.prunedWrites() } : {}),
     })),
     functions,
     bus,
@@ -310,9 +314,10 @@ async function startEmbeddedClusters(
   for (let index = 0; index < count; index += 1) {
     const id = clusterIdOf(index);
     const started = Date.now();
-    const embedded = await startEmbeddedCluster(
-      options.workloadReadyDelayMs === undefined ? {} : { workloadReadyDelayMs: options.workloadReadyDelayMs },
-    );
+    const embedded = await startEmbeddedCluster({
+      ...(options.workloadReadyDelayMs === undefined ? {} : { workloadReadyDelayMs: options.workloadReadyDelayMs }),
+      ...(options.unknownFields === undefined ? {} : { unknownFields: options.unknownFields }),
+    });
     stoppers.push({ name: `cluster ${id}`, stop: () => embedded.stop() });
     const kubeconfigPath = kubeconfigPathOf(dataDir, index);
     await embedded.writeKubeconfig(kubeconfigPath);

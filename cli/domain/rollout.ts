@@ -2,6 +2,7 @@
  * The rollout rules the plugin applies before it sends a repin or promote, expressed with
  * the pure rollout module: digests, topology and drift come from `shared/rollout`.
  */
+import { isCanaryFinished } from '../../shared/rollout/canary';
 import { declaredKindOf } from '../../shared/rollout/plan';
 import { checkRepinRefusal } from '../../shared/rollout/repin';
 import { Annotation } from '../../shared/vocabulary';
@@ -62,10 +63,10 @@ export function evaluatePromote(isvc: InferenceServiceObject): PromoteEvaluation
   const run = isvc.status?.rollout?.activeRun;
   const canary = isvc.status?.canary;
   const canaryGroups = (run?.plan?.groups ?? []).filter((group) => declaredKindOf(group.group ?? {}) === 'canary');
-  if (!run || canaryGroups.length === 0 || !canary || canary.rolledBackRevisionHash || canary.finished) {
+  const steps = canaryGroups[0]?.group.canary?.steps ?? [];
+  if (!run || canaryGroups.length === 0 || !canary || canary.rolledBackRevisionHash || isCanaryFinished(canary, steps.length)) {
     return refuse(PromoteRefusal.noCanary);
   }
-  const steps = canaryGroups[0]?.group.canary?.steps ?? [];
   const step = canary.currentStep;
   if (canaryGroups.length > 1 || !canary.canaryRevisionHash || !Number.isInteger(step) || step < 0 || step >= steps.length) {
     return refuse(PromoteRefusal.evidence);

@@ -3,7 +3,9 @@
  * follows it, with READY, DRIFT, HOLD, PHASE, REVISIONS and TRAFFIC. The rows come from
  * the shared rollout rules; this command only reads and prints.
  */
+import type { CanaryStatus } from '../../shared/model';
 import type { KubeObject } from '../../shared/ports/cluster';
+import { canaryEntrypointOf } from '../../shared/rollout/canary';
 import { buildExplainRows, formatExplainTable, type ObservedGroup } from '../../shared/rollout/explain';
 import type { RolloutPolicySpec, RolloutPolicyView } from '../../shared/rollout/types';
 import { Resources } from '../../shared/model/resources';
@@ -18,7 +20,7 @@ export interface RolloutExplainOptions {
   output: OutputFormat;
 }
 
-type ComponentStatus = { rolloutPhase?: string; traffic?: Array<{ revisionName?: string; percent?: number }> };
+type ComponentStatus = { rolloutPhase?: string; canary?: CanaryStatus; traffic?: Array<{ revisionName?: string; percent?: number }> };
 
 export async function runRolloutExplain(env: CommandEnv, options: RolloutExplainOptions): Promise<number> {
   const isvc = await readService(env, options.namespace, options.name, 'get InferenceService');
@@ -28,7 +30,8 @@ export async function runRolloutExplain(env: CommandEnv, options: RolloutExplain
   (isvc.status?.rollout?.activeRun?.plan?.groups ?? []).forEach((pinned, index) => {
     const component = pinned.group?.components?.[0];
     const phase = component ? components[component]?.rolloutPhase : undefined;
-    const canary = pinned.group?.canary ? isvc.status?.canary : undefined;
+    // Each unit's canary sits on its entrypoint component; status.canary is upstream's alias.
+    const canary = pinned.group?.canary ? (components[canaryEntrypointOf(pinned.group)]?.canary ?? isvc.status?.canary) : undefined;
     observed.set(index, { ...(phase ? { phase } : {}), ...(canary ? { canary } : {}) });
   });
   const traffic = Object.entries(components).flatMap(([component, status]) =>

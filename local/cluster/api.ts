@@ -43,7 +43,27 @@ export interface ClusterApiOptions {
   watchWindow: number;
   bookmarkIntervalMs: number;
   workloadReadyDelayMs: number;
+  /**
+   * What a write holding a field its structural schema does not declare meets: `prune`
+   * (default; a real API server's behaviour, with a warning) or `refuse`, as
+   * `fieldValidation=Strict` would for every write, the server's own channel included.
+   */
+  unknownFields?: 'prune' | 'refuse';
 }
+
+/** One write whose object lost fields to pruning: what a real API server would have dropped silently. */
+export interface PruneRecord {
+  kind: string;
+  namespace?: string;
+  name: string;
+  /** `status` for a write to the status subresource, else empty. */
+  subresource: string;
+  /** Dropped fields, e.g. `status.canary.finished`. */
+  fields: string[];
+}
+
+/** How many prune records are kept (oldest dropped first). */
+const PRUNE_LOG_SIZE = 1000;
 
 export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
 
@@ -173,9 +193,12 @@ export class ClusterApi {
   private readonly policies: PolicyAdmission;
   private readonly workloads: DeploymentSimulator;
   private readonly pending = new Set<NodeJS.Timeout>();
+  private readonly pruneLog: PruneRecord[] = [];
+  private readonly unknownFields: 'prune' | 'refuse';
   private stopped = false;
 
   constructor(options: ClusterApiOptions) {
+    this.unknownFields = options.unknownFields ?? 'prune';
     this.store = new ObjectStore(options.watchWindow);
     this.watches = new WatchHub(this.store, options.bookmarkIntervalMs);
     this.faults = new FaultInjector(() => this.watches.closeAll());
@@ -370,13 +393,23 @@ export class ClusterApi {
     meta.name = `${base}${suffix}`;
   }
 
+  /** The writes whose objects lost fields to pruning, oldest first (the latest 1,000). */
+  prunedWrites(): readonly PruneRecord[] {
+    return [...this.pruneLog];
+  }
+
   /** Schema pruning/defaulting/validation for custom resources, plus unknown-field handling. */
-  private applySchema(def: ResourceDef, object: KubeObject, options: WriteOptions): { errors: FieldError[]; warnings: string[] } {
+  private applySchema(def: ResourceDef, object: KubeObject, options: WriteOptions, subresource = ''): { errors: FieldError[]; warnings: string[] } {
     if (!def.schema) return { errors: [], warnings: [] };
     const outcome = applyStructuralSchema(object as Record<string, unknown>, def.schema);
     const unknown = outcome.unknownFields.map((f) => `unknown field "${f}"`);
-    if (unknown.length > 0 && options.fieldValidation === 'Strict') {
+    if (unknown.length > 0 && (options.fieldValidation === 'Strict' || this.unknownFields === 'refuse')) {
       throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${unknown.join(', ')}`);
+    }
+    if (outcome.unknownFields.length > 0) {
+      const { namespace, name } = object.metadata;
+      this.pruneLog.push({ kind: def.kind, ...(namespace ? { namespace } : {}), name: name ?? '', subresource, fields: outcome.unknownFields });
+      if (this.pruneLog.length > PRUNE_LOG_SIZE) this.pruneLog.shift();
     }
     return { errors: outcome.errors, warnings: options.fieldValidation === 'Ignore' ? [] : unknown };
   }
@@ -579,7 +612,7 @@ export class ClusterApi {
       this.applyKindDefaults(def, next, false);
       if (def.tracksGeneration && this.specChanged(def, current, next)) meta.generation = (current.metadata.generation ?? 0) + 1;
     }
-    const schema = this.applySchema(def, next, options);
+    const schema = this.applySchema(def, next, options, subresource);
     const errors = [...validateObjectMeta(next, nameRuleOf(def)), ...this.kindErrors(def, next), ...schema.errors];
     if (errors.length > 0) throw invalid(def.group, def.kind, current.metadata.name ?? '', errors);
     return { next, warnings: schema.warnings };

@@ -1,8 +1,9 @@
 /**
- * A small evaluator for the subset of CEL that the admission policies of `infra/k8s/`
- * use — not a CEL implementation. It covers: literals (strings, integers, booleans, null,
- * lists), the variables `object`, `oldObject`, `request` and `namespaceObject`, field
- * selection, indexing, `!`, `&&`, `||` (with CEL's absorption of errors), `==`, `!=`,
+ * A small evaluator for the subset of CEL that the admission policies of `infra/k8s/` and
+ * the CRDs' `x-kubernetes-validations` use — not a CEL implementation. It covers: literals
+ * (strings, integers, booleans, null, lists), the variables `object`, `oldObject`,
+ * `request`, `namespaceObject` and (for CRD rules) `self`, field selection, indexing, `!`,
+ * `&&`, `||` (with CEL's absorption of errors), `+` and `-` on integers, `==`, `!=`,
  * `<`, `<=`, `>`, `>=`, `in`, `?:`, the macros `has()`, `exists()`, `all()`, the
  * function `size()` and the string methods `startsWith`, `endsWith` and `contains`.
  * Anything else is refused when the expression is compiled (CelUnsupportedError), so a
@@ -25,7 +26,7 @@ export class CelEvaluationError extends Error {
   }
 }
 
-export const CEL_VARIABLES = ['object', 'oldObject', 'request', 'namespaceObject'] as const;
+export const CEL_VARIABLES = ['object', 'oldObject', 'request', 'namespaceObject', 'self'] as const;
 const METHODS = new Set(['startsWith', 'endsWith', 'contains', 'size']);
 const MACROS = new Set(['exists', 'all']);
 
@@ -48,7 +49,7 @@ interface Token {
   value?: unknown;
 }
 
-const OPERATORS = ['&&', '||', '==', '!=', '<=', '>=', '<', '>', '!', '?', ':', '.', ',', '(', ')', '[', ']', '-'];
+const OPERATORS = ['&&', '||', '==', '!=', '<=', '>=', '<', '>', '!', '?', ':', '.', ',', '(', ')', '[', ']', '-', '+'];
 
 /** A quoted string starting at `start`: its text and the index after its closing quote. */
 function readString(source: string, start: number): { text: string; end: number } {
@@ -162,11 +163,20 @@ class Parser {
   }
 
   private relation(): Node {
-    const left = this.unary();
+    const left = this.additive();
     for (const op of ['==', '!=', '<=', '>=', '<', '>', 'in']) {
-      if (this.accept(op)) return { type: 'binary', op, left, right: this.unary() };
+      if (this.accept(op)) return { type: 'binary', op, left, right: this.additive() };
     }
     return left;
+  }
+
+  private additive(): Node {
+    let left = this.unary();
+    for (;;) {
+      if (this.accept('+')) left = { type: 'binary', op: '+', left, right: this.unary() };
+      else if (this.accept('-')) left = { type: 'binary', op: '-', left, right: this.unary() };
+      else return left;
+    }
   }
 
   private unary(): Node {
@@ -431,6 +441,10 @@ function evaluateBinary(op: string, leftNode: Node, rightNode: Node, scope: Scop
   const left = evaluate(leftNode, scope);
   const right = evaluate(rightNode, scope);
   switch (op) {
+    case '+':
+    case '-':
+      if (typeof left !== 'number' || typeof right !== 'number') throw new CelEvaluationError(`no such overload: ${typeName(left)} ${op} ${typeName(right)}`);
+      return op === '+' ? left + right : left - right;
     case '==':
       return equal(left, right);
     case '!=':

@@ -10,7 +10,7 @@ import { FUNCTION_SERVICE_ACCOUNTS, isAccessManifest, SERVICE_ACCOUNT_NAMESPACE 
 import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import { AccessControl, type AccessRecord } from './access';
-import { ClusterApi } from './api';
+import { ClusterApi, type PruneRecord } from './api';
 import { bootstrapPolicy } from './bootstrap-policy';
 import { InProcessClusterClient } from './client';
 import type { Faults } from './faults';
@@ -21,6 +21,7 @@ import { applyManifestDirectory } from './manifests';
 
 export type { FaultSpec, FaultStatus, Faults } from './faults';
 export type { AccessRecord } from './access';
+export type { PruneRecord } from './api';
 
 export interface EmbeddedClusterOptions {
   /** 0 (default) picks a free port. */
@@ -42,6 +43,12 @@ export interface EmbeddedClusterOptions {
    * (default `infra/k8s/` of this repository). Their ServiceAccounts get tokens.
    */
   accessManifestDir?: string;
+  /**
+   * A write holding fields its CRD's structural schema does not declare: `prune` (default,
+   * as a real API server does) or `refuse` (a 400, as `fieldValidation=Strict` gives).
+   * Either way `prunedWrites()` lists what was dropped.
+   */
+  unknownFields?: 'prune' | 'refuse';
 }
 
 export interface EmbeddedCluster {
@@ -70,6 +77,8 @@ export interface EmbeddedCluster {
   adminToken: string;
   /** Who was allowed or denied what over HTTP (the latest 20,000 decisions), for tests. */
   accessLog(): readonly AccessRecord[];
+  /** Writes whose objects lost fields to pruning (the latest 1,000), so tests can insist on none. */
+  prunedWrites(): readonly PruneRecord[];
   /**
    * The ClusterClient port over the server's storage, without HTTP. It is the server's own
    * channel: not authenticated, not subject to RBAC or admission policies for users.
@@ -89,6 +98,7 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions = {})
     watchWindow: options.watchWindow ?? 1000,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 5000,
     workloadReadyDelayMs: options.workloadReadyDelayMs ?? 200,
+    ...(options.unknownFields ? { unknownFields: options.unknownFields } : {}),
   });
   // The plane's ServiceAccounts live in OME's namespace, which therefore always exists.
   await api.bootstrapNamespaces([...new Set([...(options.namespaces ?? DEFAULT_NAMESPACES), SERVICE_ACCOUNT_NAMESPACE])]);
@@ -132,6 +142,7 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions = {})
     serviceAccountToken: (namespace, name) => access.tokens.serviceAccountToken(namespace, name),
     adminToken,
     accessLog: () => access.accessLog(),
+    prunedWrites: () => api.prunedWrites(),
     client: new InProcessClusterClient(api),
     faults: api.faults,
     async stop(): Promise<void> {

@@ -1,11 +1,15 @@
 /**
  * Structural schemas of custom resources, applied the way the apiextensions server does
  * on every write: unknown fields are pruned (reported so `fieldValidation=Strict` can
- * refuse them and `Warn` can return a warning), defaults are filled in, then types,
- * `required`, `enum`, bounds and lengths are validated. CEL rules
- * (`x-kubernetes-validations`) are not evaluated.
+ * refuse them and `Warn` can return a warning) at every level that does not keep them
+ * (`x-kubernetes-preserve-unknown-fields`, which a typed property below it does not
+ * inherit), nulls the schema does not allow are dropped, defaults are filled in, then types,
+ * `required`, `enum`, bounds and lengths are validated, and the CEL rules of
+ * `x-kubernetes-validations` are evaluated with `self` bound to the value (rules outside
+ * the evaluator's subset are skipped; `oldSelf` transition rules are not supported).
  */
 import { fieldError, type FieldError } from './api-errors';
+import { CelEvaluationError, CelUnsupportedError, compileCel } from './cel';
 
 export interface JsonSchema {
   type?: string;
@@ -92,6 +96,27 @@ class SchemaWalker {
     this.checkScalar(value, schema, path);
     if (isPlainObject(value)) this.walkObject(value, schema, path);
     else if (Array.isArray(value)) this.walkArray(value, schema, path);
+    this.checkRules(value, schema, path);
+  }
+
+  /** `x-kubernetes-validations`, after pruning and defaulting below this level, as the apiextensions server orders them. */
+  private checkRules(value: unknown, schema: JsonSchema, path: string): void {
+    const rules = schema['x-kubernetes-validations'];
+    if (!Array.isArray(rules)) return;
+    for (const entry of rules as Array<{ rule?: unknown; message?: unknown }>) {
+      if (typeof entry.rule !== 'string' || entry.rule.includes('oldSelf')) continue;
+      let passed: unknown;
+      try {
+        passed = compileCel(entry.rule).evaluate({ self: value });
+      } catch (error) {
+        if (error instanceof CelUnsupportedError) continue;
+        if (!(error instanceof CelEvaluationError)) throw error;
+        passed = false;
+      }
+      if (passed === true) continue;
+      const message = typeof entry.message === 'string' && entry.message !== '' ? entry.message : `failed rule: ${entry.rule}`;
+      this.errors.push(fieldError('FieldValueInvalid', path, jsonType(value), message));
+    }
   }
 
   private typeError(value: unknown, schema: JsonSchema, path: string): void {
@@ -148,15 +173,17 @@ class SchemaWalker {
       if (path === '' && (key === 'metadata' || key === 'apiVersion' || key === 'kind')) continue;
       const child = properties[key] ?? (typeof additional === 'object' ? additional : undefined);
       if (child) {
-        const nullToDefault = value[key] === null && child.default !== undefined && !child.nullable;
-        if (!nullToDefault) this.walk(value[key], child, join(path, key));
+        // A null where the schema does not allow one is dropped before defaulting, as the
+        // apiextensions server does; a default then fills the field.
+        if (value[key] === null && !child.nullable) delete value[key];
+        else this.walk(value[key], child, join(path, key));
       } else if (!preserve && !schema['x-kubernetes-embedded-resource']) {
         this.unknownFields.push(join(path, key));
         delete value[key];
       }
     }
     for (const [key, child] of Object.entries(properties)) {
-      if (child.default !== undefined && (!(key in value) || (value[key] === null && !child.nullable))) {
+      if (child.default !== undefined && !(key in value)) {
         value[key] = structuredClone(child.default);
         this.walk(value[key], child, join(path, key));
       }

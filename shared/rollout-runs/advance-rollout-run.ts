@@ -12,7 +12,7 @@ import type { AnalysisExecutor } from '../ports/analysis';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
 import { unboundSample, type AnalysisVerdict, type MetricsBinding } from '../rollout/analysis';
-import { advanceCanary, advanceReplacement, canaryReplicasFor } from '../rollout/canary';
+import { advanceCanary, advanceReplacement, canaryReplicasFor, isCanaryFinished } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun } from '../rollout/run';
 import type { CanaryState, RolloutGroup, RolloutRun, RunOutcome, RunTarget } from '../rollout/types';
@@ -131,9 +131,13 @@ export async function advanceRolloutRun(
  */
 async function forgetAppliedPromote(client: ClusterClient, basis: RolloutIsvc): Promise<void> {
   const isvc = await getRolloutIsvc(client, basis.metadata.namespace ?? '', basis.metadata.name);
-  if (!isvc?.status?.canary?.promotedThrough || isvc.metadata.annotations?.[Annotation.rolloutPromote] !== undefined) return;
-  const status: RolloutIsvcStatus = structuredClone(isvc.status);
+  if (!isvc || isvc.metadata.annotations?.[Annotation.rolloutPromote] !== undefined) return;
+  const slots = [isvc.status?.canary, ...Object.values(isvc.status?.components ?? {}).map((entry) => entry.canary)];
+  if (!slots.some((slot) => slot?.promotedThrough)) return;
+  const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
+  // The alias and every unit's slot: the same promote is recorded in both.
   if (status.canary) delete status.canary.promotedThrough;
+  for (const entry of Object.values(status.components ?? {})) if (entry.canary) delete entry.canary.promotedThrough;
   // A lost race here is harmless: the next pass clears it once it sees no annotation.
   await commitStatus(client, isvc, status).catch(() => undefined);
 }
@@ -299,7 +303,7 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
   states.set(index, tick.state);
   writeCanaryStates(status, pinned, states);
   const base = { removePromote: tick.removePromoteAnnotation, ...(tick.requeueAfterSeconds === undefined ? {} : { requeueAfterSeconds: tick.requeueAfterSeconds }) };
-  if (tick.state.finished) {
+  if (isCanaryFinished(tick.state, steps.length)) {
     const finishes = workloads.map((entry) => finishCanary(deps, entry));
     const complete = finishes.every((finish) => finish.closeAs === 'Completed');
     return {

@@ -7,6 +7,7 @@ import { recordEvent } from '../adapters/kubernetes/events';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import { Resources } from '../model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
+import { canaryEntrypointOf } from '../rollout/canary';
 import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, type PlanCondition } from '../rollout/drift';
 import { NO_METRICS, type MetricsBinding } from '../rollout/analysis';
 import { findUnexecutableGroup, type ComponentShapes } from '../rollout/executable';
@@ -31,8 +32,8 @@ export const ROLLOUT_CONTROLLER = 'ome-pinning-rollout';
 export interface RolloutIsvcStatus {
   observedGeneration?: number;
   conditions?: StatusCondition[];
-  components?: Record<string, { rolloutPhase?: string; [field: string]: unknown }>;
-  rollout?: RolloutStatus & { canaries?: (CanaryState & { index: number })[] };
+  components?: Record<string, { rolloutPhase?: string; canary?: CanaryState; [field: string]: unknown }>;
+  rollout?: RolloutStatus;
   canary?: CanaryState;
   [field: string]: unknown;
 }
@@ -95,32 +96,48 @@ export async function renderLivePlan(client: ClusterClient, isvc: RolloutIsvc, m
 }
 
 /**
- * Canary state per canary group index. `status.canary` is upstream's single slot, which
- * the plugin and explain read: it holds the group that covers the engine. Any other
- * canary group keeps its state in `status.rollout.canaries[]`, so a repin fits them all.
+ * Canary state per canary group index, read where upstream keeps it: on the status of
+ * the group's entrypoint component (`status.components.<c>.canary`, see
+ * `canaryEntrypointOf`). For the group that covers the engine, the alias `status.canary`
+ * stands in when its slot is empty (a status written before the per-unit slots).
  */
 export function readCanaryStates(status: RolloutIsvcStatus | undefined, pinned: readonly PinnedGroup[]): Map<number, CanaryState> {
   const states = new Map<number, CanaryState>();
-  const engineIndex = groupIndexFor(pinned.map((group) => group.group), 'engine');
-  if (status?.canary && engineIndex >= 0 && pinned[engineIndex]?.group.canary) states.set(engineIndex, { ...status.canary });
-  for (const { index, ...state } of status?.rollout?.canaries ?? []) {
-    if (index !== engineIndex && pinned[index]?.group.canary) states.set(index, state);
-  }
+  const engineIndex = canaryGroupCovering(pinned, 'engine');
+  pinned.forEach((pinnedGroup, index) => {
+    if (!pinnedGroup.group.canary) return;
+    const state = status?.components?.[canaryEntrypointOf(pinnedGroup.group)]?.canary ?? (index === engineIndex ? status?.canary : undefined);
+    if (state) states.set(index, { ...state });
+  });
   return states;
 }
 
-/** Writes canary states back into their slots (see `readCanaryStates`). */
+/** Writes canary states back into their slots, and the alias `status.canary` (see `readCanaryStates`). */
 export function writeCanaryStates(status: RolloutIsvcStatus, pinned: readonly PinnedGroup[], states: ReadonlyMap<number, CanaryState>): void {
-  const engineIndex = groupIndexFor(pinned.map((group) => group.group), 'engine');
-  const engineState = states.get(engineIndex);
-  if (engineState) status.canary = { ...engineState };
-  const others = [...states.entries()]
-    .filter(([index]) => index !== engineIndex)
-    .sort(([a], [b]) => a - b)
-    .map(([index, state]) => ({ index, ...state }));
-  status.rollout ??= {};
-  if (others.length > 0) status.rollout.canaries = others;
-  else delete status.rollout.canaries;
+  for (const [index, state] of states) {
+    const group = pinned[index]?.group;
+    if (!group?.canary) continue;
+    const component = canaryEntrypointOf(group);
+    status.components = { ...status.components, [component]: { ...status.components?.[component], canary: { ...state } } };
+  }
+  // Upstream's alias mirrors the unit owning the ISVC's entrypoint: the router's, else the engine's.
+  const aliased = states.get(canaryGroupCovering(pinned, 'router')) ?? states.get(canaryGroupCovering(pinned, 'engine'));
+  if (aliased) status.canary = { ...aliased };
+}
+
+/** Drops every canary state: the unit slots and the alias (a run opened or closed). */
+export function clearCanaryStates(status: RolloutIsvcStatus): void {
+  delete status.canary;
+  for (const [component, entry] of Object.entries(status.components ?? {})) {
+    if (entry.canary === undefined) continue;
+    const { canary: _dropped, ...rest } = entry;
+    (status.components as NonNullable<RolloutIsvcStatus['components']>)[component] = rest;
+  }
+}
+
+/** Index of the canary group whose components include `component`, or -1. */
+function canaryGroupCovering(pinned: readonly PinnedGroup[], component: string): number {
+  return pinned.findIndex(({ group }) => group.canary !== undefined && (group.components ?? []).some((name) => name === component));
 }
 
 /**

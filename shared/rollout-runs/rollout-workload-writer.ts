@@ -18,6 +18,7 @@ import type { CanaryState, RolloutGroup, RolloutRun, RunTarget } from '../rollou
 import { EventReason, Message } from '../vocabulary';
 import {
   applyPlanStatus,
+  clearCanaryStates,
   commitStatus,
   getRolloutIsvc,
   groupIndexFor,
@@ -114,7 +115,7 @@ function unfinishedTargets(status: RolloutIsvcStatus | undefined, previous: Roll
 
 /** Whether any canary group's record rejects `revision` (each group records its first component's revision). */
 function wasRolledBack(status: RolloutIsvcStatus | undefined, revision: string): boolean {
-  const states = [status?.canary, ...(status?.rollout?.canaries ?? [])];
+  const states = [status?.canary, ...Object.values(status?.components ?? {}).map((entry) => entry.canary)];
   return states.some((state) => state?.rolledBackRevisionHash === revision);
 }
 
@@ -159,8 +160,7 @@ async function openRunFor(
   status.rollout = { ...status.rollout, activeRun: run };
   if (previous) status.rollout.lastRun = closeRun(previous, 'Superseded', now);
   const pinned = run.plan.groups ?? [];
-  delete status.canary;
-  delete status.rollout.canaries;
+  clearCanaryStates(status);
   const states = new Map<number, CanaryState>();
   for (const [index, { group }] of pinned.entries()) {
     const first = (group.components ?? []).map((name) => run.targetRevisions?.find((entry) => entry.component === name)).find((entry) => entry?.revision);
@@ -244,8 +244,7 @@ async function closeReverted(deps: RolloutWorkloadWriterDeps, isvc: RolloutIsvc,
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
   status.rollout = { ...status.rollout, lastRun: closeRun(run, 'Superseded', now) };
   delete status.rollout.activeRun;
-  delete status.canary;
-  delete status.rollout.canaries;
+  clearCanaryStates(status);
   setRolloutPhase(status, [component], 'Stable');
   applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), now);
   await commitStatus(deps.client, isvc, status);

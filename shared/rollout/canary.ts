@@ -11,6 +11,18 @@ import { formatKubeTime } from './run';
 
 export type StepGate = 'Immediate' | 'Timed' | 'Manual' | 'Analysis';
 
+/** The traffic weight a finished canary records: all of it. */
+export const FINISHED_TRAFFIC_WEIGHT = 100;
+
+/**
+ * Whether a canary passed its final gate. Upstream has no flag for it: its executor marks
+ * a finished canary with `currentStep == len(steps)` (one past the last step), and that is
+ * what this reads, so a status written by either side means the same.
+ */
+export function isCanaryFinished(state: Pick<CanaryState, 'currentStep'>, stepCount: number): boolean {
+  return state.currentStep === stepCount;
+}
+
 /** How a step ends: analysis wins, then a timed pause, then a manual pause, else at once. */
 export function gateOf(step: CanaryStep): StepGate {
   if (step.analysis) return 'Analysis';
@@ -79,7 +91,7 @@ export function advanceCanary(input: CanaryTickInput): CanaryTick {
   const rolledBack = state.rolledBackRevisionHash !== undefined && state.rolledBackRevisionHash === state.canaryRevisionHash;
   const rollbackAsked = input.rollbackAnnotation !== undefined && input.rollbackAnnotation !== '';
   if (rolledBack || rollbackAsked) return rollBack(input, state, mailbox.remove);
-  if (state.finished || input.steps.length === 0) return finish(input, state, mailbox.remove);
+  if (isCanaryFinished(state, input.steps.length)) return finish(input, state, mailbox.remove);
 
   state.stepEnteredTime ??= formatKubeTime(input.now);
   const index = Math.min(Math.max(state.currentStep, 0), input.steps.length - 1);
@@ -214,9 +226,15 @@ function advanceStep(input: CanaryTickInput, state: CanaryState, removePromote: 
   };
 }
 
-/** After the final gate: the canary takes all replicas; stable drains once it is ready. */
+/**
+ * After the final gate: the canary takes all replicas; stable drains once it is ready.
+ * The state is marked finished as upstream marks it: the step one past the last, all
+ * traffic observed, and no stable hash (the canary revision is the new stable one).
+ */
 function finish(input: CanaryTickInput, state: CanaryState, removePromote: boolean): CanaryTick {
-  state.finished = true;
+  state.currentStep = input.steps.length;
+  state.observedTrafficWeight = FINISHED_TRAFFIC_WEIGHT;
+  delete state.stableRevisionHash;
   const converged = input.readyCanaryReplicas >= input.desiredReplicas;
   return {
     state,
@@ -269,3 +287,14 @@ export function advanceReplacement(input: {
   };
 }
 
+/**
+ * The component whose status holds a canary group's state: upstream writes it on the
+ * unit's entrypoint, the router when the group has it, else the engine (a decoder rolls
+ * with the engine's unit); a group of neither keeps it on its first component.
+ */
+export function canaryEntrypointOf(group: { readonly components?: readonly string[] }): string {
+  const components: readonly string[] = group.components ?? [];
+  if (components.includes('router')) return 'router';
+  if (components.includes('engine')) return 'engine';
+  return components[0] ?? 'engine';
+}

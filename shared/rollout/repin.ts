@@ -17,6 +17,7 @@ import {
   RepinRefusal,
   type RepinRefusalMessage,
 } from '../vocabulary';
+import { isCanaryFinished } from './canary';
 import { PORTABLE_DIGEST_PATTERN, digestPlan } from './digest';
 import { findDriftedGroup } from './drift';
 import {
@@ -130,7 +131,8 @@ export function decideRepin(input: RepinDecisionInput): RepinDecision {
   const canaries = new Map<number, CanaryState>();
   for (const [index, state] of input.canaries) {
     const steps = newGroups[index]?.group.canary?.steps;
-    if (steps) canaries.set(index, fitCanaryToSteps(state, steps));
+    const pinnedStepCount = pinnedGroups[index]?.group.canary?.steps?.length ?? 0;
+    if (steps) canaries.set(index, fitCanaryToSteps(state, steps, pinnedStepCount));
   }
   return {
     action: 'apply',
@@ -145,12 +147,13 @@ export function decideRepin(input: RepinDecisionInput): RepinDecision {
 }
 
 /**
- * Fits a canary's progress to a new list of steps: a finished canary stays finished;
- * the step index is kept, or clamped to the last step; and when that step's traffic
- * is above the weight recorded for the canary, it holds before the step until promoted.
+ * Fits a canary's progress to a new list of steps: a finished canary (one past the last
+ * of the `pinnedStepCount` steps it ran) stays finished, one past the new last step; the
+ * step index is kept, or clamped to the last step; and when that step's traffic is above
+ * the weight recorded for the canary, it holds before the step until promoted.
  */
-export function fitCanaryToSteps(state: CanaryState, steps: readonly CanaryStep[]): CanaryState {
-  if (state.finished) return { ...state };
+export function fitCanaryToSteps(state: CanaryState, steps: readonly CanaryStep[], pinnedStepCount: number): CanaryState {
+  if (isCanaryFinished(state, pinnedStepCount)) return { ...state, currentStep: steps.length };
   const currentStep = Math.min(Math.max(state.currentStep, 0), Math.max(steps.length - 1, 0));
   const traffic = steps[currentStep]?.traffic ?? 0;
   return { ...state, currentStep, preStepHold: traffic > state.observedTrafficWeight };

@@ -67,11 +67,13 @@ export function openRun(input: {
   };
 }
 
-/** Closes a run into the bounded `lastRun` record: outcome, times, targets, provenance. */
+/**
+ * Closes a run into the bounded `lastRun` record: outcome, times, targets, provenance.
+ * Upstream's record has no run ID; `recordedRunID` recomputes it.
+ */
 export function closeRun(run: RolloutRun, outcome: RunOutcome, now: Date): RolloutRunRecord {
   return {
     outcome,
-    runID: run.runID,
     openedAt: run.openedAt,
     closedAt: formatKubeTime(now),
     ...(run.targetRevisions ? { targetRevisions: run.targetRevisions.map((target) => ({ ...target })) } : {}),
@@ -97,4 +99,16 @@ export function keepNewerPin(current: RolloutRun | undefined, incoming: RolloutR
 export function nextPinnedAt(previous: string, now: Date): string {
   const candidate = formatKubeTime(now);
   return Date.parse(candidate) >= Date.parse(previous) ? candidate : previous;
+}
+
+/**
+ * The ID of the run a `lastRun` record closed, recomputed from what upstream keeps there
+ * (targets, the groups' portable digests, openedAt), or undefined when openedAt is gone.
+ * A repin changes the digests a record carries, so for a repinned run this names the
+ * run as its last plan would have opened it, not the ID it carried.
+ */
+export function recordedRunID(isvcName: string, record: RolloutRunRecord): string | undefined {
+  if (!record.openedAt) return undefined;
+  const digests = (record.groups ?? []).map((group) => group.portableDigest ?? '');
+  return computeRunID(isvcName, record.targetRevisions ?? [], digests, record.openedAt);
 }

@@ -82,10 +82,12 @@ export interface RolloutRun {
   plan: { groups?: PinnedGroup[] };
 }
 
-/** `status.rollout.lastRun`: digests and provenance, never the plan bodies; also records the closed run's ID. */
+/**
+ * `status.rollout.lastRun`: digests and provenance, never the plan bodies. Upstream keeps
+ * no run ID here; `recordedRunID` recomputes it from the targets, digests and openedAt.
+ */
 export interface RolloutRunRecord {
   outcome: RunOutcome;
-  runID?: string;
   openedAt?: string;
   closedAt?: string;
   targetRevisions?: RunTarget[];
@@ -98,7 +100,13 @@ export interface RolloutStatus {
   groups?: GroupResolutionStatus[];
 }
 
-/** `status.canary` for one canary group: the executor's persisted state machine, including `finished`. */
+/**
+ * One canary group's step machine, as upstream's CanaryStatus stores it: on the status of
+ * the group's entrypoint component (`status.components.<c>.canary`), with `status.canary`
+ * as the alias upstream keeps. A finished canary is marked as upstream marks it:
+ * `currentStep` equal to the number of steps, `observedTrafficWeight` 100 and no stable
+ * hash (see `isCanaryFinished`).
+ */
 export interface CanaryState {
   canaryRevisionHash?: string;
   stableRevisionHash?: string;
@@ -107,8 +115,6 @@ export interface CanaryState {
   observedTrafficWeight: number;
   /** Set by a repin that raised the step's traffic above the recorded weight. */
   preStepHold?: boolean;
-  /** The final gate passed; the canary revision is the new stable one. */
-  finished?: boolean;
   promotedThrough?: string;
   rolledBackRevisionHash?: string;
   analysisFailedChecks?: number;

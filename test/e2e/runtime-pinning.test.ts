@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
-import { handledSince, kubectlOk, maskRevisionHashes, pollUntil, runKubectl, startWalkthrough, writeWorkFile } from './support';
+import { handledSince, kubectlOk, maskRevisionHashes, pollUntil, prunedWrites, runKubectl, startWalkthrough, writeWorkFile } from './support';
 import type { ObjectChange, Walkthrough } from './support';
 
 const NS = 'llama-demo';
@@ -558,6 +558,12 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
       );
       expect(await kubectl('get', 'inferenceservice', name, '-n', NS, '-o', 'jsonpath={.status.pinnedRevisionName}')).toBe('');
       expect((await runKubectl(walk, ['get', 'deploy', `${name}-engine`, '-n', NS])).code).toBe(1);
+    });
+  });
+
+  describe('Schema parity', () => {
+    it('left nothing for the API server to prune: every write fits the CRDs, which mirror upstream OME', () => {
+      expect(prunedWrites(walk.plane)).toEqual([]);
     });
   });
 });

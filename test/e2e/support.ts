@@ -13,6 +13,7 @@ import { eventsOfInvocation } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
 import type { ControlPlane } from '../../local/control-plane';
+import type { PruneRecord } from '../../local/cluster';
 import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
 
 const BIN_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin');
@@ -84,6 +85,15 @@ export async function startWalkthrough(): Promise<Walkthrough> {
       await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
     },
   };
+}
+
+/**
+ * Every write, on every embedded cluster of `plane`, whose object lost fields to pruning:
+ * the clusters' CRDs mirror upstream OME's schema, so a field listed here is one a real
+ * API server would drop (docs/upstream-schema.md).
+ */
+export function prunedWrites(plane: ControlPlane): PruneRecord[] {
+  return plane.clusters.flatMap((cluster) => [...(cluster.prunedWrites?.() ?? [])]);
 }
 
 /**

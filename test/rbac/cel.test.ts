@@ -35,6 +35,8 @@ describe('Function: compileCel', () => {
     ["object.metadata.labels['ome.io/inferenceservice']", 'llama'],
     ["request.operation == 'DELETE' ? 'deleting' : 'writing'", 'writing'],
     ['1 < 2 && 2 <= 2 && 3 > 2 && -1 < 0', true],
+    ['1 + 2 - 4 == -1', true],
+    ["(has(object.metadata.labels)?1:0) + (has(object.metadata.annotations)?1:0) <= 1", true],
     // A missing field is an error, but a decisive other side absorbs it, as in CEL.
     ["oldObject == null || oldObject.metadata.name == 'x'", true],
     ["false && object.metadata.missing == 'x'", false],
@@ -58,7 +60,7 @@ describe('Function: compileCel', () => {
     ['an unknown function', "matches(request.namespace, 'kube-.*')"],
     ['an unknown method', "request.namespace.matches('kube-.*')"],
     ['a map literal', "{'a': 1}.a == 1"],
-    ['arithmetic', 'size(object.metadata.labels) + 1 > 1'],
+    ['multiplication', 'size(object.metadata.labels) * 2 > 1'],
     ['a double literal', '1.5 > 1'],
     ['a trailing token', 'true true'],
     ['an unterminated string', "request.namespace == 'kube"],

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshPlanStatus } from '../../shared/rollout-runs';
-import { upsertCondition } from '../../shared/rollout-runs/rollout-status';
+import { clearCanaryStates, readCanaryStates, upsertCondition, writeCanaryStates, type RolloutIsvcStatus } from '../../shared/rollout-runs/rollout-status';
+import type { CanaryState, PinnedGroup } from '../../shared/rollout/types';
 import { checkRepinRefusal } from '../../shared/rollout/repin';
 import type { StatusCondition } from '../../shared/rollout/types';
 import { Resources } from '../../shared/model/resources';
@@ -30,6 +31,45 @@ describe('Function: upsertCondition', () => {
 
     // Assess
     expect(updated).toMatchObject({ ...next, lastTransitionTime: stamped });
+  });
+});
+
+describe('Function: readCanaryStates / writeCanaryStates / clearCanaryStates', () => {
+  const steps = [{ capacity: '100%', traffic: 100, pause: {} }];
+  const pinned = (...groups: PinnedGroup['group'][]): PinnedGroup[] => groups.map((group) => ({ source: 'Inline', group }));
+  const state = (currentStep: number): CanaryState => ({ canaryRevisionHash: 'bbbbbbbb', currentStep, observedTrafficWeight: 10 });
+
+  it.each<[string, PinnedGroup[], string[], string]>([
+    ['an engine group on the engine', pinned({ components: ['engine'], canary: { steps } }), ['engine'], 'engine'],
+    ['an engine and decoder unit on the engine', pinned({ components: ['decoder', 'engine'], canary: { steps } }), ['engine'], 'engine'],
+    ['a router group on the router, which the alias mirrors', pinned({ components: ['router'], canary: { steps } }, { components: ['engine'], canary: { steps } }), ['router', 'engine'], 'router'],
+    // Not the unit owning the ISVC's entrypoint, so no alias.
+    ['a decoder-only group on the decoder', pinned({ components: ['decoder'], canary: { steps } }), ['decoder'], ''],
+  ])('writes %s', (_case, groups, slots, alias) => {
+    const status: RolloutIsvcStatus = { components: { engine: { rolloutPhase: 'Paused' } } };
+    const states = new Map(groups.map((_group, index) => [index, state(index)]));
+    writeCanaryStates(status, groups, states);
+    expect(Object.entries(status.components ?? {}).filter(([, entry]) => entry.canary).map(([component]) => component)).toEqual(
+      [...slots].sort((a, b) => ['engine', 'router', 'decoder'].indexOf(a) - ['engine', 'router', 'decoder'].indexOf(b)),
+    );
+    expect(status.components?.engine?.rolloutPhase).toBe('Paused');
+    expect(status.canary).toEqual(alias ? status.components?.[alias]?.canary : undefined);
+    expect(status).not.toHaveProperty('rollout');
+    expect(readCanaryStates(status, groups)).toEqual(states);
+  });
+
+  it('reads the alias for the engine group when its slot is empty (a status written before the slots)', () => {
+    const groups = pinned({ components: ['engine'], canary: { steps } });
+    expect(readCanaryStates({ canary: state(0) }, groups)).toEqual(new Map([[0, state(0)]]));
+    expect(readCanaryStates({ canary: state(0) }, pinned({ components: ['router'], canary: { steps } }))).toEqual(new Map());
+  });
+
+  it('ignores groups that are not canaries, and clears every slot and the alias', () => {
+    const groups = pinned({ components: ['engine'] });
+    const status: RolloutIsvcStatus = { canary: state(0), components: { engine: { canary: state(0), rolloutPhase: 'Stable' }, router: { canary: state(1) } } };
+    expect(readCanaryStates(status, groups)).toEqual(new Map());
+    clearCanaryStates(status);
+    expect(status).toEqual({ components: { engine: { rolloutPhase: 'Stable' }, router: {} } });
   });
 });
 

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../shared/model/resources';
 import { digestPlan } from '../../shared/rollout/digest';
+import { recordedRunID } from '../../shared/rollout/run';
 import type { RolloutGroup } from '../../shared/rollout/types';
 import { Message, RepinMessage } from '../../shared/vocabulary';
 import {
@@ -83,7 +84,10 @@ describe('opening a run', () => {
     bench.clock.tick();
     expect(await renderEngine(bench, 'supersede', 'srt:v3')).toBe('run-opened');
     const isvc = await getIsvc(bench, 'supersede');
-    expect(isvc.status?.rollout?.lastRun).toMatchObject({ outcome: 'Superseded', runID: first });
+    // Upstream's lastRun has no run ID: it is recomputed from the targets, digests and openedAt kept there.
+    expect(isvc.status?.rollout?.lastRun).toMatchObject({ outcome: 'Superseded' });
+    expect(isvc.status?.rollout?.lastRun).not.toHaveProperty('runID');
+    expect(recordedRunID('supersede', isvc.status!.rollout!.lastRun!)).toBe(first);
     expect(isvc.status?.rollout?.activeRun?.runID).not.toBe(first);
 
     await openRunOn(bench, 'bluegreen', [{ components: ['engine'] }]);
@@ -228,15 +232,21 @@ describe('the canary after a repin', () => {
     expect(await requestRepin(bench, 'fewer', 'now')).toMatchObject({ outcome: 'applied' });
     expect((await getIsvc(bench, 'fewer')).status?.canary).toMatchObject({ currentStep: 1, preStepHold: false });
 
-    // A canary past its last gate, still promoting, stays finished through a repin.
+    // A canary past its last gate, still promoting, stays finished through a repin. It is
+    // marked as upstream marks it: one past the last of its 2 steps, all traffic, no stable hash.
     const isvc = await getIsvc(bench, 'fewer');
+    const { stableRevisionHash: _cleared, ...engineCanary } = isvc.status!.components!.engine!.canary!;
+    const finished = { ...engineCanary, currentStep: 2, observedTrafficWeight: 100 };
     await bench.client.replaceStatus(Resources.inferenceServices, {
       ...isvc,
-      status: { ...isvc.status, canary: { ...isvc.status?.canary, currentStep: 1, finished: true } },
+      status: { ...isvc.status, canary: finished, components: { ...isvc.status?.components, engine: { ...isvc.status?.components?.engine, canary: finished } } },
     });
     await editGroups(bench, 'fewer', [manualCanary([{ capacity: '25%', traffic: 90 }])]);
     expect(await requestRepin(bench, 'fewer', 'now')).toMatchObject({ outcome: 'applied' });
-    expect((await getIsvc(bench, 'fewer')).status?.canary).toMatchObject({ finished: true, currentStep: 1 });
+    const repinned = await getIsvc(bench, 'fewer');
+    expect(repinned.status?.canary).toMatchObject({ currentStep: 1, observedTrafficWeight: 100 });
+    expect(repinned.status?.canary).not.toHaveProperty('stableRevisionHash');
+    expect(repinned.status?.canary).not.toHaveProperty('preStepHold', true);
   });
 
   it('fits every canary group to its new steps, not only the first', async () => {
@@ -245,7 +255,7 @@ describe('the canary after a repin', () => {
     const isvc = await getIsvc(bench, 'multi');
     await bench.client.replaceStatus(Resources.inferenceServices, {
       ...isvc,
-      status: { ...isvc.status, rollout: { ...isvc.status?.rollout, canaries: [{ index: 0, currentStep: 1, observedTrafficWeight: 20 }] } },
+      status: { ...isvc.status, components: { ...isvc.status?.components, router: { canary: { currentStep: 1, observedTrafficWeight: 20 } } } },
     });
     await editGroups(bench, 'multi', [
       { components: ['router'], canary: { steps: [{ capacity: '25%', traffic: 40, pause: {} }] } },
@@ -253,7 +263,15 @@ describe('the canary after a repin', () => {
     ]);
     expect(await requestRepin(bench, 'multi', 'now')).toMatchObject({ outcome: 'applied' });
     const after = await getIsvc(bench, 'multi');
-    expect(after.status?.rollout?.canaries).toEqual([{ index: 0, currentStep: 0, observedTrafficWeight: 20, preStepHold: true }]);
-    expect(after.status?.canary).toMatchObject({ currentStep: 0, preStepHold: true, observedTrafficWeight: 0 });
+    // Each unit's canary sits on its entrypoint component; status.canary mirrors the router's unit, as upstream's alias does.
+    expect(after.status?.components?.router?.canary).toEqual({ currentStep: 0, observedTrafficWeight: 20, preStepHold: true });
+    expect(after.status?.components?.engine?.canary).toMatchObject({ currentStep: 0, preStepHold: true, observedTrafficWeight: 0 });
+    expect(after.status?.canary).toEqual(after.status?.components?.router?.canary);
+  });
+});
+
+describe('schema parity', () => {
+  it('left nothing for the API server to prune: every status write fits the CRDs, which mirror upstream OME', () => {
+    expect(bench.cluster.prunedWrites()).toEqual([]);
   });
 });

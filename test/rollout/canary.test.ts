@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { advanceCanary, advanceReplacement, canaryReplicasFor, gateOf, type CanaryTick, type CanaryTickInput } from '../../shared/rollout/canary';
+import { advanceCanary, advanceReplacement, canaryReplicasFor, gateOf, isCanaryFinished, type CanaryTick, type CanaryTickInput } from '../../shared/rollout/canary';
 import type { CanaryState, CanaryStep } from '../../shared/rollout/types';
 import { NOW } from './fixtures';
 import type { AnalysisOutcome, AnalysisVerdict } from '../../shared/rollout/analysis';
@@ -17,6 +17,12 @@ const state = (extra: Partial<CanaryState> = {}): CanaryState => ({
   observedTrafficWeight: 0,
   ...extra,
 });
+/** A canary past its final gate, as upstream marks it: one past the last step, all traffic, no stable hash. */
+const finished = (extra: Partial<CanaryState> = {}): CanaryState => {
+  const { stableRevisionHash: _cleared, ...rest } = state({ currentStep: manual.length, observedTrafficWeight: 100, ...extra });
+  return rest;
+};
+const FINISHED: Partial<CanaryState> = { currentStep: 2, observedTrafficWeight: 100, stableRevisionHash: undefined };
 const tick = (extra: Partial<CanaryTickInput>) =>
   advanceCanary({
     steps: manual,
@@ -70,8 +76,10 @@ describe('Function: advanceCanary', () => {
     ['analysis pass advances', { steps: analysis, readyCanaryReplicas: 1, analysisSample: sample('Successful') }, { phase: 'Canarying', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1 }],
     ['analysis failing under its limit waits a sampling interval', { steps: analysis, readyCanaryReplicas: 1, analysisSample: sample('Failed') }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, requeueAfterSeconds: 60 }, { analysisFailedChecks: 1 }],
     ['analysis failing at its limit rolls back', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, analysisSample: sample('Failed') }, { phase: 'RolledBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
-    ['immediate last step finishes', { state: state({ currentStep: 1 }), readyCanaryReplicas: 4, readyStableReplicas: 0 }, { phase: 'Stable', canaryReplicas: 4, stableReplicas: 0 }, { finished: true, observedTrafficWeight: 100 }],
-    ['finished stays finished while stable drains', { state: state({ finished: true }), readyCanaryReplicas: 4, readyStableReplicas: 2 }, { phase: 'Promoting', canaryReplicas: 4, stableReplicas: 0 }, { finished: true }],
+    ['immediate last step finishes', { state: state({ currentStep: 1 }), readyCanaryReplicas: 4, readyStableReplicas: 0 }, { phase: 'Stable', canaryReplicas: 4, stableReplicas: 0 }, FINISHED],
+    ['finished stays finished while stable drains', { state: finished(), readyCanaryReplicas: 4, readyStableReplicas: 2 }, { phase: 'Promoting', canaryReplicas: 4, stableReplicas: 0 }, FINISHED],
+    ['a promote after the final gate does not move a finished canary', { state: finished(), readyCanaryReplicas: 4, readyStableReplicas: 0, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Stable', canaryReplicas: 4, stableReplicas: 0 }, FINISHED],
+    ['the last step at 100% traffic is not finished before its gate passes', { state: state({ currentStep: 1, observedTrafficWeight: 100 }), steps: [manual[0]!, { capacity: '100%', traffic: 100, pause: {} }], readyCanaryReplicas: 4, readyStableReplicas: 0 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 4, stableReplicas: 0, gate: 'Manual' }, { currentStep: 1, stableRevisionHash: 'aaaaaaaa' }],
     ['ready timeout fails the canary', { readyTimeout: '10m' }, { phase: 'Failed', canaryReplicas: 1, stableReplicas: 4 }, {}],
     ['ready timeout not yet reached', { readyTimeout: '31m' }, { phase: 'Pending', canaryReplicas: 1, stableReplicas: 4 }, {}],
     ['rollback annotation rolls back', { rollbackAnnotation: 'bbbbbbbb', readyStableReplicas: 3 }, { phase: 'RollingBack', canaryReplicas: 0, stableReplicas: 4 }, {}],
@@ -81,8 +89,8 @@ describe('Function: advanceCanary', () => {
     ['an applied promote is inert until removed', { state: state({ promotedThrough: 'bbbbbbbb' }), readyCanaryReplicas: 1, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3, removePromoteAnnotation: true }, { currentStep: 0 }],
     ['a removed promote re-arms the gate', { state: state({ promotedThrough: 'bbbbbbbb' }), readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3 }, { promotedThrough: undefined }],
     ['a step advance releases stable only as far as canary capacity is ready', { desiredReplicas: 10, readyCanaryReplicas: 3, readyStableReplicas: 10, promoteAnnotation: 'bbbbbbbb' }, { phase: 'Canarying', canaryReplicas: 10, stableReplicas: 7, removePromoteAnnotation: true }, { currentStep: 1 }],
-    ['finishing with stable still up is Promoting', { state: state({ finished: true }), readyCanaryReplicas: 3, readyStableReplicas: 4 }, { phase: 'Promoting', canaryReplicas: 4, stableReplicas: 4 }, { finished: true }],
-    ['no steps finishes at once', { steps: [], readyCanaryReplicas: 0 }, { phase: 'Promoting', canaryReplicas: 4, stableReplicas: 4 }, { finished: true }],
+    ['finishing with stable still up is Promoting', { state: finished(), readyCanaryReplicas: 3, readyStableReplicas: 4 }, { phase: 'Promoting', canaryReplicas: 4, stableReplicas: 4 }, FINISHED],
+    ['no steps finishes at once', { steps: [], readyCanaryReplicas: 0 }, { phase: 'Promoting', canaryReplicas: 4, stableReplicas: 4 }, { currentStep: 0, observedTrafficWeight: 100, stableRevisionHash: undefined }],
     ['a rolled-back revision stays rolled back', { state: state({ rolledBackRevisionHash: 'bbbbbbbb' }), readyCanaryReplicas: 1 }, { phase: 'RolledBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
     ['an empty rollback annotation is no rollback', { rollbackAnnotation: '', readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3 }, {}],
     ['a rollback before stable is ready is RollingBack and rejects nothing yet', { rollbackAnnotation: 'x', readyStableReplicas: 3 }, { phase: 'RollingBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: undefined }],
@@ -99,7 +107,7 @@ describe('Function: advanceCanary', () => {
     ['an analysis rollback is recorded at once, so it holds while stable comes back', { steps: analysis, state: state({ analysisFailedChecks: 1 }), readyCanaryReplicas: 1, readyStableReplicas: 3, analysisSample: sample('Failed') }, { phase: 'RollingBack', canaryReplicas: 0, stableReplicas: 4 }, { rolledBackRevisionHash: 'bbbbbbbb' }],
     ['a canary without revision hashes is neither rolled back nor promoted', { state: state({ canaryRevisionHash: undefined }), readyCanaryReplicas: 1 }, { phase: 'Paused', hold: 'ObservedPaused', canaryReplicas: 1, stableReplicas: 3 }, { currentStep: 0, rolledBackRevisionHash: undefined }],
     ['a ready timeout reached exactly is not yet a failure', { readyTimeout: '30m' }, { phase: 'Pending', canaryReplicas: 1, stableReplicas: 4 }, {}],
-    ['a step index past the end is clamped', { state: state({ currentStep: 7 }), readyCanaryReplicas: 1 }, { phase: 'Pending', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1, finished: undefined }],
+    ['a step index past the end is clamped', { state: state({ currentStep: 7 }), readyCanaryReplicas: 1 }, { phase: 'Pending', canaryReplicas: 4, stableReplicas: 3 }, { currentStep: 1, stableRevisionHash: 'aaaaaaaa' }],
   ])('%s', (_name, input, expected, expectedState) => {
     const result = tick(input);
     expect(result).toMatchObject(expected);
@@ -117,6 +125,18 @@ describe('Function: advanceCanary', () => {
     const given = state();
     advanceCanary({ steps: manual, state: given, desiredReplicas: 4, readyCanaryReplicas: 1, readyStableReplicas: 4, now: NOW, promoteAnnotation: 'bbbbbbbb' });
     expect(given).toEqual(state());
+  });
+});
+
+describe('Function: isCanaryFinished', () => {
+  it.each([
+    [0, 2, false],
+    [1, 2, false],
+    [2, 2, true],
+    [0, 0, true],
+    [7, 2, false],
+  ])('step %i of %i steps -> %s', (currentStep, stepCount, expected) => {
+    expect(isCanaryFinished({ currentStep }, stepCount)).toBe(expected);
   });
 });
 

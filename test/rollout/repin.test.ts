@@ -21,15 +21,15 @@ describe('Function: fitCanaryToSteps', () => {
     ['keeps its step', canary({ currentStep: 0 }), { currentStep: 0, preStepHold: false }],
     ['clamps to the last step', canary({ currentStep: 5, observedTrafficWeight: 60 }), { currentStep: 1, preStepHold: false }],
     ['holds when the step traffic rises above the recorded weight', canary({ currentStep: 1, observedTrafficWeight: 30 }), { currentStep: 1, preStepHold: true }],
-    ['a finished canary stays finished', canary({ currentStep: 4, finished: true }), { currentStep: 4, finished: true }],
+    ['a finished canary (one past its 4 pinned steps) stays finished, one past the new last step', canary({ currentStep: 4, observedTrafficWeight: 100 }), { currentStep: 2, observedTrafficWeight: 100 }],
     ['a negative step is clamped to the first', canary({ currentStep: -2, observedTrafficWeight: 10 }), { currentStep: 0, preStepHold: false }],
     ['traffic equal to the recorded weight does not hold', canary({ currentStep: 1, observedTrafficWeight: 40 }), { currentStep: 1, preStepHold: false }],
   ])('%s', (_name, given, expected) => {
-    expect(fitCanaryToSteps(given, steps)).toMatchObject(expected);
+    expect(fitCanaryToSteps(given, steps, 4)).toMatchObject(expected);
   });
 
   it('fits to no steps at all: step 0, no hold', () => {
-    expect(fitCanaryToSteps(canary({ currentStep: 2 }), [])).toMatchObject({ currentStep: 0, preStepHold: false });
+    expect(fitCanaryToSteps(canary({ currentStep: 2 }), [], 4)).toMatchObject({ currentStep: 0, preStepHold: false });
   });
 });
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { resolveLivePlan } from '../../shared/rollout/plan';
-import { closeRun, computeRunID, formatKubeTime, keepNewerPin, nextPinnedAt, openRun, orderTargetsByPlan } from '../../shared/rollout/run';
+import { closeRun, computeRunID, formatKubeTime, keepNewerPin, nextPinnedAt, openRun, orderTargetsByPlan, recordedRunID } from '../../shared/rollout/run';
 import { manualCanary, NOW, policies } from './fixtures';
 
 const hash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);
@@ -70,14 +70,22 @@ describe('Function: openRun / closeRun', () => {
 
   it.each(['Completed', 'RolledBack', 'Superseded'] as const)('closes into lastRun with outcome %s', (outcome) => {
     const record = closeRun(run, outcome, NOW);
+    // Upstream's RolloutRunRecord has no runID field: a real API server would prune one.
     expect(record).toEqual({
       outcome,
-      runID: run.runID,
       openedAt: run.openedAt,
       closedAt: '2026-08-31T18:30:00Z',
       targetRevisions: run.targetRevisions,
       groups: [{ source: 'Inline', portableDigest: live.plan.groupDigests[0] }],
     });
+  });
+
+  it('recomputes the closed run ID from what lastRun keeps', () => {
+    const record = closeRun(run, 'Completed', NOW);
+    expect(recordedRunID('chat', record)).toBe(run.runID);
+    expect(recordedRunID('other', record)).not.toBe(run.runID);
+    const { openedAt: _gone, ...withoutOpenedAt } = record;
+    expect(recordedRunID('chat', withoutOpenedAt)).toBeUndefined();
   });
 });
 
@@ -127,7 +135,6 @@ describe('Function: closeRun, provenance', () => {
     };
     expect(closeRun(run, 'Completed', NOW)).toEqual({
       outcome: 'Completed',
-      runID: 'chat-1',
       openedAt: '2026-08-31T18:00:00Z',
       closedAt: '2026-08-31T18:30:00Z',
       groups: [{ source: 'Policy', policyRef: { name: 'guarded', progression: 'canary' }, portableDigest: 'rp1:aaaaaaaaaaaa' }, { source: 'Inline' }],
