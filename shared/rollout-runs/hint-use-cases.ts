@@ -12,6 +12,7 @@ import { fenceDeploymentWrites } from './fenced-deployments';
 import type { HintDetail } from '../events/hint-event';
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
+import type { ClusterRecord } from '../ports/store';
 import { WorkloadLabel, REPIN_METRIC } from '../vocabulary';
 import { advanceRolloutRun, type AdvanceRolloutRunDeps, type AdvanceRolloutRunResult } from './advance-rollout-run';
 import { applyRepin, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
@@ -193,6 +194,8 @@ export async function sweepRolloutRuns(app: AppContext, holder: string): Promise
   const summary: SweepSummary[] = [];
   for (const record of await app.stores.clusters.listClusters()) {
     const cluster = await app.cluster(record.id);
+    // Upstream OME runs the rollouts of a delegate cluster.
+    if (cluster.mode === 'delegate') continue;
     const work: RolloutWork = { clusterId: cluster.id, client: cluster.client, clock: app.clock, reconcile: reconcileDepsOf(app, holder) };
     let advanced = 0;
     let failed = 0;
@@ -211,9 +214,7 @@ export async function sweepRolloutRuns(app: AppContext, holder: string): Promise
       }
       continueToken = page.continue;
     } while (continueToken);
-    const policies = writesPolicyStatus(record)
-      ? await refreshPolicyStatuses({ client: cluster.client, clock: app.clock }, consumers).catch(() => 'failed' as const)
-      : ('not-ours' as const);
+    const policies = await refreshPolicyStatuses({ client: cluster.client, clock: app.clock }, consumers).catch(() => 'failed' as const);
     summary.push({ cluster: record.id, advanced, failed, policies });
   }
   return summary;
@@ -224,6 +225,6 @@ export async function sweepRolloutRuns(app: AppContext, holder: string): Promise
  * controller runs beside the plane (a cluster registered in `delegate` mode), where its
  * status controller writes it.
  */
-function writesPolicyStatus(record: object): boolean {
-  return (record as { mode?: unknown }).mode !== 'delegate';
+function writesPolicyStatus(record: ClusterRecord): boolean {
+  return record.mode === 'standalone';
 }

@@ -59,7 +59,7 @@ describe('admission webhook', () => {
     const env = { [WebhookEnv.keyFile]: join(keyDir, 'key') };
     cluster = await startEmbeddedCluster();
     client = cluster.client;
-    const app = { cluster: async (id: string) => ({ id, client, omeNamespace: 'ome' }) } as unknown as AppContext;
+    const app = { cluster: async (id: string) => ({ id, client, omeNamespace: 'ome', mode: 'standalone' }), clusterMode: async () => 'standalone' } as unknown as AppContext;
     // The webhook served over HTTP, as the local control plane serves it.
     server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];

@@ -119,15 +119,15 @@ describe('the rollout-run schedule', () => {
   it('writes policy status in each cluster it controls, and none in a cluster where upstream\'s controller runs', async () => {
     await createPolicy(bench, 'swept', guarded);
     const stores = createMemoryStores(bench.clock);
-    const record: ClusterRecord = { id: 'alpha', server: bench.cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: bench.cluster.kubeconfig }, omeNamespace: 'ome' };
+    const record: ClusterRecord = { id: 'alpha', server: bench.cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: bench.cluster.kubeconfig }, omeNamespace: 'ome', mode: 'standalone' };
     await stores.clusters.putCluster(record);
     // A record naming the delegate mode (upstream OME renders and writes status there).
-    await stores.clusters.putCluster({ ...record, id: 'beside-upstream', mode: 'delegate' } as ClusterRecord);
+    await stores.clusters.putCluster({ ...record, id: 'beside-upstream', mode: 'delegate' });
     const app = createAppContext({ config, stores, clock: bench.clock });
 
     const summary = await sweepRolloutRuns(app, 'sweep-test');
 
-    expect(summary.find((entry) => entry.cluster === 'beside-upstream')?.policies).toBe('not-ours');
+    expect(summary.find((entry) => entry.cluster === 'beside-upstream')).toBeUndefined();
     expect(summary.find((entry) => entry.cluster === 'alpha')?.policies).toMatchObject({ updated: 1, skipped: 0 });
     expect((await statusOf('swept'))?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'True', reason: 'BodyValid' });
   });
