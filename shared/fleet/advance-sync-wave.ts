@@ -188,6 +188,53 @@ async function save(deps: FleetDeps, next: SyncWave): Promise<SyncWave | undefin
   }
 }
 
+type StepResult = { kind: 'saved'; wave: SyncWave } | { kind: 'contended' } | { kind: 'waiting' };
+
+/** Chooses cluster `index`'s targets, records the step, then sets the token on each. */
+async function startStep(deps: FleetDeps, client: ClusterClient, wave: SyncWave, index: number, now: number): Promise<StepResult> {
+  const targets = chooseWaveTargets(await listCandidates(client, wave.runtime), wave.runtime);
+  // The step is recorded before any patch: a second invocation that read the same version
+  // cannot record it too, so only one of them goes on to patch.
+  const saved = await save(deps, startCluster(wave, index, targets, now));
+  if (saved === undefined) return { kind: 'contended' };
+  for (const target of saved.clusters[index]?.targets ?? []) await setWaveToken(client, target, saved.token);
+  return { kind: 'saved', wave: saved };
+}
+
+/** Judges cluster `index` from its targets as they are now; records an acknowledgement or a halt. */
+async function awaitStep(deps: FleetDeps, client: ClusterClient, wave: SyncWave, index: number, now: number): Promise<StepResult> {
+  const cluster = wave.clusters[index];
+  const since = cluster?.startedAt ?? now;
+  const observations = [];
+  for (const target of cluster?.targets ?? []) {
+    const isvc = await readTarget(client, target);
+    const events = isvc === undefined ? [] : await pinErrorEvents(client, target);
+    observations.push({ target, observation: observeWaveTarget({ target, token: wave.token, isvc, events, since, now, ackTimeoutMs: wave.ackTimeoutMs, ackTimeout: wave.ackTimeout }) });
+  }
+  const verdict = judgeCluster(observations);
+  if (verdict.state === 'waiting') {
+    // A patch that did not land before (the invocation died after recording the step).
+    for (const target of verdict.unpatched) await setWaveToken(client, target, wave.token);
+    return { kind: 'waiting' };
+  }
+  const next =
+    verdict.state === 'acknowledged'
+      ? acknowledgeCluster(wave, index, now)
+      : haltWave(wave, index, { namespace: verdict.target.namespace, name: verdict.target.name, reason: verdict.reason, message: verdict.message }, now);
+  const saved = await save(deps, next);
+  return saved === undefined ? { kind: 'contended' } : { kind: 'saved', wave: saved };
+}
+
+/**
+ * A cluster that fails with a retryable error (unreachable, throttled) may answer at the
+ * next run, until its deadline passes; anything else, or past the deadline, halts the wave.
+ */
+function haltsOn(error: unknown, wave: SyncWave, index: number, started: boolean, now: number): boolean {
+  if (error instanceof NotFoundError) return true;
+  if ((error as { retryable?: boolean }).retryable === false) return true;
+  return started && isDeadline(wave, index, now);
+}
+
 /**
  * Takes every step of the wave that is due now, in order: choose a cluster's targets and
  * set the token on them, check their acknowledgements, move to the next cluster once all
@@ -204,48 +251,19 @@ export async function advanceSyncWave(deps: FleetDeps, waveOrId: SyncWave | stri
     if (step.kind === 'done') return { waveId, outcome: wave.state === 'Halted' ? 'halted' : 'completed', wave };
     const clusterId = wave.clusters[step.index]?.clusterId as string;
     const now = deps.clock.now();
-    let client: ClusterClient;
-    let next: SyncWave | undefined;
+    let result: StepResult;
     try {
-      client = (await deps.cluster(clusterId)).client;
-      if (step.kind === 'start') {
-        const targets = chooseWaveTargets(await listCandidates(client, wave.runtime), wave.runtime);
-        // The step is recorded before any patch: a second invocation that read the same
-        // version cannot record it too, so only one of them goes on to patch.
-        next = await save(deps, startCluster(wave, step.index, targets, now));
-        if (next === undefined) return { waveId, outcome: 'contended' };
-        wave = next;
-        for (const target of wave.clusters[step.index]?.targets ?? []) await setWaveToken(client, target, wave.token);
-        continue;
-      }
-      const cluster = wave.clusters[step.index];
-      const observations = [];
-      for (const target of cluster?.targets ?? []) {
-        const isvc = await readTarget(client, target);
-        const events = isvc === undefined ? [] : await pinErrorEvents(client, target);
-        const observation = observeWaveTarget({ target, token: wave.token, isvc, events, since: cluster?.startedAt ?? now, now, ackTimeoutMs: wave.ackTimeoutMs, ackTimeout: wave.ackTimeout });
-        observations.push({ target, observation });
-      }
-      const verdict = judgeCluster(observations);
-      if (verdict.state === 'waiting') {
-        // A patch that did not land before (the invocation died after recording the step).
-        for (const target of verdict.unpatched) await setWaveToken(client, target, wave.token);
-        return { waveId, outcome: 'waiting', wave };
-      }
-      next =
-        verdict.state === 'acknowledged'
-          ? acknowledgeCluster(wave, step.index, now)
-          : haltWave(wave, step.index, { namespace: verdict.target.namespace, name: verdict.target.name, reason: verdict.reason, message: verdict.message }, now);
+      const { client } = await deps.cluster(clusterId);
+      result = step.kind === 'start' ? await startStep(deps, client, wave, step.index, now) : await awaitStep(deps, client, wave, step.index, now);
     } catch (error) {
-      if (!(error instanceof NotFoundError) && (error as { retryable?: boolean }).retryable !== false && !isDeadline(wave, step.kind === 'await' ? step.index : -1, now)) {
-        // A cluster that does not answer now may answer at the next run, until the deadline.
-        throw error;
-      }
-      next = haltWave(wave, step.index, { reason: WaveFailureReason.unreachable, message: `cluster ${clusterId}: ${describeError(error)}` }, now);
+      const current = (await deps.fleet.getWave(waveId)) ?? wave;
+      if (!haltsOn(error, current, step.index, current.clusters[step.index]?.state === 'Syncing', now)) throw error;
+      const saved = await save(deps, haltWave(current, step.index, { reason: WaveFailureReason.unreachable, message: `cluster ${clusterId}: ${describeError(error)}` }, now));
+      result = saved === undefined ? { kind: 'contended' } : { kind: 'saved', wave: saved };
     }
-    const saved = await save(deps, next);
-    if (saved === undefined) return { waveId, outcome: 'contended' };
-    wave = saved;
+    if (result.kind === 'contended') return { waveId, outcome: 'contended' };
+    if (result.kind === 'waiting') return { waveId, outcome: 'waiting', wave };
+    wave = result.wave;
   }
 }
 
