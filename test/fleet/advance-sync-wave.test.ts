@@ -13,7 +13,7 @@ import type { ClusterClient } from '../../shared/ports/cluster';
 import type { ClusterRecord, Stores } from '../../shared/ports/store';
 import { createMemoryStores } from '../../shared/stores/memory';
 import { FakeClock } from '../store/fake-clock';
-import { applyRuntime, getIsvc, ISVC, NS, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
+import { applyRuntime, getIsvc, NS, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 
 let cluster: EmbeddedCluster;
 
