@@ -119,7 +119,7 @@ const suite: BenchSuite = {
     const bus = await startLocalBus({ serverlessYmlPath, schedules: false });
     for (const fn of bus.functions) bus.registerTarget(fn.name, () => undefined);
     const client = createClusterClient(
-      connectionFromRecord({ id: 'bench', server: cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig } }),
+      connectionFromRecord({ mode: 'standalone', id: 'bench', server: cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig } }),
     );
     const options = { region: bus.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
     const toBus = countPutEvents(new EventBridgeClient({ ...options, endpoint: bus.endpoint }), false);

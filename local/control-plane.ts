@@ -30,7 +30,7 @@ import { loadConfig } from '../shared/config';
 import { listWatchedResources, runForwarder } from '../shared/forwarder';
 import type { ForwarderLogger, ForwarderStats } from '../shared/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
-import type { ClusterRecord } from '../shared/ports/store';
+import type { ClusterMode, ClusterRecord } from '../shared/ports/store';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
@@ -68,6 +68,12 @@ export interface ControlPlaneOptions {
   /** A real cluster instead of embedded ones, registered as `local`. */
   kubeconfig?: string;
   context?: string;
+  /**
+   * The mode the clusters are registered in (shared/app/cluster-mode.ts): by default
+   * `standalone` for embedded clusters (no OME controller runs in them) and `delegate` for
+   * `kubeconfig` (a real cluster is taken to run OME's own controller).
+   */
+  clusterMode?: ClusterMode;
   /** Passed to each embedded cluster: how long its Deployments take to report ready. */
   workloadReadyDelayMs?: number;
   /** Misbehaviour of the bus (duplicates, reordering, delays, throttling), for tests. */
@@ -181,7 +187,7 @@ async function startParts(
       return started;
     }),
     options.kubeconfig
-      ? connectRealCluster(options.kubeconfig, options.context, log).then((cluster) => [cluster])
+      ? connectRealCluster(options.kubeconfig, options.context, options.clusterMode ?? 'delegate', log).then((cluster) => [cluster])
       : startEmbeddedClusters(options, dataDir, log, stoppers),
   ]);
   if (dynamoStart.status === 'rejected') throw dynamoStart.reason;
@@ -318,7 +324,7 @@ async function startEmbeddedClusters(
     await embedded.writeKubeconfig(kubeconfigPath);
     const identityKubeconfigPath = identityKubeconfigPathOf(dataDir, id);
     await embedded.writeIdentityKubeconfig(identityKubeconfigPath);
-    log(`cluster      ${id.padEnd(9)} ${embedded.url}  kubeconfig ${kubeconfigPath}  (${seconds(started)})`);
+    log(`cluster      ${id.padEnd(9)} ${embedded.url}  kubeconfig ${kubeconfigPath}  mode ${options.clusterMode ?? 'standalone'}  (${seconds(started)})`);
     clusters.push({
       id,
       kubeconfigPath,
@@ -328,13 +334,13 @@ async function startEmbeddedClusters(
       embedded,
       // The file, not its content: no token goes into DynamoDB Local. Its contexts are the
       // functions' ServiceAccounts, so each function reaches the cluster as itself.
-      record: { id, server: embedded.httpsUrl, credentials: { kind: 'kubeconfig-file', path: identityKubeconfigPath }, omeNamespace: OME_NAMESPACE },
+      record: { id, mode: options.clusterMode ?? 'standalone', server: embedded.httpsUrl, credentials: { kind: 'kubeconfig-file', path: identityKubeconfigPath }, omeNamespace: OME_NAMESPACE },
     });
   }
   return clusters;
 }
 
-async function connectRealCluster(path: string, context: string | undefined, log: (line: string) => void): Promise<StartedCluster> {
+async function connectRealCluster(path: string, context: string | undefined, mode: ClusterMode, log: (line: string) => void): Promise<StartedCluster> {
   const kubeconfigPath = resolve(path);
   let server: string;
   try {
@@ -343,13 +349,13 @@ async function connectRealCluster(path: string, context: string | undefined, log
   } catch (error) {
     throw new ControlPlaneStartError(`cannot use --kubeconfig ${path}${context ? ` --context ${context}` : ''}: ${messageOf(error)}`, { cause: error });
   }
-  log(`cluster      local     ${server}  kubeconfig ${kubeconfigPath}${context ? ` context ${context}` : ''}`);
+  log(`cluster      local     ${server}  kubeconfig ${kubeconfigPath}${context ? ` context ${context}` : ''}  mode ${mode}`);
   log('             the CRDs of infra/crds and the RBAC of infra/k8s must already be applied there');
   return {
     id: 'local',
     kubeconfigPath,
     // A reference to the operator's kubeconfig: its tokens and certificates stay in the file.
-    record: { id: 'local', server, credentials: { kind: 'kubeconfig-file', path: kubeconfigPath, ...(context ? { context } : {}) }, omeNamespace: OME_NAMESPACE },
+    record: { id: 'local', mode, server, credentials: { kind: 'kubeconfig-file', path: kubeconfigPath, ...(context ? { context } : {}) }, omeNamespace: OME_NAMESPACE },
   };
 }
 
@@ -637,7 +643,8 @@ async function registerWebhook(clusters: StartedCluster[], baseUrl: string, key:
   const registered: string[] = [];
   for (const cluster of clusters) {
     // A real cluster's API server cannot reach this process (and needs HTTPS): leave it alone.
-    if (!cluster.embedded) continue;
+    // In a delegate cluster upstream OME's own webhooks judge (docs/admission.md).
+    if (!cluster.embedded || cluster.record.mode === 'delegate') continue;
     await cluster.embedded.client.create(WEBHOOK_CONFIGURATIONS, await renderWebhookConfiguration(baseUrl, cluster.id, key));
     registered.push(cluster.id);
   }

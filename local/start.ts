@@ -3,6 +3,7 @@
  * Prints `ready` on a line of its own once it serves; SIGINT or SIGTERM stops it cleanly.
  */
 import { parseArgs } from 'node:util';
+import { parseClusterMode, type ClusterMode } from '../shared/app/cluster-mode';
 import type { ControlPlane } from './control-plane';
 
 const USAGE = `Usage: npm start -- [options]
@@ -17,6 +18,11 @@ Options:
   --kubeconfig FILE  use this real cluster instead of an embedded one (registered as local;
                      the file is referenced, its credentials are not copied anywhere)
   --context NAME     the kubeconfig context to use with --kubeconfig
+  --mode MODE        how the cluster is registered: standalone (no OME controller runs
+                     there; the plane renders and writes status) or delegate (OME's
+                     controller runs there; the plane acts through annotations and
+                     spec.runtime.revision). Default: standalone for embedded clusters,
+                     delegate with --kubeconfig
   -h, --help         show this help
 
 Then: KUBECONFIG=<data-dir>/kubeconfig kubectl get inferenceservices -A
@@ -27,6 +33,7 @@ interface StartFlags {
   clusters: number;
   kubeconfig?: string;
   context?: string;
+  mode?: ClusterMode;
   help: boolean;
 }
 
@@ -39,6 +46,7 @@ export function parseStartFlags(argv: string[]): StartFlags {
       clusters: { type: 'string' },
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
+      mode: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -48,11 +56,14 @@ export function parseStartFlags(argv: string[]): StartFlags {
   if (!Number.isInteger(clusters) || clusters < 1) throw new Error(`--clusters must be a whole number of at least 1 (got ${values.clusters})`);
   if (values.context !== undefined && values.kubeconfig === undefined) throw new Error('--context needs --kubeconfig');
   if (values.kubeconfig !== undefined && values.clusters !== undefined) throw new Error('--clusters starts embedded clusters; it cannot be combined with --kubeconfig');
+  const mode = values.mode === undefined ? undefined : parseClusterMode(values.mode);
+  if (values.mode !== undefined && mode === undefined) throw new Error(`--mode must be standalone or delegate (got ${values.mode})`);
   return {
     dataDir: values['data-dir'] ?? '.ome-local',
     clusters,
     ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }),
     ...(values.context === undefined ? {} : { context: values.context }),
+    ...(mode === undefined ? {} : { mode }),
     help: values.help ?? false,
   };
 }
@@ -100,6 +111,7 @@ async function main(): Promise<number> {
       clusters: flags.clusters,
       ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
       ...(flags.context ? { context: flags.context } : {}),
+      ...(flags.mode ? { clusterMode: flags.mode } : {}),
     });
   } catch (error) {
     process.stderr.write(`npm start failed: ${error instanceof Error ? error.message : String(error)}\n`);

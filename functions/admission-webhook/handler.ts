@@ -2,7 +2,9 @@
  * admission-webhook: the clusters' API servers call this function URL with an
  * AdmissionReview at `/clusters/<id>/<token>/validate/<kind>`; the token is checked
  * against the webhook's key before anything else (shared/admission/webhook-request.ts).
- * Only then is the named cluster's registry record read, to look a runtime up.
+ * Only then is the named cluster's registry record read: for its mode (a delegate cluster's
+ * objects are judged by upstream OME's webhooks, so this one allows them) and to look a
+ * runtime up.
  */
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -66,6 +68,7 @@ export async function serveAdmissionHttp(
         const { client } = await appOf().cluster(clusterId);
         return createRuntimeLookup(client)(runtimeName, kind, namespace);
       },
+      clusterMode: (clusterId) => appOf().clusterMode(clusterId),
       settings: current.config,
       logger,
       ...(options.remainingMs ? { remainingMs: options.remainingMs } : {}),

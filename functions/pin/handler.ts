@@ -1,21 +1,35 @@
 /**
- * `pin`: an InferenceService was added, changed or relisted. Pins it to a runtime
- * revision (or follows its live runtime), reports drift and renders its engine workload.
+ * `pin`: an InferenceService was added, changed or relisted. In a standalone cluster, pins
+ * it to a runtime revision (or follows its live runtime), reports drift and renders its
+ * engine workload; in a delegate cluster upstream OME does all that, and the plane reports
+ * what upstream wrote.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
+import { reportDelegatedInferenceService } from '../../shared/delegate';
 import { createPinningDeps, pinInferenceService } from '../../shared/pinning';
 import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
 
 export const handler = createHintHandler(
   async (invocation) => {
     const { hint, logger, metrics } = invocation;
-    const deps = createPinningDeps(invocation, rolloutAwareWorkloadWriter(invocation.app.clock));
-    const result = await pinInferenceService(deps, { namespace: hint.namespace ?? '', name: hint.name, uid: hint.uid });
-    if (result.statusWritten) metrics.addMetric('PinStatusWrites', MetricUnit.Count, 1);
-    if (result.tokenApplied !== undefined) metrics.addMetric('RuntimeSyncApplied', MetricUnit.Count, 1);
-    logger.info('InferenceService reconciled', { result });
-    return result;
+    const target = { namespace: hint.namespace ?? '', name: hint.name, uid: hint.uid };
+    return forClusterMode(invocation.cluster, {
+      standalone: async () => {
+        const deps = createPinningDeps(invocation, rolloutAwareWorkloadWriter(invocation.app.clock));
+        const result = await pinInferenceService(deps, target);
+        if (result.statusWritten) metrics.addMetric('PinStatusWrites', MetricUnit.Count, 1);
+        if (result.tokenApplied !== undefined) metrics.addMetric('RuntimeSyncApplied', MetricUnit.Count, 1);
+        logger.info('InferenceService reconciled', { result });
+        return result;
+      },
+      delegate: async () => {
+        const report = await reportDelegatedInferenceService(invocation.cluster.client, target);
+        logger.info('InferenceService reported', { report });
+        return report;
+      },
+    });
   },
   { serviceName: 'pin' },
 );

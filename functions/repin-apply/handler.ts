@@ -1,13 +1,24 @@
 /**
  * repin-apply: applies `ome.io/rollout-repin` requests, passes `ome.io/rollout-promote`
- * to the step machine, and restates plan status when a RolloutPolicy changes.
+ * to the step machine, and restates plan status when a RolloutPolicy changes. In a
+ * delegate cluster upstream OME consumes those annotations: the plane leaves them and
+ * reports.
  */
+import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
+import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
 import { createRepinMetrics, handleRepinApplyHint } from '../../shared/rollout-runs';
 
 export const handler = createHintHandler(
   async (invocation) => {
-    const result = await handleRepinApplyHint(invocation, createRepinMetrics(invocation.metrics));
+    const { hint } = invocation;
+    const result = await forClusterMode(invocation.cluster, {
+      standalone: () => handleRepinApplyHint(invocation, createRepinMetrics(invocation.metrics)),
+      delegate: async () =>
+        hint.kind === 'InferenceService' && hint.namespace
+          ? reportDelegatedInferenceService(invocation.cluster.client, { namespace: hint.namespace, name: hint.name, uid: hint.uid })
+          : { delegated: DELEGATED, ignored: `${hint.kind} ${hint.change}` },
+    });
     invocation.logger.info('repin-apply done', { result });
     return result;
   },

@@ -27,6 +27,10 @@ interface GcEvent {
 
 function report(outcome: ClusterSweepOutcome): void {
   const clusterLogger = logger.createChild({ persistentKeys: { cluster: outcome.clusterId } });
+  if (outcome.outcome === 'delegated') {
+    clusterLogger.info("upstream OME's GC collects this cluster's revisions (mode delegate); skipped");
+    return;
+  }
   if (outcome.outcome === 'busy') {
     clusterLogger.info('another sweep holds this cluster; skipped');
     return;

@@ -1,14 +1,17 @@
 /**
  * rollout-run: advances rollout runs on InferenceService changes and on readiness changes
  * of the Deployments we render (hints from its queue), and sweeps every active run once a
- * minute for timed pauses (its schedule).
+ * minute for timed pauses (its schedule). In a delegate cluster upstream OME runs the
+ * rollouts: a hint reports its run and hold, and the sweep passes the cluster by.
  */
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { getAppContext } from '../../shared/app/context';
+import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
+import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
 import { handleRolloutRunHint, sweepRolloutRuns } from '../../shared/rollout-runs';
 
 const SERVICE_NAME = 'rollout-run';
@@ -16,7 +19,14 @@ const logger = new Logger({ serviceName: SERVICE_NAME });
 
 const onHint = createHintHandler(
   async (invocation) => {
-    const result = await handleRolloutRunHint(invocation);
+    const { hint } = invocation;
+    const result = await forClusterMode(invocation.cluster, {
+      standalone: () => handleRolloutRunHint(invocation),
+      delegate: async () =>
+        hint.kind === 'InferenceService' && hint.namespace
+          ? reportDelegatedInferenceService(invocation.cluster.client, { namespace: hint.namespace, name: hint.name, uid: hint.uid })
+          : { delegated: DELEGATED, ignored: `${hint.kind} ${hint.change}` },
+    });
     invocation.logger.info('rollout-run done', { result });
     return result;
   },

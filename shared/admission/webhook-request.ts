@@ -27,6 +27,7 @@ import {
 } from './review-admission';
 import { parseWebhookPath, verifyWebhookToken, type WebhookKeys } from './webhook-token';
 import type { WebhookFailurePolicy, WebhookSettings } from './webhook-settings';
+import type { ClusterMode } from '../ports/store';
 
 export interface WebhookHttpRequest {
   method: string;
@@ -57,6 +58,11 @@ export interface WebhookRequestDeps {
   keys(): Promise<WebhookKeys>;
   /** The runtime lookup in one cluster; called only for an authenticated request. */
   runtimeLookup(clusterId: string): RuntimeLookup;
+  /**
+   * The cluster's mode (shared/app/cluster-mode.ts), read only for an authenticated review.
+   * In a `delegate` cluster upstream OME's own webhooks judge: this one allows everything.
+   */
+  clusterMode?(clusterId: string): Promise<ClusterMode>;
   settings: WebhookSettings;
   logger: WebhookLogger;
   /** What the invocation has left (Lambda's getRemainingTimeInMillis). */
@@ -188,6 +194,12 @@ export async function serveAdmissionRequest(request: WebhookHttpRequest, deps: W
   }
 }
 
+/** Upstream's webhooks judge a delegate cluster's objects; ours judges the others. */
+async function reviewInMode(request: ReviewRequest, clusterId: string, deps: WebhookRequestDeps): Promise<AdmissionReviewResponse> {
+  if ((await deps.clusterMode?.(clusterId)) === 'delegate') return respond({ uid: request.uid, allowed: true });
+  return reviewAdmissionRequest(request, { lookupRuntime: deps.runtimeLookup(clusterId) });
+}
+
 async function reviewWithin(
   request: ReviewRequest,
   clusterId: string,
@@ -197,7 +209,7 @@ async function reviewWithin(
 ): Promise<AdmissionReviewResponse> {
   const { logger, settings } = deps;
   try {
-    const reviewed = await Promise.race([reviewAdmissionRequest(request, { lookupRuntime: deps.runtimeLookup(clusterId) }), expired]);
+    const reviewed = await Promise.race([reviewInMode(request, clusterId, deps), expired]);
     if (reviewed !== TIMED_OUT) return reviewed;
     logger.error('review not finished within the time budget', { ...where, failurePolicy: settings.failurePolicy });
   } catch (error) {

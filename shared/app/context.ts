@@ -19,13 +19,16 @@ import { NotFoundError } from '../errors';
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
-import type { ClusterRecord, Stores } from '../ports/store';
+import type { ClusterMode, ClusterRecord, Stores } from '../ports/store';
+import { clusterModeOf } from './cluster-mode';
 
 export interface ClusterHandle {
   id: string;
   client: ClusterClient;
   /** OME's namespace in this cluster, where revisions live. */
   omeNamespace: string;
+  /** Whether the plane controls the cluster or works beside upstream's controller (cluster-mode.ts). */
+  mode: ClusterMode;
 }
 
 /** Turns a secret or EKS cluster record into a usable credential for one function; kubeconfig records need none. */
@@ -57,7 +60,9 @@ export interface AppContext {
   config: ControlPlaneConfig;
   clock: Clock;
   stores: Stores;
-  /** The client for a registered cluster; NotFoundError for an unknown id. */
+  /** The mode of a registered cluster, read from its record; NotFoundError or ClusterModeError as `cluster`. */
+  clusterMode(clusterId: string): Promise<ClusterMode>;
+  /** The client for a registered cluster; NotFoundError for an unknown id, ClusterModeError for a record without a mode. */
   cluster(clusterId: string): Promise<ClusterHandle>;
 }
 
@@ -103,6 +108,8 @@ export function createAppContext(options: AppContextOptions): AppContext {
   async function connect(clusterId: string, functionName: string | undefined, dropHandle: () => void): Promise<{ handle: ClusterHandle; expiresAt: number | undefined }> {
     const record = await options.stores.clusters.getCluster(clusterId);
     if (!record) throw new NotFoundError(`cluster ${clusterId} is not registered`);
+    // Before any credential is resolved: a record without a mode is unusable as it stands.
+    const clusterMode = clusterModeOf(record);
     const resolved = await resolver.resolve(record, functionName);
     const policy: ConnectionPolicy = { mode, ...(functionName === undefined ? {} : { functionName }) };
     // A 401 means the credential was rotated, revoked or expired early: drop it and this
@@ -112,7 +119,7 @@ export function createAppContext(options: AppContextOptions): AppContext {
       resolver.forget(record, functionName, resolved);
     };
     const client = createClusterClient(connectCluster(record, resolved, policy), { onUnauthorized });
-    const handle = { id: record.id, client, omeNamespace: record.omeNamespace || options.config.omeNamespace };
+    const handle = { id: record.id, client, omeNamespace: record.omeNamespace || options.config.omeNamespace, mode: clusterMode };
     return { handle, expiresAt: resolved.expiresAt };
   }
 
@@ -120,6 +127,11 @@ export function createAppContext(options: AppContextOptions): AppContext {
     config: options.config,
     clock,
     stores: options.stores,
+    async clusterMode(clusterId) {
+      const record = await options.stores.clusters.getCluster(clusterId);
+      if (!record) throw new NotFoundError(`cluster ${clusterId} is not registered`);
+      return clusterModeOf(record);
+    },
     cluster(clusterId) {
       const functionName = functionIdentity.getStore() ?? options.config.functionName;
       const key = `${functionName ?? ''}\0${clusterId}`;

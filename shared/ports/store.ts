@@ -121,8 +121,17 @@ export type ClusterCredentials =
   | { kind: 'secret'; secretArn?: string }
   | { kind: 'eks'; clusterName: string; region: string };
 
+/**
+ * Who controls the cluster's OME objects (shared/app/cluster-mode.ts): `standalone`, the
+ * plane (no OME controller runs there); `delegate`, upstream OME's own controller, beside
+ * which the plane only pulls upstream's levers and reads its status.
+ */
+export type ClusterMode = 'standalone' | 'delegate';
+
 export interface ClusterRecord {
   id: string;
+  /** Required: a record without one is refused wherever it is used (docs/operations.md, "Cluster modes"). */
+  mode: ClusterMode;
   server: string;
   caData?: string;
   credentials: ClusterCredentials;

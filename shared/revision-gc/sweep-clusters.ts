@@ -18,6 +18,8 @@ export const GC_LEASE_TTL_MS = 330_000;
 export type ClusterSweepOutcome =
   | { clusterId: string; outcome: 'swept'; result: RevisionGcSweepResult }
   | { clusterId: string; outcome: 'busy' }
+  /** A delegate cluster: upstream OME's GC always runs there, and two collectors would race. */
+  | { clusterId: string; outcome: 'delegated' }
   | { clusterId: string; outcome: 'failed'; error: Error };
 
 export interface SweepClustersInput {
@@ -39,6 +41,7 @@ async function sweepOne(input: SweepClustersInput, clusterId: string): Promise<C
     if (!lease) return { clusterId, outcome: 'busy' };
     try {
       const cluster = await app.cluster(clusterId);
+      if (cluster.mode === 'delegate') return { clusterId, outcome: 'delegated' };
       const result = await sweepRevisions(cluster.client, {
         omeNamespace: cluster.omeNamespace,
         retention: app.config.revisionRetention,

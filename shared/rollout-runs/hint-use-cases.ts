@@ -155,6 +155,8 @@ export async function sweepRolloutRuns(app: AppContext, holder: string): Promise
   const summary: { cluster: string; advanced: number; failed: number }[] = [];
   for (const record of await app.stores.clusters.listClusters()) {
     const cluster = await app.cluster(record.id);
+    // Upstream OME runs the rollouts of a delegate cluster.
+    if (cluster.mode === 'delegate') continue;
     const work: RolloutWork = { clusterId: cluster.id, client: cluster.client, clock: app.clock, reconcile: reconcileDepsOf(app, holder) };
     let advanced = 0;
     let failed = 0;

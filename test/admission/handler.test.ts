@@ -72,7 +72,7 @@ describe('admission-webhook handler', () => {
     process.env[WebhookEnv.keyFile] = join(dir, 'key');
     delete process.env[WebhookEnv.keySecret];
     const stores = createMemoryStores();
-    await stores.clusters.putCluster({ id: 'prod-eu', server: 'https://127.0.0.1:1', credentials: { kind: 'kubeconfig', kubeconfig: 'apiVersion: v1\nkind: Config\n' }, omeNamespace: 'ome' });
+    await stores.clusters.putCluster({ mode: 'standalone', id: 'prod-eu', server: 'https://127.0.0.1:1', credentials: { kind: 'kubeconfig', kubeconfig: 'apiVersion: v1\nkind: Config\n' }, omeNamespace: 'ome' });
     const getCluster = stores.clusters.getCluster.bind(stores.clusters);
     stores.clusters.getCluster = (id) => {
       reads.push(id);
@@ -135,8 +135,8 @@ describe('admission-webhook handler', () => {
     const unregistered = (await handler(functionUrlEvent(pathFor('nowhere'), isvcReview), context)) as Result;
     const unreachable = (await handler(functionUrlEvent(pathFor('prod-eu'), isvcReview), context)) as Result;
 
-    // Assess: the registry was read only now, after the token held.
-    expect(reads).toEqual(['nowhere', 'prod-eu']);
+    // Assess: the registry was read only now, after the token held (the mode, then the client).
+    expect(reads).toEqual(['nowhere', 'prod-eu', 'prod-eu']);
     expect(connects).toEqual(['prod-eu']);
     expect(unregistered.body).toBe(unreachable.body);
     expect(JSON.parse(unreachable.body).response).toEqual({ uid: 'i-1', allowed: false, status: { code: 500, reason: 'InternalError', message: WebhookMessage.notChecked } });

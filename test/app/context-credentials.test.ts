@@ -61,8 +61,8 @@ beforeEach(() => {
 
 async function contextWith(mode: 'local' | 'deployed', functionName?: 'pin' | 'revision-gc') {
   const stores = createMemoryStores();
-  await stores.clusters.putCluster({ id: 'file', server: server.url, credentials: { kind: 'kubeconfig-file', path: kubeconfigPath }, omeNamespace: 'ome' });
-  await stores.clusters.putCluster({ id: 'inline', server: server.url, credentials: { kind: 'kubeconfig', kubeconfig: 'apiVersion: v1' }, omeNamespace: 'ome' });
+  await stores.clusters.putCluster({ mode: 'standalone', id: 'file', server: server.url, credentials: { kind: 'kubeconfig-file', path: kubeconfigPath }, omeNamespace: 'ome' });
+  await stores.clusters.putCluster({ mode: 'standalone', id: 'inline', server: server.url, credentials: { kind: 'kubeconfig', kubeconfig: 'apiVersion: v1' }, omeNamespace: 'ome' });
   return createAppContext({ config: { ...config, mode, ...(functionName ? { functionName } : {}) }, stores });
 }
 

@@ -402,7 +402,7 @@ describe('watch forwarder: recovery', () => {
     await createNamespace(world.client, ns);
     const created = await world.client.create(isvcs, inferenceService(ns, 'llama'));
     const stores = await world.newStores();
-    await stores.clusters.putCluster({ id: 'scheduled', server: world.cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: world.cluster.kubeconfig } });
+    await stores.clusters.putCluster({ mode: 'standalone', id: 'scheduled', server: world.cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: world.cluster.kubeconfig } });
     const config = { ...loadConfig({ TABLE_NAME: 'unused', EVENT_BUS_NAME: BUS, EVENTBRIDGE_ENDPOINT: bus.endpoint, LEASE_TTL: '5s' }) };
     const seen: string[] = [];
     const unregister = bus.registerTarget('pin', (event) => {

@@ -37,7 +37,7 @@ export async function startForwarderWorld(options: { watchWindow?: number; bookm
     startEmbeddedCluster({ watchWindow: options.watchWindow ?? 1000, bookmarkIntervalMs: options.bookmarkIntervalMs ?? 200, workloadReadyDelayMs: 50 }),
     startDynamoDbLocal(),
   ]);
-  const connection = connectionFromRecord({ id: 'local', server: cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig } });
+  const connection = connectionFromRecord({ mode: 'standalone', id: 'local', server: cluster.url, omeNamespace: 'ome', credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig } });
   const client = createClusterClient(connection, { requestTimeoutMs: 10_000 });
   const documentClient = createDynamoClient({ endpoint: dynamo.endpoint, region: 'us-east-1', requestTimeoutMs: 10_000 });
   return {

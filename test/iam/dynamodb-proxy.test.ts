@@ -13,7 +13,7 @@ import type { ClusterRecord, Lease, Stores } from '../../shared/ports/store';
 import { expectAccessDenied, startIamWorld } from './support';
 import type { IamWorld } from './support';
 
-const CLUSTER: ClusterRecord = { id: 'c1', server: 'https://c1.example:6443', omeNamespace: 'ome', credentials: { kind: 'eks', clusterName: 'c1', region: 'eu-west-1' } };
+const CLUSTER: ClusterRecord = { mode: 'standalone', id: 'c1', server: 'https://c1.example:6443', omeNamespace: 'ome', credentials: { kind: 'eks', clusterName: 'c1', region: 'eu-west-1' } };
 
 interface Caller {
   name: string;

@@ -150,7 +150,7 @@ describe('Every function handler under its own role', () => {
     uids.set(`ServingRuntime/${RUNTIME}`, (await cluster.client.get(Resources.servingRuntimes, NS, RUNTIME)).metadata.uid ?? '');
     // Registration: an operator's write, straight to the table.
     await createDynamoStores(world.direct, { tableName: world.roles.tableName }).clusters.putCluster({
-      id: CLUSTER_ID,
+      mode: 'standalone', id: CLUSTER_ID,
       server: cluster.url,
       omeNamespace: 'ome',
       credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig },

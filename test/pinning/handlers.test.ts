@@ -59,7 +59,7 @@ beforeAll(async () => {
   ({ handler: driftCheckHandler } = await import('../../functions/drift-check/handler'));
   cluster = await startEmbeddedCluster({ workloadReadyDelayMs: 5 });
   const stores = createMemoryStores();
-  await stores.clusters.putCluster({ id: 'local', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'ome' });
+  await stores.clusters.putCluster({ mode: 'standalone', id: 'local', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'ome' });
   setAppContext(
     createAppContext({
       config: { tableName: 't', eventBusName: 'b', region: 'us-east-1', omeNamespace: 'ome', revisionRetention: 10, revisionGracePeriodMs: 86_400_000, renderWorkloads: true, leaseTtlMs: 30_000, maxConflictRetries: 5 },

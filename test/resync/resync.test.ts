@@ -52,7 +52,7 @@ beforeAll(async () => {
   const stores = createMemoryStores();
   // One API server registered twice: two clusters as far as the resync can tell.
   for (const id of ['east', 'west']) {
-    await stores.clusters.putCluster({ id, server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'ome' });
+    await stores.clusters.putCluster({ id, mode: 'standalone', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'ome' });
   }
   app = createAppContext({ config: CONFIG, stores });
   await cluster.client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });

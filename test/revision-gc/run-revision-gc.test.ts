@@ -28,8 +28,8 @@ describe('revision-gc function wiring', () => {
     cluster = await startEmbeddedCluster();
     const stores = createMemoryStores();
     // The embedded cluster over HTTP, as a registered cluster is reached; and one that is down.
-    await stores.clusters.putCluster({ id: 'alpha', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'revisions' });
-    await stores.clusters.putCluster({ id: 'down', server: 'http://127.0.0.1:9', credentials: { kind: 'kubeconfig', kubeconfig: renderKubeconfig('http://127.0.0.1:9') }, omeNamespace: 'ome' });
+    await stores.clusters.putCluster({ mode: 'standalone', id: 'alpha', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'revisions' });
+    await stores.clusters.putCluster({ mode: 'standalone', id: 'down', server: 'http://127.0.0.1:9', credentials: { kind: 'kubeconfig', kubeconfig: renderKubeconfig('http://127.0.0.1:9') }, omeNamespace: 'ome' });
     app = createAppContext({ config, stores, clock: { now: () => T0 + 2 * DAY } });
     await createNamespace(cluster.client, 'revisions');
     await createRevisions(cluster.client, 'revisions', 4, { runtime: 'srt' });

@@ -132,7 +132,7 @@ function invocationFor(bench: Bench, hint: HintDetail, requestId: string): HintI
   return {
     hint,
     app,
-    cluster: { id: CLUSTER_ID, client: bench.client, omeNamespace: 'ome' },
+    cluster: { mode: 'standalone', id: CLUSTER_ID, client: bench.client, omeNamespace: 'ome' },
     logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
     metrics: new Metrics({ serviceName: 'test', namespace: 'test' }),
     requestId,

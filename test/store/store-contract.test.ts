@@ -192,13 +192,13 @@ describe.each(backends)('store contract: $name', (backend) => {
   describe('ClusterRegistry', () => {
     it('puts, replaces, gets and lists clusters in id order', async () => {
       const east: ClusterRecord = {
-        id: 'east',
+        mode: 'standalone', id: 'east',
         server: 'https://east.example:6443',
         caData: 'Q0E=',
         credentials: { kind: 'eks', clusterName: 'east', region: 'us-east-1' },
         omeNamespace: 'ome',
       };
-      const dev: ClusterRecord = { id: 'dev', server: 'https://127.0.0.1:6443', credentials: { kind: 'kubeconfig', kubeconfig: 'apiVersion: v1' }, omeNamespace: 'ome' };
+      const dev: ClusterRecord = { mode: 'standalone', id: 'dev', server: 'https://127.0.0.1:6443', credentials: { kind: 'kubeconfig', kubeconfig: 'apiVersion: v1' }, omeNamespace: 'ome' };
       await stores.clusters.putCluster(east);
       await stores.clusters.putCluster(dev);
       await stores.clusters.putCluster({ ...dev, omeNamespace: 'ome-system' });

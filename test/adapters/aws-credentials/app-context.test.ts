@@ -112,7 +112,7 @@ async function newContext() {
   const clock = { time: T0, now: () => clock.time };
   const stores = createMemoryStores(clock);
   await stores.clusters.putCluster({
-    id: 'green',
+    mode: 'standalone', id: 'green',
     server: 'https://stale.example:443',
     credentials: { kind: 'eks', clusterName: CLUSTER_NAME, region: REGION },
     omeNamespace: 'ome',
@@ -198,7 +198,7 @@ describe('createAppContext after a 401', () => {
     // when it was first read.
     const clock = { time: T0, now: () => clock.time };
     const stores = createMemoryStores(clock);
-    await stores.clusters.putCluster({ id: 'blue', server: server.url, credentials: { kind: 'secret' }, omeNamespace: 'ome' });
+    await stores.clusters.putCluster({ mode: 'standalone', id: 'blue', server: server.url, credentials: { kind: 'secret' }, omeNamespace: 'ome' });
     secretsMock
       .on(GetSecretValueCommand, { SecretId: 'ome-pinning/test/clusters/blue/pin' })
       .resolvesOnce({ SecretString: JSON.stringify({ token: 'revoked' }) })

@@ -27,7 +27,7 @@ const T0 = Date.parse('2026-03-01T10:00:00Z');
 const MINUTE = 60_000;
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
 
-const base = { server: 'https://registered.example:443', omeNamespace: 'ome' };
+const base = { mode: 'standalone' as const, server: 'https://registered.example:443', omeNamespace: 'ome' };
 const secretRecord = (id = 'blue'): ClusterRecord => ({ ...base, id, credentials: { kind: 'secret' } });
 const eksRecord: ClusterRecord = { ...base, id: 'green', credentials: { kind: 'eks', clusterName: 'green-eks', region: 'eu-west-1' } };
 

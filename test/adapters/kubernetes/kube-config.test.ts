@@ -96,7 +96,7 @@ describe('connectionFromKubeConfig', () => {
 });
 
 describe('connectLocalCluster', () => {
-  const base = { id: 'local', server: 'https://exec.example', omeNamespace: 'ome' };
+  const base = { mode: 'standalone' as const, id: 'local', server: 'https://exec.example', omeNamespace: 'ome' };
   // A credential plugin as the operator's kubeconfig may hold one (aws eks get-token, gke-gcloud-auth-plugin).
   const execUser = {
     exec: {

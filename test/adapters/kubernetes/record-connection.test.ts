@@ -61,7 +61,7 @@ function kubeconfig({ cluster = { server: 'https://main.example:6443' }, user = 
   });
 }
 
-const base = { id: 'prod-eu', server: 'https://record.example:443', caData: b64('RECORD CA'), omeNamespace: 'ome' };
+const base = { mode: 'standalone' as const, id: 'prod-eu', server: 'https://record.example:443', caData: b64('RECORD CA'), omeNamespace: 'ome' };
 const kubeconfigRecord = (text: string, context?: string): ClusterRecord => ({ ...base, credentials: { kind: 'kubeconfig', kubeconfig: text, ...(context ? { context } : {}) } });
 const eksRecord: ClusterRecord = { ...base, credentials: { kind: 'eks', clusterName: 'prod', region: 'eu-west-1' } };
 const secretRecord: ClusterRecord = { ...base, credentials: { kind: 'secret' } };
