@@ -7,6 +7,7 @@
  * a cluster (one guarded annotation patch per InferenceService) are idempotent on their own.
  */
 import { randomBytes } from 'node:crypto';
+import { clusterModeOf, parseClusterMode } from '../app/cluster-mode';
 import type { ClusterHandle } from '../app/context';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import type { Event } from '../model/core';
@@ -48,7 +49,7 @@ export interface FleetDeps {
 
 /** A cluster the plane coordinates across: upstream OME pins there, the plane only pulls levers. */
 export function isDelegateCluster(record: ClusterRecord): boolean {
-  return (record as ClusterRecord & { mode?: string }).mode === 'delegate';
+  return parseClusterMode(record.mode) === 'delegate';
 }
 
 export interface StartSyncWaveInput {
@@ -93,7 +94,7 @@ export async function startSyncWave(deps: Pick<FleetDeps, 'fleet' | 'clusters' |
     for (const id of clusterIds) {
       const record = records.find((candidate) => candidate.id === id);
       if (!record) throw new InvalidInputError(`cluster ${id} is not registered`);
-      if (!isDelegateCluster(record)) throw new InvalidInputError(`cluster ${id} is not a delegate cluster: a sync wave rolls forward only where upstream OME pins`);
+      if (clusterModeOf(record) !== 'delegate') throw new InvalidInputError(`cluster ${id} is not a delegate cluster: a sync wave rolls forward only where upstream OME pins`);
     }
   }
   const now = deps.clock.now();

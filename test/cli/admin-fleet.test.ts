@@ -35,7 +35,7 @@ function deps(options: { tty?: boolean; answers?: string[] } = {}): AppDeps {
   };
 }
 
-const record = (id: string, mode: 'delegate' | 'standalone'): ClusterRecord => ({ id, server: 'https://x', credentials: { kind: 'secret' }, omeNamespace: 'ome', mode }) as ClusterRecord;
+const record = (id: string, mode: 'delegate' | 'standalone'): ClusterRecord => ({ id, server: 'https://x', credentials: { kind: 'secret' }, omeNamespace: 'ome', mode });
 
 beforeEach(async () => {
   stores = createMemoryStores({ now: () => NOW.getTime() });

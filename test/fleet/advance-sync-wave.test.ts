@@ -10,7 +10,7 @@ import { UnavailableError } from '../../shared/errors';
 import { advanceSyncWave, startSyncWave, type FleetDeps } from '../../shared/fleet/advance-sync-wave';
 import { Resources } from '../../shared/model/resources';
 import type { ClusterClient } from '../../shared/ports/cluster';
-import type { ClusterRecord, Stores } from '../../shared/ports/store';
+import type { Stores } from '../../shared/ports/store';
 import { createMemoryStores } from '../../shared/stores/memory';
 import { FakeClock } from '../store/fake-clock';
 import { applyRuntime, getIsvc, NS, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
@@ -54,7 +54,7 @@ describe('advanceSyncWave', () => {
     patches = 0;
     failPatches = 0;
     unreachable = false;
-    await stores.clusters.putCluster({ id: 'one', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: '' }, omeNamespace: 'ome', mode: 'delegate' } as ClusterRecord);
+    await stores.clusters.putCluster({ id: 'one', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: '' }, omeNamespace: 'ome', mode: 'delegate' });
     const client: ClusterClient = {
       ...cluster.client,
       get: (type, namespace, name) => (unreachable ? Promise.reject(new UnavailableError('connect ECONNREFUSED')) : cluster.client.get(type, namespace, name)),
@@ -68,7 +68,7 @@ describe('advanceSyncWave', () => {
         return cluster.client.patch(type, namespace, name, patch, options);
       },
     };
-    deps = { fleet: stores.fleet, clusters: stores.clusters, clock, cluster: async (id) => ({ id, client, omeNamespace: 'ome' }) };
+    deps = { fleet: stores.fleet, clusters: stores.clusters, clock, cluster: async (id) => ({ id, client, omeNamespace: 'ome', mode: 'delegate' }) };
   });
 
   it('halts the wave when no acknowledgement comes within the deadline', async () => {
@@ -131,7 +131,7 @@ describe('advanceSyncWave', () => {
   });
 
   it('refuses a standalone or unknown cluster named explicitly, and a bad deadline', async () => {
-    await stores.clusters.putCluster({ id: 'solo', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: '' }, omeNamespace: 'ome', mode: 'standalone' } as ClusterRecord);
+    await stores.clusters.putCluster({ id: 'solo', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: '' }, omeNamespace: 'ome', mode: 'standalone' });
     const runtime = { kind: 'ServingRuntime' as const, namespace: NS, name: RUNTIME };
     await expect(startSyncWave(deps, { runtime, clusterIds: ['solo'] })).rejects.toThrow('cluster solo is not a delegate cluster');
     await expect(startSyncWave(deps, { runtime, clusterIds: ['nowhere'] })).rejects.toThrow('cluster nowhere is not registered');

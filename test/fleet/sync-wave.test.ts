@@ -56,7 +56,7 @@ const members: Member[] = [];
 
 /** A delegate record reaching the cluster as the resync ServiceAccount. */
 function delegateRecord(id: string, cluster: EmbeddedCluster): ClusterRecord {
-  return { id, server: cluster.httpsUrl, caData: cluster.caData, credentials: { kind: 'kubeconfig', kubeconfig: cluster.identityKubeconfig, context: 'resync' }, omeNamespace: 'ome', mode: 'delegate' } as ClusterRecord;
+  return { id, server: cluster.httpsUrl, caData: cluster.caData, credentials: { kind: 'kubeconfig', kubeconfig: cluster.identityKubeconfig, context: 'resync' }, omeNamespace: 'ome', mode: 'delegate' };
 }
 
 beforeAll(async () => {
@@ -79,7 +79,7 @@ beforeAll(async () => {
     await stores.clusters.putCluster(delegateRecord(id, cluster));
   }
   // A standalone cluster is never part of a wave by default.
-  await stores.clusters.putCluster({ id: 'standalone-1', server: 'https://127.0.0.1:1', credentials: { kind: 'kubeconfig', kubeconfig: '' }, omeNamespace: 'ome', mode: 'standalone' } as ClusterRecord);
+  await stores.clusters.putCluster({ id: 'standalone-1', server: 'https://127.0.0.1:1', credentials: { kind: 'kubeconfig', kubeconfig: '' }, omeNamespace: 'ome', mode: 'standalone' });
   for (const { cluster } of members) await pollUntil('first pin', () => pinColumns(cluster.client), (c) => c.pinned === REV_090);
 }, 240_000);
 
