@@ -229,8 +229,7 @@ async function runFleetDrift(deps: FleetDepsOfCli, access: FleetAccess, args: Pa
     ['CLUSTER', 'MODE', 'INFERENCESERVICES', 'DRIFTED', 'OBSERVED', 'ERROR'],
     clusters.map((cluster) => {
       const report: FleetDriftReport | undefined = byCluster.get(cluster.id);
-      const mode = (cluster as { mode?: string }).mode;
-      return [cluster.id, mode, report ? String(report.inferenceServices) : undefined, report ? String(report.drifted) : undefined, report ? `${age(report.observedAt, now)} ago` : 'not yet', report?.error ? boundCell(report.error) : undefined];
+      return [cluster.id, cluster.mode, report ? String(report.inferenceServices) : undefined, report ? String(report.drifted) : undefined, report ? `${age(report.observedAt, now)} ago` : 'not yet', report?.error ? boundCell(report.error) : undefined];
     }),
   );
   const rows = clusters.flatMap((cluster) =>
