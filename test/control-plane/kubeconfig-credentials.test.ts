@@ -2,7 +2,9 @@
  * `npm start --kubeconfig FILE`: the operator's kubeconfig stays in its file. DynamoDB Local
  * (no authentication) gets a reference to it, never a token, certificate or key, and the
  * control plane still serves the cluster through it, credential plugin included. A real
- * embedded API server stands in for the operator's cluster.
+ * embedded API server stands in for the operator's cluster. Such a cluster is taken to run
+ * upstream OME's own controller, so it is registered `delegate`: the stand-in for that
+ * controller pins there, and the plane reads and writes no status or workload.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -15,6 +17,7 @@ import { startEmbeddedCluster } from '../../local/cluster';
 import type { EmbeddedCluster } from '../../local/cluster';
 import { createDynamoClient } from '../../shared/adapters/dynamodb';
 import { nonLoopbackAddresses, tryConnect } from '../support/network';
+import { startUpstreamController, type UpstreamController } from '../support/upstream-controller';
 import { kubectlApply, pinnedRevision, REV_090, seedManifests, START_TIMEOUT_MS, startObservedControlPlane, waitFor } from './support';
 import type { ObservedControlPlane } from './support';
 
@@ -31,6 +34,7 @@ const SECRETS = {
 let dir: string;
 let cluster: EmbeddedCluster;
 let observed: ObservedControlPlane;
+let upstream: UpstreamController;
 let adminKubeconfig: string;
 let operatorKubeconfig: string;
 
@@ -70,10 +74,12 @@ beforeAll(async () => {
     }),
     { mode: 0o600 },
   );
+  upstream = startUpstreamController(cluster.client, { omeNamespace: 'ome' });
   observed = await startObservedControlPlane({ kubeconfig: operatorKubeconfig, context: 'operator' });
 }, START_TIMEOUT_MS);
 
 afterAll(async () => {
+  await upstream?.stop();
   await observed?.stop();
   await cluster?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -98,18 +104,28 @@ describe('npm start --kubeconfig', () => {
     expect(table).not.toMatch(/exec|client-certificate|client-key|token"/);
     expect(await observed.plane.app.stores.clusters.getCluster('local')).toMatchObject({
       id: 'local',
+      mode: 'delegate',
       credentials: { kind: 'kubeconfig-file', path: operatorKubeconfig, context: 'operator' },
     });
   });
 
-  it('still serves the cluster: an InferenceService applied with kubectl is pinned', async () => {
+  it('still serves the cluster beside its OME controller: an InferenceService applied with kubectl is pinned by OME, and the plane writes no status, revision or workload', async () => {
     // Act
     await kubectlApply(adminKubeconfig, seedManifests('0.9'));
     const pinned = await waitFor(() => pinnedRevision(adminKubeconfig), (value) => value !== '');
+    await waitFor(
+      async () => observed.deliveries.filter((delivery) => delivery.functionName === 'pin' && delivery.detail.kind === 'InferenceService').length,
+      (count) => count > 0,
+    );
 
-    // Assess
+    // Assess: the plane reached the cluster through the file (its pin deliveries read the
+    // InferenceService), and every status, revision and Deployment write came from OME.
     expect(pinned).toBe(REV_090);
     expect(observed.deliveries.filter((delivery) => delivery.functionName === 'pin' && delivery.outcome !== 'ok')).toEqual([]);
+    expect(cluster.accessLog().filter((record) => record.verb === 'get' && record.target === 'inferenceservices.ome.io').length).toBeGreaterThan(0);
+    const owned = new Set(['inferenceservices.ome.io/status', 'controllerrevisions.apps', 'deployments.apps']);
+    expect(cluster.accessLog().filter((record) => owned.has(record.target) && !['get', 'list', 'watch'].includes(record.verb))).toEqual([]);
+    expect(upstream.statusWrites().size).toBeGreaterThan(0);
   });
 
   it('keeps DynamoDB Local off the network: only loopback connects', async () => {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTEXT, captureEmfMetrics, eventually, explainView, runOnTerminal, sh, shOk, startRolloutWalk, type RolloutWalk } from './rollout-support';
+import { planeRequests, WALK_MODES } from './support';
 
 const PLAN_COLUMNS =
   `kubectl get inferenceservice chat -n prod -o custom-columns='PLAN-READY:.status.conditions[?(@.type=="RolloutPlanReady")].reason,DRIFT:.status.conditions[?(@.type=="RolloutPlanDrift")].reason'`;
@@ -116,11 +117,30 @@ async function eventRows(reason: string): Promise<string[]> {
 
 const explain = () => shOk(walk, 'kubectl ome rollout explain chat -n prod');
 
+/**
+ * `ome_rollout_repin_total{namespace="prod",outcome}` counted once: where the plane applies
+ * repins (standalone) as its EMF metric line; in delegate mode upstream's controller applies
+ * them and counts them in its own metric, here its stand-in's count.
+ */
+async function repinCounted(outcome: 'applied' | 'rejected'): Promise<void> {
+  const upstream = walk.upstream;
+  if (upstream) {
+    const count = await eventually(`the ${outcome} repin counted by upstream`, async () => upstream.controller.repinCounts().get(`prod/${outcome}`) ?? 0, (n) => n >= 1, 10_000);
+    expect(count).toBe(1);
+    return;
+  }
+  const counted = await eventually(`the ${outcome} repin metric`, async () => metrics.lines.filter((line) => line.includes('ome_rollout_repin_total') && line.includes(`"${outcome}"`)), (lines) => lines.length >= 1, 10_000);
+  expect(JSON.parse(counted[0] ?? '{}')).toMatchObject({ namespace: 'prod', outcome, ome_rollout_repin_total: 1 });
+}
+
+// Walked twice: the plane as the cluster's controller, and beside upstream OME's (delegate).
+// The block is not indented, so the guide's multi-line outputs stay verbatim.
+describe.each(WALK_MODES)('in %s mode', (mode) => {
 beforeAll(async () => {
   // The functions print their EMF metrics, as in Lambda, so that the repin count is observable.
   process.env.POWERTOOLS_METRICS_DISABLED = 'false';
   metrics = captureEmfMetrics();
-  walk = await startRolloutWalk();
+  walk = await startRolloutWalk(mode);
 }, 120_000);
 
 afterAll(async () => {
@@ -258,8 +278,7 @@ hint                    Use -o json or -o yaml for full values.
   });
 
   it('counts the applied repin in ome_rollout_repin_total by namespace and outcome', async () => {
-    const counted = await eventually('the repin metric', async () => metrics.lines.filter((line) => line.includes('ome_rollout_repin_total')), (lines) => lines.length >= 1, 10_000);
-    expect(JSON.parse(counted[0] ?? '{}')).toMatchObject({ namespace: 'prod', outcome: 'applied', ome_rollout_repin_total: 1 });
+    await repinCounted('applied');
   });
 
   it('repins by annotation, with the digest computed in the shell as the guide does', async () => {
@@ -383,8 +402,7 @@ hint                    Use -o json or -o yaml for full values.
       `Warning  RolloutRepinRejected  inferenceservice/chat  repin rejected: expected render digest ${previewed} but the current render is ${current} (a concurrent edit landed; re-issue with the current digest)`,
     );
     expect(await shOk(walk, PLAN_COLUMNS)).toBe(planColumns('SpecNewerThanRun'));
-    const counted = await eventually('the rejected repin counted', async () => metrics.lines.filter((line) => line.includes('"rejected"')), (lines) => lines.length >= 1, 10_000);
-    expect(JSON.parse(counted[0] ?? '{}')).toMatchObject({ namespace: 'prod', outcome: 'rejected', ome_rollout_repin_total: 1 });
+    await repinCounted('rejected');
   });
 
   it('holds the canary before a step whose traffic rose (CanaryPreStep), Pending then Paused, until the promote annotation releases it', async () => {
@@ -429,4 +447,11 @@ hint                    Use -o json or -o yaml for full values.
     expect(done.status.rollout?.lastRun?.runID).toBe(runID);
     expect(await shOk(walk, PLAN_COLUMNS)).toBe('PLAN-READY    DRIFT\nNoActiveRun   InSync\n');
   });
+});
+
+it.runIf(mode === 'delegate')('beside upstream\'s controller, the plane read the InferenceService and wrote nothing to the cluster: no status, no workload, no consumed annotation', () => {
+  const requests = planeRequests(walk.plane);
+  expect(requests.inferenceServiceReads).toBeGreaterThan(0);
+  expect(requests.writes).toEqual([]);
+});
 });

@@ -15,6 +15,8 @@ import { eventsOfInvocation } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
 import type { ControlPlane } from '../../local/control-plane';
+import type { ClusterMode } from '../../shared/app/cluster-mode';
+import { startUpstreamInCluster, type UpstreamInCluster } from './support';
 
 const BIN_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin');
 
@@ -31,6 +33,9 @@ export interface ShellResult {
 export type HoldPredicate = (functionName: string, objectName: string | undefined) => boolean;
 
 export interface RolloutWalk {
+  mode: ClusterMode;
+  /** Delegate mode only: upstream's stand-in. */
+  upstream?: UpstreamInCluster;
   plane: ControlPlane;
   kubeconfigPath: string;
   workDir: string;
@@ -46,7 +51,7 @@ export interface RolloutWalk {
 }
 
 /** Starts the control plane on temporary directories with a kubeconfig named for the guide. */
-export async function startRolloutWalk(): Promise<RolloutWalk> {
+export async function startRolloutWalk(mode: ClusterMode = 'standalone'): Promise<RolloutWalk> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-repin-data-'));
   const workDir = await mkdtemp(join(tmpdir(), 'ome-repin-work-'));
   const log: string[] = [];
@@ -66,21 +71,36 @@ export async function startRolloutWalk(): Promise<RolloutWalk> {
   let plane: ControlPlane;
   try {
     // Redeliveries (a lease held by another function) in seconds, not minutes.
-    plane = await startControlPlane({ dataDir, workloadReadyDelayMs: 50, functionLogLevel: 'ERROR', log: (line) => log.push(line), wrapTarget: gate, busTimeScale: 0.01 });
+    plane = await startControlPlane({ dataDir, workloadReadyDelayMs: 50, functionLogLevel: 'ERROR', log: (line) => log.push(line), wrapTarget: gate, busTimeScale: 0.01, clusterMode: mode });
   } catch (error) {
     await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
     throw new Error(`control plane did not start: ${String(error)}\n${log.join('\n')}`);
   }
+  let upstream: UpstreamInCluster | undefined;
+  if (mode === 'delegate') {
+    try {
+      upstream = await startUpstreamInCluster(plane);
+    } catch (error) {
+      await plane.stop();
+      await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
+      throw error;
+    }
+  }
   const kubeconfigPath = join(workDir, 'kubeconfig');
   await writeFile(kubeconfigPath, await readFile(join(dataDir, 'kubeconfig'), 'utf8'), { mode: 0o600 });
   const walk: RolloutWalk = {
+    mode,
+    ...(upstream ? { upstream } : {}),
     plane,
     kubeconfigPath,
     workDir,
     log,
     hold(predicate) {
       holds.add(predicate);
+      // In delegate mode the controller is upstream's stand-in: its steps are held alike.
+      const releaseUpstream = upstream?.controller.hold((step, objectName) => predicate(step, objectName));
       return () => {
+        releaseUpstream?.();
         holds.delete(predicate);
         const wake = released;
         nextRelease = new Promise<void>((done) => (released = done));
@@ -91,6 +111,7 @@ export async function startRolloutWalk(): Promise<RolloutWalk> {
       const wake = released;
       holds.clear();
       wake();
+      await upstream?.stop();
       await plane.stop();
       await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
     },

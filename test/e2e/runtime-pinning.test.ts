@@ -7,13 +7,18 @@
  * states in prose: a `kubectl ome runtime sync` and its wait, stopping and resuming pinning,
  * every RuntimeDrifted reason, the webhook's check of the live runtime, and the
  * RuntimePinError event.
+ *
+ * The walk runs in both cluster modes. In `delegate` the cluster is registered so and the
+ * stand-in for upstream OME's controller and webhooks (test/support/upstream-controller.ts)
+ * pins, reports drift and renders, while the plane only reads and reports: the guide's
+ * outputs are the same, since the user's commands meet upstream's levers either way.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
-import { handledSince, kubectlOk, maskRevisionHashes, pollUntil, runKubectl, startWalkthrough, writeWorkFile } from './support';
+import { handledSince, kubectlOk, maskRevisionHashes, planeRequests, pollUntil, runKubectl, startWalkthrough, WALK_MODES, writeWorkFile } from './support';
 import type { ObjectChange, Walkthrough } from './support';
 
 const NS = 'llama-demo';
@@ -83,7 +88,8 @@ function isvcYaml(runtime: { autoSync?: boolean; revision?: string } = { autoSyn
   return lines.join('\n');
 }
 
-describe('Runtime revisions and pinning, walked with kubectl', () => {
+// Walked twice: the plane as the cluster's controller, and beside upstream OME's (delegate).
+describe.each(WALK_MODES)('Runtime revisions and pinning, walked with kubectl (%s)', (mode) => {
   let walk: Walkthrough;
   const kubectl = (...args: string[]) => kubectlOk(walk, args);
   const pinTableNow = () => kubectl(...PIN_TABLE_ARGS);
@@ -120,7 +126,7 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
   const waitForMemFrac = (value: string) => pollUntil(`Deployment ${DEPLOYMENT} with --mem-frac=${value}`, memFrac, (arg) => arg === `--mem-frac=${value}`);
 
   beforeAll(async () => {
-    walk = await startWalkthrough();
+    walk = await startWalkthrough(mode);
     await writeWorkFile(walk, 'model.yaml', MODEL_YAML);
     await writeWorkFile(walk, 'runtime.yaml', RUNTIME_YAML);
     await writeWorkFile(walk, 'isvc.yaml', isvcYaml());
@@ -558,6 +564,14 @@ describe('Runtime revisions and pinning, walked with kubectl', () => {
       );
       expect(await kubectl('get', 'inferenceservice', name, '-n', NS, '-o', 'jsonpath={.status.pinnedRevisionName}')).toBe('');
       expect((await runKubectl(walk, ['get', 'deploy', `${name}-engine`, '-n', NS])).code).toBe(1);
+    });
+  });
+
+  describe.runIf(mode === 'delegate')('Beside upstream OME\'s controller (delegate)', () => {
+    it('the plane read the InferenceServices it was told of, and wrote nothing to the cluster: no status, no workload, no revision', async () => {
+      const requests = planeRequests(walk.plane);
+      expect(requests.inferenceServiceReads).toBeGreaterThan(0);
+      expect(requests.writes).toEqual([]);
     });
   });
 });

@@ -13,7 +13,10 @@ import { eventsOfInvocation } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
 import type { ControlPlane } from '../../local/control-plane';
+import type { ClusterMode } from '../../shared/app/cluster-mode';
 import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
+import type { KubeObject } from '../../shared/ports/cluster';
+import { serveUpstreamWebhook, startUpstreamController, type UpstreamController, type UpstreamStep } from '../support/upstream-controller';
 
 const BIN_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin');
 
@@ -29,7 +32,70 @@ export interface HandledHint {
   detail: HintDetail;
 }
 
+/** The modes both guides are walked in: the plane as the controller, and beside upstream's (its stand-in). */
+export const WALK_MODES: readonly ClusterMode[] = ['standalone', 'delegate'];
+
+/**
+ * In delegate mode: the stand-in for upstream OME's controller and webhooks running in the
+ * embedded cluster, which is registered `delegate`. The plane's functions then only report.
+ */
+export interface UpstreamInCluster {
+  controller: UpstreamController;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the stand-in for upstream's controller and webhooks in `plane`'s first cluster;
+ * each step it takes is reported to `onHandled` as the hint the plane's function taking the
+ * same step in standalone mode would have handled.
+ */
+export async function startUpstreamInCluster(plane: ControlPlane, onHandled?: (functionName: UpstreamStep, object: KubeObject) => void): Promise<UpstreamInCluster> {
+  const client = plane.clusters[0]?.client;
+  if (!client) throw new Error('delegate walks need an embedded cluster');
+  const controller = startUpstreamController(client, { omeNamespace: 'ome', ...(onHandled ? { onHandled } : {}) });
+  const webhook = await serveUpstreamWebhook(client);
+  return {
+    controller,
+    async stop() {
+      await controller.stop();
+      await webhook.stop();
+    },
+  };
+}
+
+/**
+ * What the plane's functions did to the cluster, from its access log: they reach it as their
+ * ServiceAccounts (kubectl comes as the operator, the stand-in in-process). `reads` counts
+ * their GETs of InferenceServices; `writes` lists every other verb, as `user verb target ns/name`.
+ */
+export function planeRequests(plane: ControlPlane): { inferenceServiceReads: number; writes: string[] } {
+  const records = (plane.clusters[0]?.accessLog?.() ?? []).filter((record) => record.username.startsWith('system:serviceaccount:') && record.allowed);
+  return {
+    inferenceServiceReads: records.filter((record) => record.verb === 'get' && record.target === 'inferenceservices.ome.io').length,
+    writes: records.filter((record) => !['get', 'list', 'watch'].includes(record.verb)).map((record) => `${record.username} ${record.verb} ${record.target} ${record.namespace}/${record.name}`),
+  };
+}
+
+/** The hint detail a step of the stand-in stands for: the object as its reconcile read it. */
+export function handledDetailOf(clusterId: string, object: KubeObject): HintDetail {
+  return {
+    clusterId,
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+    name: object.metadata.name,
+    uid: object.metadata.uid ?? '',
+    resourceVersion: object.metadata.resourceVersion ?? '',
+    ...(object.metadata.generation === undefined ? {} : { generation: object.metadata.generation }),
+    change: 'modified',
+    changed: {},
+  } as unknown as HintDetail;
+}
+
 export interface Walkthrough {
+  mode: ClusterMode;
+  /** Delegate mode only: upstream's stand-in. */
+  upstream?: UpstreamInCluster;
   plane: ControlPlane;
   /**
    * Every hint a function handled, in order. Only observed: the targets run unchanged. A
@@ -51,13 +117,14 @@ export interface Walkthrough {
  * default workload readiness) on a temporary directory, and a working directory beside it.
  * The functions log at LOG_LEVEL, else ERROR: their INFO lines would bury the test report.
  */
-export async function startWalkthrough(): Promise<Walkthrough> {
+export async function startWalkthrough(mode: ClusterMode = 'standalone'): Promise<Walkthrough> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-e2e-data-'));
   const workDir = await mkdtemp(join(tmpdir(), 'ome-e2e-work-'));
   const log: string[] = [];
   const handled: HandledHint[] = [];
+  // In delegate mode the stand-in's steps are the controller's: the plane's own hints only report.
   const observe = (functionName: string, target: TargetHandler | undefined): TargetHandler | undefined =>
-    target &&
+    mode === 'delegate' ? target : target &&
     (async (event, context) => {
       const result = await target(event, context);
       for (const { detail } of eventsOfInvocation(event) as Array<EventBridgeEnvelope<HintDetail>>) {
@@ -68,18 +135,31 @@ export async function startWalkthrough(): Promise<Walkthrough> {
   let plane: ControlPlane;
   try {
     // Redeliveries (a lease held by another function) in seconds, not minutes.
-    plane = await startControlPlane({ dataDir, log: (line) => log.push(line), wrapTarget: observe, functionLogLevel: process.env.LOG_LEVEL ?? 'ERROR', busTimeScale: 0.01 });
+    plane = await startControlPlane({ dataDir, log: (line) => log.push(line), wrapTarget: observe, functionLogLevel: process.env.LOG_LEVEL ?? 'ERROR', busTimeScale: 0.01, clusterMode: mode });
   } catch (error) {
     await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
     throw new Error(`control plane did not start: ${String(error)}\n${log.join('\n')}`);
   }
+  let upstream: UpstreamInCluster | undefined;
+  if (mode === 'delegate') {
+    try {
+      upstream = await startUpstreamInCluster(plane, (functionName, object) => handled.push({ functionName, detail: handledDetailOf(plane.clusters[0]?.id ?? 'local', object) }));
+    } catch (error) {
+      await plane.stop();
+      await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
+      throw error;
+    }
+  }
   return {
+    mode,
+    ...(upstream ? { upstream } : {}),
     plane,
     handled,
     kubeconfigPath: join(dataDir, 'kubeconfig'),
     workDir,
     log,
     async stop() {
+      await upstream?.stop();
       await plane.stop();
       await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
     },

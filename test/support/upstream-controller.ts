@@ -19,7 +19,15 @@
  * fail one InferenceService's roll-forward: the token stays unacknowledged and a Warning
  * `RuntimePinError` event says why, as when upstream's reconcile of it keeps failing.
  */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
 import { recordEvent } from '../../shared/adapters/kubernetes/events';
+import { createRuntimeLookup, reviewAdmission } from '../../shared/admission/review-admission';
+import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
+import { deriveWebhookToken } from '../../shared/admission/webhook-token';
 import type { ReconcileDeps } from '../../shared/app/reconcile';
 import { ConflictError, ExpiredError, NotFoundError } from '../../shared/errors';
 import { Resources } from '../../shared/model/resources';
@@ -56,19 +64,43 @@ export interface UpstreamControllerOptions {
   beforeStatusWrite?: (object: KubeObject) => Promise<void>;
   /** How often active rollout runs are requeued for timed pauses (default 500 ms). */
   resyncRunsEveryMs?: number;
+  /**
+   * Called after each step of a reconcile, named as the plane's function that does the same
+   * in a standalone cluster (`pin`, `repin-apply`, `rollout-run`, `drift-check`), with the
+   * object as read when the reconcile started: tests wait on it as on a handled hint.
+   */
+  onHandled?: (step: UpstreamStep, object: KubeObject) => void;
 }
+
+/** The steps of a reconcile, named as the plane's functions that take them in standalone mode. */
+export type UpstreamStep = 'pin' | 'repin-apply' | 'rollout-run' | 'drift-check';
+
+/** Which steps to hold, by step and the object's name: a slow controller. */
+export type UpstreamHold = (step: UpstreamStep, objectName: string) => boolean;
 
 export interface UpstreamController {
   /** Sets (or, with undefined, clears) the refusal hook. */
   refuseAcknowledgement(refusal: AcknowledgementRefusal | undefined): void;
+  /** `ome_rollout_repin_total` as upstream's controller counts it, per `namespace/outcome`. */
+  repinCounts(): ReadonlyMap<string, number>;
   /** Whole-status replaces it made, per `namespace/name`. */
   statusWrites(): ReadonlyMap<string, number>;
   /** Reconcile errors it will retry (the last 100), for a failing test's message. */
   errors(): readonly string[];
+  /**
+   * Holds every step `predicate` matches until the returned release is called: the
+   * reconcile stops before that step and runs again from the start once released.
+   */
+  hold(predicate: UpstreamHold): () => void;
   stop(): Promise<void>;
 }
 
-type Job = { kind: 'isvc'; namespace: string; name: string } | { kind: 'runtime'; type: string; namespace?: string; name: string; change: 'added' | 'modified' | 'deleted' | 'relisted' };
+type Job =
+  | { kind: 'isvc'; namespace: string; name: string }
+  | { kind: 'runtime'; type: string; namespace?: string; name: string; change: 'added' | 'modified' | 'deleted' | 'relisted'; object: KubeObject };
+
+/** A reconcile stopped before a held step; it runs again when the hold is released. */
+class HeldError extends Error {}
 
 function jobKey(job: Job): string {
   return job.kind === 'isvc' ? `isvc/${job.namespace}/${job.name}` : `runtime/${job.type}/${job.namespace ?? ''}/${job.name}/${job.change === 'deleted' ? 'deleted' : 'present'}`;
@@ -117,7 +149,7 @@ const WATCHED: Array<{ type: ResourceType; toJobs: (event: WatchEvent, relisted:
       // A revision matters only when it goes away (RevisionMissing); runtimes on every change.
       if (type === Resources.controllerRevisions && event.type !== 'DELETED') return [];
       const change = relisted ? 'relisted' : event.type === 'ADDED' ? 'added' : event.type === 'DELETED' ? 'deleted' : 'modified';
-      return [{ kind: 'runtime', type: type.kind, ...(event.object.metadata.namespace ? { namespace: event.object.metadata.namespace } : {}), name: event.object.metadata.name, change }];
+      return [{ kind: 'runtime', type: type.kind, ...(event.object.metadata.namespace ? { namespace: event.object.metadata.namespace } : {}), name: event.object.metadata.name, change, object: event.object }];
     },
   })),
   {
@@ -154,7 +186,12 @@ export function startUpstreamController(client: ClusterClient, options: Upstream
     workloads: rolloutAwareWorkloadWriter(clock)(writer),
   };
   const work: RolloutWork = { clusterId, client: writer, clock, reconcile };
-  const repinMetrics = { countRepin: () => undefined };
+  const repins = new Map<string, number>();
+  const repinMetrics = {
+    countRepin(namespace: string, outcome: string) {
+      repins.set(`${namespace}/${outcome}`, (repins.get(`${namespace}/${outcome}`) ?? 0) + 1);
+    },
+  };
 
   // One worker, one job at a time: a queue keyed by object, as a controller's workqueue.
   const queue = new Map<string, Job>();
@@ -168,6 +205,11 @@ export function startUpstreamController(client: ClusterClient, options: Upstream
       if (queue.size > 0) enqueue([...queue.values()][0] as Job);
     });
   };
+  const holds = new Set<UpstreamHold>();
+  const heldJobs = new Map<string, Job>();
+  const step = (name: UpstreamStep, objectName: string): void => {
+    if ([...holds].some((held) => held(name, objectName))) throw new HeldError(`${name} ${objectName} held`);
+  };
   const drain = async (): Promise<void> => {
     while (queue.size > 0 && !abort.signal.aborted) {
       const [key, job] = queue.entries().next().value as [string, Job];
@@ -177,6 +219,10 @@ export function startUpstreamController(client: ClusterClient, options: Upstream
         retries.delete(key);
       } catch (error) {
         if (abort.signal.aborted) return;
+        if (error instanceof HeldError) {
+          heldJobs.set(key, job);
+          continue;
+        }
         const attempt = (retries.get(key) ?? 0) + 1;
         retries.set(key, attempt);
         errors.push(`${key}: ${error instanceof Error ? error.message : String(error)}`);
@@ -190,7 +236,9 @@ export function startUpstreamController(client: ClusterClient, options: Upstream
 
   const run = async (job: Job): Promise<void> => {
     if (job.kind === 'runtime') {
+      step('drift-check', job.name);
       await checkRuntimeDrift(deps, { kind: job.type, name: job.name, change: job.change, ...(job.namespace ? { namespace: job.namespace } : {}) });
+      options.onHandled?.('drift-check', job.object);
       return;
     }
     let isvc: KubeObject;
@@ -208,14 +256,24 @@ export function startUpstreamController(client: ClusterClient, options: Upstream
       throw new Error(refusedAcknowledgementMessage(token, refused));
     }
     const key = { namespace: job.namespace, name: job.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
+    step('pin', job.name);
     await pinInferenceService(deps, key);
-    if (isvc.metadata.annotations?.[Annotation.rolloutRepin] !== undefined) {
-      await applyRepin(
+    options.onHandled?.('pin', isvc);
+    // Repin and promote requests are consumed first, the run then advanced at once, as upstream's rollout layer does.
+    step('repin-apply', job.name);
+    const annotations = isvc.metadata.annotations ?? {};
+    if (annotations[Annotation.rolloutRepin] !== undefined) {
+      const repin = await applyRepin(
         { client: writer, clusterId, clock, idempotency: stores.idempotency, metrics: repinMetrics, claimTtlMs: reconcile.leaseTtlMs, holder: reconcile.holder },
         { ...key, ...(isvc.metadata.resourceVersion ? { requestVersion: isvc.metadata.resourceVersion } : {}) },
       );
+      if (repin.outcome === 'applied') await advanceUnderLease(work, key);
     }
+    if (annotations[Annotation.rolloutPromote] !== undefined || annotations[Annotation.rolloutRollback] !== undefined) await advanceUnderLease(work, key);
+    options.onHandled?.('repin-apply', isvc);
+    step('rollout-run', job.name);
     await advanceUnderLease(work, key);
+    options.onHandled?.('rollout-run', isvc);
   };
 
   const watchOne = async (entry: (typeof WATCHED)[number]): Promise<void> => {
@@ -257,14 +315,84 @@ export function startUpstreamController(client: ClusterClient, options: Upstream
       // A refused InferenceService is requeued with backoff: it goes through at its next try.
       refusal = next;
     },
+    hold(predicate) {
+      holds.add(predicate);
+      return () => {
+        holds.delete(predicate);
+        const again = [...heldJobs.values()];
+        heldJobs.clear();
+        for (const job of again) enqueue(job);
+      };
+    },
+    repinCounts: () => repins,
     statusWrites: () => writes,
     errors: () => errors,
     async stop() {
+      holds.clear();
+      heldJobs.clear();
       abort.abort();
       clearInterval(runs);
       queue.clear();
       await Promise.allSettled(watches);
       await draining?.catch(() => undefined);
+    },
+  };
+}
+
+const WEBHOOK_CONFIGURATIONS: ResourceType = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  plural: 'validatingwebhookconfigurations',
+  kind: 'ValidatingWebhookConfiguration',
+  namespaced: false,
+};
+
+export interface UpstreamWebhook {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Stands in for upstream's admission webhooks (`inferenceservice.ome-webhook-server.validator`
+ * and the revision-immutability one), which run in a delegate cluster: the project's own
+ * review rules, which carry upstream's texts, served over plain HTTP and registered in the
+ * cluster under upstream's webhook names.
+ */
+export async function serveUpstreamWebhook(client: ClusterClient): Promise<UpstreamWebhook> {
+  const lookupRuntime = createRuntimeLookup(client);
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      void (async () => {
+        try {
+          const answer = await reviewAdmission(JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown, { lookupRuntime });
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end(JSON.stringify(answer));
+        } catch (error) {
+          response.writeHead(500, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ message: error instanceof Error ? error.message : String(error) }));
+        }
+      })();
+    });
+  });
+  await new Promise<void>((listening, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => listening());
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const configuration = renderWebhookConfiguration(await readFile(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), {
+    baseUrl: url,
+    clusterId: 'upstream',
+    token: deriveWebhookToken(randomBytes(32), 'upstream'),
+  });
+  await client.create(WEBHOOK_CONFIGURATIONS, configuration);
+  return {
+    url,
+    async stop() {
+      await client.delete(WEBHOOK_CONFIGURATIONS, undefined, configuration.metadata.name).catch(() => undefined);
+      server.closeAllConnections();
+      await new Promise<void>((closed) => server.close(() => closed()));
     },
   };
 }
