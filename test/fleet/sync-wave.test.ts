@@ -13,6 +13,8 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openFleetFromEnv } from '../../cli/admin/fleet-access';
+import { runApp } from '../../cli/app';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
 import type * as ResyncHandler from '../../functions/resync/handler';
@@ -94,6 +96,21 @@ afterAll(async () => {
   documents?.destroy();
   await dynamo?.stop();
 });
+
+/** Runs `kubectl ome …` as the operator would, with the table named by the environment; resolves with stdout. */
+async function operator(argv: string[]): Promise<string> {
+  const out = { stdout: '', stderr: '' };
+  const code = await runApp(argv, {
+    io: { stdout: { write: (text: string) => (out.stdout += text) }, stderr: { write: (text: string) => (out.stderr += text) }, stdin: { isTTY: false, readLine: async () => null } },
+    connect: () => Promise.reject(new Error('not a cluster command')),
+    now: () => new Date(),
+    newRequestId: () => '00000000-0000-4000-8000-000000000000',
+    sleep: async () => undefined,
+    openFleet: () => openFleetFromEnv({ TABLE_NAME: CONFIG.tableName, DYNAMODB_ENDPOINT: dynamo?.endpoint, AWS_REGION: 'us-east-1' }),
+  });
+  if (code !== 0) throw new Error(`kubectl ome ${argv.join(' ')} exited ${code}: ${out.stderr}`);
+  return out.stdout;
+}
 
 /** The resync's wave step, delivered twice at once and then once more, as duplicates would be. */
 async function advanceWithDuplicates(): Promise<SyncWave[]> {
@@ -189,7 +206,9 @@ describe('fleet sync wave across three delegate clusters', () => {
     resumeUpstream(b, 'model cache unavailable');
     const patchesBefore = members.map(wavePatches);
     const cTokenBefore = await syncAnnotation(c);
-    const wave = await startSyncWave({ fleet: stores.fleet, clusters: stores.clusters, clock: app.clock }, { runtime: { kind: 'ServingRuntime', namespace: NS, name: RUNTIME }, clusterIds: [...IDS], ackTimeout: '10m' });
+    // The operator starts this one with the plugin's command, against the same table.
+    const wave = await operator(['admin', 'fleet', 'sync', `ServingRuntime/${RUNTIME}`, '-n', NS, '--clusters', IDS.join(','), '--ack-timeout', '10m', '--yes', '-o', 'json']).then((out) => JSON.parse(out) as SyncWave);
+    expect(await waveNow(wave.id)).toMatchObject({ token: wave.token, ackTimeoutMs: 600_000 });
 
     // Act: a acknowledges; b is started and fails.
     await advanceWithDuplicates();
@@ -213,6 +232,11 @@ describe('fleet sync wave across three delegate clusters', () => {
     expect(await syncAnnotation(c)).toBe(cTokenBefore);
     expect(await pinColumns(c.cluster.client)).toMatchObject({ pinned: REV_085, reason: 'RevisionMismatch' });
     expect(members.map(wavePatches)).toEqual([(patchesBefore[0] ?? 0) + 1, (patchesBefore[1] ?? 0) + 1, patchesBefore[2]]);
+
+    const status = await operator(['admin', 'fleet', 'status', wave.id]);
+    expect(status).toContain('State:       Halted (1/3 clusters acknowledged)');
+    expect(status).toContain(`Halted at:   fleet-b ${NS}/${ISVC}\nReason:      RuntimePinError`);
+    expect(status).toMatch(/fleet-c\s+Pending\s+-\s+-\s+-\n/);
 
     // A halted wave stays halted: later runs change nothing.
     b.upstream?.refuseAcknowledgement(undefined);
