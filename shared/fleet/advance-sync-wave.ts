@@ -24,6 +24,7 @@ import {
   acknowledgeCluster,
   chooseWaveTargets,
   createSyncWave,
+  describeWaveRuntime,
   haltWave,
   hashTokenValue,
   judgeCluster,
@@ -68,6 +69,10 @@ export function newWaveId(now: number): string {
   return `${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
+function sameWaveRuntime(a: WaveRuntime, b: WaveRuntime): boolean {
+  return a.kind === b.kind && a.namespace === b.namespace && a.name === b.name;
+}
+
 /** Parses the acknowledgement deadline: a positive Go duration. */
 export function parseAckTimeout(text: string): number {
   const nanoseconds = parseGoDuration(text);
@@ -78,7 +83,8 @@ export function parseAckTimeout(text: string): number {
 /**
  * Records a new wave. Clusters named explicitly keep their order and must be registered
  * delegate clusters; by default every delegate cluster, ordered by id. InvalidInputError
- * for an unknown or standalone cluster, or a bad deadline.
+ * for an unknown or standalone cluster, a bad deadline, or a wave still running for the
+ * same runtime.
  */
 export async function startSyncWave(deps: Pick<FleetDeps, 'fleet' | 'clusters' | 'clock'>, input: StartSyncWaveInput): Promise<SyncWave> {
   const ackTimeout = input.ackTimeout ?? DEFAULT_WAVE_ACK_TIMEOUT;
@@ -97,6 +103,10 @@ export async function startSyncWave(deps: Pick<FleetDeps, 'fleet' | 'clusters' |
       if (clusterModeOf(record) !== 'delegate') throw new InvalidInputError(`cluster ${id} is not a delegate cluster: a sync wave rolls forward only where upstream OME pins`);
     }
   }
+  // Two waves on one runtime would set tokens over each other's: the first would see its
+  // token superseded and halt.
+  const running = (await deps.fleet.listWaves()).find((other) => other.state === 'Running' && sameWaveRuntime(other.runtime, input.runtime));
+  if (running) throw new InvalidInputError(`sync wave ${running.id} is still running for ${describeWaveRuntime(input.runtime)}; wait for it to finish or halt`);
   const now = deps.clock.now();
   const wave = createSyncWave({ id: input.id ?? newWaveId(now), runtime: input.runtime, clusterIds, ackTimeout, ackTimeoutMs, now });
   await deps.fleet.createWave(wave);

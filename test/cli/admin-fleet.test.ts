@@ -78,6 +78,15 @@ describe('kubectl ome admin fleet sync', () => {
     expect(await stores.fleet.listWaves()).toEqual([]);
   });
 
+  it('refuses a second wave while one runs for the same runtime, not for another', async () => {
+    expect(await runApp(['admin', 'fleet', 'sync', 'ServingRuntime/vllm', '-n', 'a', '--yes'], deps())).toBe(0);
+    const [first] = await stores.fleet.listWaves();
+    expect(await runApp(['admin', 'fleet', 'sync', 'ServingRuntime/vllm', '-n', 'a', '--yes'], deps())).toBe(1);
+    expect(out.stderr).toContain(`error: sync wave ${first?.id} is still running for ServingRuntime a/vllm; wait for it to finish or halt`);
+    expect(await runApp(['admin', 'fleet', 'sync', 'ServingRuntime/vllm', '-n', 'b', '--yes'], deps())).toBe(0);
+    expect(await stores.fleet.listWaves()).toHaveLength(2);
+  });
+
   it('asks on a terminal and records only on yes', async () => {
     expect(await runApp(['admin', 'fleet', 'sync', 'vllm'], deps({ tty: true, answers: ['n'] }))).toBe(1);
     expect(await stores.fleet.listWaves()).toEqual([]);
