@@ -12,6 +12,7 @@ import {
   type FlagSpec,
   type ParsedArgs,
 } from './args';
+import { isFleetCommand, runFleetApp, type FleetAccess } from './admin/fleet';
 import type { CliClusterClient, CliIO, CommandEnv } from './env';
 import { CliError } from './errors';
 import { parseDryRun } from './guarded';
@@ -46,6 +47,8 @@ export interface AppDeps {
   now(): Date;
   newRequestId(): string;
   sleep(ms: number): Promise<void>;
+  /** The plane's table, for `admin fleet`; absent where the CLI has none. */
+  openFleet?(): Promise<FleetAccess>;
 }
 
 interface Command {
@@ -159,6 +162,8 @@ Usage:
 Commands:
 ${COMMANDS.map((command) => `  ${command.path.padEnd(20)}${command.summary}`).join('\n')}
 
+  admin fleet         The plane's operator: fleet sync waves and fleet-wide drift (see "kubectl ome admin fleet --help")
+
 Exit codes: 0 success, 1 error or refusal, 2 wait ended without a match, 3 the target changed (conflict).
 Use "kubectl ome COMMAND --help" for more about a command.
 `;
@@ -186,6 +191,10 @@ function groupHelp(group: string): string {
 
 export async function runApp(argv: readonly string[], deps: AppDeps): Promise<number> {
   return runReportingErrors(deps.io, async () => {
+    if (isFleetCommand(argv.filter((word) => !word.startsWith('-')))) {
+      const openFleet = deps.openFleet ?? (() => Promise.reject(new CliError('admin fleet needs the plane\'s table, which this build cannot reach')));
+      return runFleetApp(argv, { io: deps.io, now: deps.now, openFleet });
+    }
     const allFlags = uniqueFlags([...GLOBAL_FLAGS, ...COMMANDS.flatMap((command) => command.flags)]);
     const preview = parseArgs(argv, allFlags);
     const { command, rest, group } = findCommand(preview.positionals);

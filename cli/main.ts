@@ -51,6 +51,7 @@ const code = await runApp(process.argv.slice(2), {
   now: () => new Date(),
   newRequestId: () => randomUUID(),
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  openFleet: async () => (await import('./admin/fleet-access')).openFleetFromEnv(),
 });
 for (const close of closers) close();
 process.exitCode = code;

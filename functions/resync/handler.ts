@@ -2,7 +2,9 @@
  * resync: every ten minutes (EventBridge schedule) relists every registered cluster's
  * watched objects and publishes them as `relisted` hints, so a hint lost anyway is
  * replaced within one interval. An event whose detail names `clusterId` (a manual invoke)
- * resyncs that cluster only.
+ * resyncs that cluster only. Each run also stores every cluster's drift report and then
+ * advances the running fleet sync waves (docs/operations.md, "Fleet-wide sync"); an event
+ * whose detail names `waveId` advances that wave only, without relisting.
  */
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -12,6 +14,8 @@ import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher'
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext } from '../../shared/app/context';
 import { publishMetrics } from '../../shared/app/publish-metrics';
+import { advanceSyncWave, advanceSyncWaves } from '../../shared/fleet/advance-sync-wave';
+import type { AdvanceOutcome, FleetDeps } from '../../shared/fleet/advance-sync-wave';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
 import { resyncClusters, type ClusterResyncOutcome } from '../../shared/resync/resync-clusters';
 
@@ -28,25 +32,60 @@ function report(outcome: ClusterResyncOutcome): void {
   } else {
     clusterLogger.info('resync done', { ...outcome.stats });
   }
+  if (outcome.driftReportError) clusterLogger.warn('drift report not stored', { error: outcome.driftReportError });
   metrics.addMetric('ResyncHintsPublished', MetricUnit.Count, outcome.stats.published);
 }
 
+type ResyncEvent = { detail?: { clusterId?: unknown; waveId?: unknown } } | undefined;
+type WaveOutcome = AdvanceOutcome | { waveId: string; outcome: 'failed'; error: Error };
+
+const textOf = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
 /** Wiring, exported for tests and the local control plane, which pass their own context and publisher. */
-export async function runResync(
-  event: { detail?: { clusterId?: unknown } } | undefined,
-  app: AppContext = getAppContext(),
-  eventPublisher: EventPublisher = publisherOf(app.config),
-): Promise<ClusterResyncOutcome[]> {
-  const clusterId = typeof event?.detail?.clusterId === 'string' && event.detail.clusterId !== '' ? event.detail.clusterId : undefined;
+export async function runResync(event: ResyncEvent, app: AppContext = getAppContext(), eventPublisher: EventPublisher = publisherOf(app.config)): Promise<ClusterResyncOutcome[]> {
+  const clusterId = textOf(event?.detail?.clusterId);
   return resyncClusters({ app, publisher: eventPublisher, onOutcome: report, ...(clusterId ? { clusterId } : {}) });
 }
 
-async function handle(event: { detail?: { clusterId?: unknown } } | undefined): Promise<{ clusters: number; failed: number; published: number }> {
-  const outcomes = await runResync(event);
+function fleetDepsOf(app: AppContext): FleetDeps {
+  return { fleet: app.stores.fleet, clusters: app.stores.clusters, cluster: (id) => app.cluster(id), clock: app.clock };
+}
+
+function reportWave(outcome: WaveOutcome): void {
+  const waveLogger = logger.createChild({ persistentKeys: { wave: outcome.waveId } });
+  if (outcome.outcome === 'failed') {
+    waveLogger.warn('sync wave not advanced; the next run tries again', { error: outcome.error });
+    return;
+  }
+  if (outcome.outcome === 'halted') waveLogger.error('sync wave halted', { failure: outcome.wave.failure });
+  else waveLogger.info(`sync wave ${outcome.outcome}`);
+}
+
+/** Advances the running sync waves, or only `waveId`; each outcome is logged. */
+export async function runFleetWaves(event: ResyncEvent, app: AppContext = getAppContext()): Promise<WaveOutcome[]> {
+  const waveId = textOf(event?.detail?.waveId);
+  const deps = fleetDepsOf(app);
+  let outcomes: WaveOutcome[];
+  if (waveId === undefined) outcomes = await advanceSyncWaves(deps);
+  else {
+    try {
+      outcomes = [await advanceSyncWave(deps, waveId)];
+    } catch (error) {
+      outcomes = [{ waveId, outcome: 'failed', error: error instanceof Error ? error : new Error(String(error)) }];
+    }
+  }
+  outcomes.forEach(reportWave);
+  return outcomes;
+}
+
+async function handle(event: ResyncEvent): Promise<{ clusters: number; failed: number; published: number; waves: number }> {
+  const outcomes = textOf(event?.detail?.waveId) === undefined ? await runResync(event) : [];
+  const waves = await runFleetWaves(event);
   return {
     clusters: outcomes.length,
     failed: outcomes.filter((outcome) => outcome.outcome === 'failed').length,
     published: outcomes.reduce((sum, outcome) => sum + outcome.stats.published, 0),
+    waves: waves.length,
   };
 }
 

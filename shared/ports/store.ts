@@ -4,6 +4,8 @@
  * implementation and the DynamoDB one pass the same contract suite.
  */
 import { createHash } from 'node:crypto';
+import type { FleetDriftReport } from '../fleet/fleet-drift';
+import type { SyncWave } from '../fleet/sync-wave';
 
 export interface Lease {
   key: string;
@@ -143,10 +145,33 @@ export interface ClusterRegistry {
   putCluster(record: ClusterRecord): Promise<void>;
 }
 
-/** The four stores a process needs, over one backing table (or one in-memory state). */
+/**
+ * Fleet-wide state: sync waves (one record each) and the latest drift report per cluster.
+ * A wave is written only conditionally on the version it was read at, so of two
+ * invocations advancing the same wave one takes the step and the other sees ConflictError.
+ */
+export interface FleetStore {
+  /** Stores a new wave (version 0); ConflictError when the id exists. */
+  createWave(wave: SyncWave): Promise<void>;
+  getWave(id: string): Promise<SyncWave | undefined>;
+  /** Every stored wave, oldest first (ids sort by creation time). */
+  listWaves(): Promise<SyncWave[]>;
+  /**
+   * Replaces the wave stored at `wave.version` with `wave` at `wave.version + 1`, which it
+   * returns; ConflictError when the stored version is another (someone else wrote it).
+   */
+  saveWave(wave: SyncWave): Promise<SyncWave>;
+  /** Replaces a cluster's drift report (last writer wins: each is a full observation). */
+  putDriftReport(report: FleetDriftReport): Promise<void>;
+  /** Every cluster's latest drift report, ordered by cluster id. */
+  listDriftReports(): Promise<FleetDriftReport[]>;
+}
+
+/** The stores a process needs, over one backing table (or one in-memory state). */
 export interface Stores {
   leases: LeaseStore;
   idempotency: IdempotencyStore;
   checkpoints: CheckpointStore;
   clusters: ClusterRegistry;
+  fleet: FleetStore;
 }

@@ -10,11 +10,16 @@
  * before the next is read (the publisher packs at most 10 entries and 256 KB per
  * PutEvents), and ControllerRevisions are not relisted — no rule routes a relisted
  * revision (GC sweeps on its own schedule; drift-check cares only about deletes).
+ *
+ * From the InferenceService pages it lists anyway, each run also stores the cluster's
+ * drift report (`shared/fleet/fleet-drift.ts`) for `kubectl ome admin fleet drift`.
  */
 import type { AppContext } from '../app/context';
 import { toHintEvent } from '../events/hint-event';
+import { DriftReportBuilder } from '../fleet/fleet-drift';
 import { listWatchedResources } from '../forwarder/watched-resources';
 import type { WatchedResource } from '../forwarder/watched-resources';
+import type { InferenceService } from '../model/inference-service';
 import { apiVersionOf, Resources } from '../model/resources';
 import type { KubeObject } from '../ports/cluster';
 import type { EventPublisher } from '../ports/event-publisher';
@@ -32,7 +37,10 @@ export interface ResyncStats {
   failed: number;
 }
 
-export type ClusterResyncOutcome = { clusterId: string; outcome: 'resynced'; stats: ResyncStats } | { clusterId: string; outcome: 'failed'; error: Error; stats: ResyncStats };
+export type ClusterResyncOutcome = ({ clusterId: string; outcome: 'resynced'; stats: ResyncStats } | { clusterId: string; outcome: 'failed'; error: Error; stats: ResyncStats }) & {
+  /** Why the cluster's drift report could not be stored, when it could not. */
+  driftReportError?: Error;
+};
 
 export interface ResyncClustersInput {
   app: AppContext;
@@ -55,6 +63,17 @@ function withTypeOf(object: KubeObject, resource: WatchedResource): KubeObject {
 }
 
 async function resyncCluster(input: ResyncClustersInput, clusterId: string): Promise<ClusterResyncOutcome> {
+  const drift = new DriftReportBuilder(clusterId);
+  const outcome = await relistCluster(input, clusterId, drift);
+  try {
+    await input.app.stores.fleet.putDriftReport(drift.build(input.app.clock.now(), outcome.outcome === 'failed' ? outcome.error.message : undefined));
+    return outcome;
+  } catch (error) {
+    return { ...outcome, driftReportError: error instanceof Error ? error : new Error(String(error)) };
+  }
+}
+
+async function relistCluster(input: ResyncClustersInput, clusterId: string, drift: DriftReportBuilder): Promise<ClusterResyncOutcome> {
   const stats: ResyncStats = { listed: 0, published: 0, skipped: 0, failed: 0 };
   try {
     const { client, omeNamespace } = await input.app.cluster(clusterId);
@@ -68,6 +87,7 @@ async function resyncCluster(input: ResyncClustersInput, clusterId: string): Pro
           ...(continueToken ? { continue: continueToken } : {}),
         });
         stats.listed += page.items.length;
+        if (resource.type.kind === Resources.inferenceServices.kind) drift.add(page.items as InferenceService[]);
         const observedAt = new Date(input.app.clock.now()).toISOString();
         const hints = page.items.map((object) => toHintEvent(clusterId, 'RELISTED', withTypeOf(object, resource), undefined, { observedAt }));
         if (hints.length > 0) {

@@ -96,7 +96,7 @@ async function startEventBridgeStub(): Promise<{ endpoint: string; server: Serve
 
 /** `dynamodb:Action` on `FAMILY`: what each allowed call did, by item family. */
 function callsOf(world: IamWorld, functionName: string, since: number): string[] {
-  const families = (key: string) => (key === 'REGISTRY' ? 'REGISTRY' : `${key.split('#')[0]}#*`);
+  const families = (key: string) => (key === 'REGISTRY' || key === 'FLEET' ? key : `${key.split('#')[0]}#*`);
   return [
     ...new Set(
       world
@@ -214,11 +214,11 @@ describe('Every function handler under its own role', () => {
     expect(calls).toEqual(['dynamodb:GetItem on REGISTRY', 'dynamodb:Query on REGISTRY', 'dynamodb:UpdateItem on LEASE#*']);
   }, 60_000);
 
-  it('resync: relists the registered cluster as hints, reading only the registry', async () => {
+  it('resync: relists the registered cluster as hints, stores its drift report and lists the sync waves', async () => {
     const { answer, calls } = await invoke('resync', { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} });
-    expect(answer).toMatchObject({ clusters: 1, failed: 0 });
+    expect(answer).toMatchObject({ clusters: 1, failed: 0, waves: 0 });
     expect((answer as { published: number }).published).toBeGreaterThan(0);
-    expect(calls).toEqual(['dynamodb:GetItem on REGISTRY', 'dynamodb:Query on REGISTRY']);
+    expect(calls).toEqual(['dynamodb:GetItem on REGISTRY', 'dynamodb:PutItem on FLEET', 'dynamodb:Query on FLEET', 'dynamodb:Query on REGISTRY']);
   }, 60_000);
 
   it('forward-watch-events: a run forwards, checkpoints and releases its lease', async () => {

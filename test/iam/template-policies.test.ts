@@ -18,6 +18,7 @@ const FAMILIES = {
   'IDEMPOTENCY#*': 'IDEMPOTENCY#sync#c1#uid#token',
   'CHECKPOINT#*': 'CHECKPOINT#c1',
   REGISTRY: 'REGISTRY',
+  FLEET: 'FLEET',
 } as const;
 type Family = keyof typeof FAMILIES;
 
@@ -25,7 +26,8 @@ type Family = keyof typeof FAMILIES;
  * From the code: leases acquire, renew and release with UpdateItem; idempotency claims with
  * PutItem, reads with GetItem, completes with UpdateItem and abandons with DeleteItem;
  * checkpoints load with GetItem and save with PutItem; the registry is read with GetItem
- * (every function that reaches a cluster) and listed with Query (the schedules).
+ * (every function that reaches a cluster) and listed with Query (the schedules); the fleet
+ * family (sync waves, drift reports) is resync's alone.
  */
 const LEASES = ['UpdateItem'];
 const IDEMPOTENCY = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'];
@@ -37,8 +39,9 @@ const NEEDS: Record<string, Partial<Record<Family, string[]>>> = {
   'repin-apply': { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'] },
   'rollout-run': { 'LEASE#*': LEASES, REGISTRY: ['GetItem', 'Query'] },
   'revision-gc': { 'LEASE#*': LEASES, REGISTRY: ['GetItem', 'Query'] },
-  // Lists the registry and relists every cluster as hints; holds no lease.
-  resync: { REGISTRY: ['GetItem', 'Query'] },
+  // Lists the registry and relists every cluster as hints; holds no lease. Advances sync
+  // waves: lists them, reads one, writes each step and each cluster's drift report.
+  resync: { REGISTRY: ['GetItem', 'Query'], FLEET: ['GetItem', 'PutItem', 'Query'] },
   'admission-webhook': { REGISTRY: ['GetItem'] },
 };
 

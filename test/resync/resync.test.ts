@@ -108,6 +108,34 @@ describe('resync', () => {
     for (const name of names) await cluster.client.delete(Resources.inferenceServices, NS, name);
   });
 
+  it('stores each cluster\'s drift report from the InferenceServices it relisted', async () => {
+    // Prepare: one InferenceService drifting (status as its controller wrote it), one in sync.
+    const drifting = await cluster.client.create(Resources.inferenceServices, seedIsvc('drift-report-a', {}, { 'ome.io/runtime-sync': 'ticket-7' }));
+    await cluster.client.replaceStatus(Resources.inferenceServices, {
+      ...drifting,
+      status: { pinnedRevisionName: REV_090, conditions: [{ type: 'RuntimeDrifted', status: 'True', reason: 'RevisionMismatch', message: `pinned ${REV_090}, live spec differs; bump ome.io/runtime-sync annotation to advance` }] },
+    });
+    await cluster.client.create(Resources.inferenceServices, seedIsvc('drift-report-b'));
+
+    // Act
+    const before = app.clock.now();
+    const outcomes = await resyncClusters({ app, publisher, pageSize: 1 });
+    await bus.drain();
+
+    // Assess: one report per cluster, the drifting one listed with its reason.
+    expect(outcomes.map((outcome) => outcome.driftReportError)).toEqual([undefined, undefined]);
+    const reports = await app.stores.fleet.listDriftReports();
+    expect(reports.map((report) => report.clusterId)).toEqual(['east', 'west']);
+    for (const report of reports) {
+      expect(report).toMatchObject({ inferenceServices: 2, drifted: 1 });
+      expect(report.observedAt).toBeGreaterThanOrEqual(before);
+      expect(report.rows).toEqual([
+        { namespace: NS, name: 'drift-report-a', runtimeKind: 'ServingRuntime', runtime: RUNTIME, pinnedRevision: REV_090, reason: 'RevisionMismatch', message: `pinned ${REV_090}, live spec differs; bump ome.io/runtime-sync annotation to advance`, syncToken: 'ticket-7' },
+      ]);
+    }
+    for (const name of ['drift-report-a', 'drift-report-b']) await cluster.client.delete(Resources.inferenceServices, NS, name);
+  });
+
   it('replaces a hint that was lost for good: the pin function pins an InferenceService it never heard of', async () => {
     // Prepare: an InferenceService whose hints never arrived (say, dead-lettered), and the real pin function.
     await cluster.client.create(Resources.inferenceServices, seedIsvc());

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, LeaseLostError } from '../../shared/errors';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import type { ClusterRecord, Stores } from '../../shared/ports/store';
+import { createSyncWave, haltWave, startCluster } from '../../shared/fleet/sync-wave';
+import type { SyncWave } from '../../shared/fleet/sync-wave';
 import { createMemoryStores } from '../../shared/stores/memory';
 import { ensureTable, startDynamoDbLocal } from '../../local/dynamodb-local';
 import type { DynamoDbLocal } from '../../local/dynamodb-local';
@@ -203,6 +205,52 @@ describe.each(backends)('store contract: $name', (backend) => {
       expect(await stores.clusters.getCluster('east')).toEqual(east);
       expect(await stores.clusters.getCluster('missing')).toBeUndefined();
       expect(await stores.clusters.listClusters()).toEqual([{ ...dev, omeNamespace: 'ome-system' }, east]);
+    });
+  });
+
+  describe('FleetStore', () => {
+    const wave = (id: string): SyncWave =>
+      createSyncWave({ id, runtime: { kind: 'ServingRuntime', namespace: 'ns', name: 'rt' }, clusterIds: ['a', 'b'], ackTimeout: '30m', ackTimeoutMs: 1_800_000, now: clock.now() });
+
+    it('creates a wave once; a second create of the id is a conflict', async () => {
+      const id = `w-${randomUUID()}`;
+      await stores.fleet.createWave(wave(id));
+      await expect(stores.fleet.createWave(wave(id))).rejects.toBeInstanceOf(ConflictError);
+      expect(await stores.fleet.getWave(id)).toEqual(wave(id));
+      expect(await stores.fleet.getWave(`w-${randomUUID()}`)).toBeUndefined();
+    });
+
+    it('saves a wave only over the version it was read at, bumping it', async () => {
+      const id = `w-${randomUUID()}`;
+      await stores.fleet.createWave(wave(id));
+      const read = (await stores.fleet.getWave(id))!;
+      const saved = await stores.fleet.saveWave(startCluster(read, 0, [], clock.now()));
+      expect(saved.version).toBe(1);
+      expect((await stores.fleet.getWave(id))?.clusters[0]?.state).toBe('Acknowledged');
+      // A writer still holding version 0 is refused, and the stored wave is unchanged.
+      await expect(stores.fleet.saveWave(haltWave(read, 0, { reason: 'ClusterUnreachable', message: 'x' }, clock.now()))).rejects.toBeInstanceOf(ConflictError);
+      expect(await stores.fleet.getWave(id)).toEqual(saved);
+    });
+
+    it('lets exactly one of 10 concurrent saves of the same version win', async () => {
+      const id = `w-${randomUUID()}`;
+      await stores.fleet.createWave(wave(id));
+      const read = (await stores.fleet.getWave(id))!;
+      const results = await Promise.allSettled(Array.from({ length: 10 }, () => stores.fleet.saveWave(startCluster(read, 0, [], clock.now()))));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof ConflictError)).toHaveLength(9);
+      expect((await stores.fleet.getWave(id))?.version).toBe(1);
+    });
+
+    it('lists waves in id order and replaces drift reports per cluster', async () => {
+      const prefix = `z-${randomUUID()}`;
+      for (const suffix of ['2', '1']) await stores.fleet.createWave(wave(`${prefix}-${suffix}`));
+      const ids = (await stores.fleet.listWaves()).map((w) => w.id).filter((id) => id.startsWith(prefix));
+      expect(ids).toEqual([`${prefix}-1`, `${prefix}-2`]);
+      const report = { clusterId: `c-${randomUUID()}`, observedAt: clock.now(), inferenceServices: 2, drifted: 1, rows: [{ namespace: 'ns', name: 'i', runtimeKind: 'ServingRuntime', runtime: 'rt', pinnedRevision: 'r', reason: 'RevisionMismatch', message: 'm' }] };
+      await stores.fleet.putDriftReport(report);
+      await stores.fleet.putDriftReport({ ...report, drifted: 0, rows: [] });
+      expect((await stores.fleet.listDriftReports()).filter((r) => r.clusterId === report.clusterId)).toEqual([{ ...report, drifted: 0, rows: [] }]);
     });
   });
 });

@@ -4,6 +4,7 @@ import { systemClock } from '../../ports/clock';
 import type { Stores } from '../../ports/store';
 import { DynamoCheckpointStore } from './checkpoint-store';
 import { DynamoClusterRegistry } from './cluster-registry';
+import { DynamoFleetStore } from './fleet-store';
 import { DynamoIdempotencyStore } from './idempotency-store';
 import { DynamoLeaseStore } from './lease-store';
 import type { DynamoStoreOptions } from './table';
@@ -12,9 +13,9 @@ export { createDynamoClient } from './client';
 export type { DynamoClientOptions } from './client';
 export { isConditionalCheckFailed, mapDynamoError } from './errors';
 export * from './table';
-export { DynamoCheckpointStore, DynamoClusterRegistry, DynamoIdempotencyStore, DynamoLeaseStore };
+export { DynamoCheckpointStore, DynamoClusterRegistry, DynamoFleetStore, DynamoIdempotencyStore, DynamoLeaseStore };
 
-/** All four stores over one document client and table. */
+/** All stores over one document client and table. */
 export function createDynamoStores(client: DynamoDBDocumentClient, options: DynamoStoreOptions & { clock?: Clock } = {}): Stores {
   const clock = options.clock ?? systemClock;
   return {
@@ -22,6 +23,7 @@ export function createDynamoStores(client: DynamoDBDocumentClient, options: Dyna
     idempotency: new DynamoIdempotencyStore(client, clock, options),
     checkpoints: new DynamoCheckpointStore(client, clock, options),
     clusters: new DynamoClusterRegistry(client, options),
+    fleet: new DynamoFleetStore(client, options),
   };
 }
 export { ensureTable } from './ensure-table';

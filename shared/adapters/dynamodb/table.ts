@@ -8,6 +8,8 @@
  * | idempotency | `IDEMPOTENCY#<key>`  | `IDEMPOTENCY`   | claim time + record TTL    |
  * | checkpoint  | `CHECKPOINT#<cluster>` | `<resource>`  | none                       |
  * | cluster     | `REGISTRY`           | `CLUSTER#<id>`  | none                       |
+ * | sync wave   | `FLEET`              | `WAVE#<id>`     | 90 days after it finished  |
+ * | drift report| `FLEET`              | `DRIFT#<cluster>` | none                     |
  */
 import type { CreateTableCommandInput, UpdateTimeToLiveCommandInput } from '@aws-sdk/client-dynamodb';
 
@@ -42,6 +44,32 @@ export const CLUSTER_SORT_PREFIX = 'CLUSTER#';
 
 export function clusterItemKey(id: string): ItemKey {
   return { pk: REGISTRY_PARTITION, sk: `${CLUSTER_SORT_PREFIX}${id}` };
+}
+
+/** Sync waves and drift reports share one partition: a handful of items, listed with one Query. */
+export const FLEET_PARTITION = 'FLEET';
+export const WAVE_SORT_PREFIX = 'WAVE#';
+export const DRIFT_SORT_PREFIX = 'DRIFT#';
+
+export function waveItemKey(id: string): ItemKey {
+  return { pk: FLEET_PARTITION, sk: `${WAVE_SORT_PREFIX}${id}` };
+}
+
+export function driftReportItemKey(clusterId: string): ItemKey {
+  return { pk: FLEET_PARTITION, sk: `${DRIFT_SORT_PREFIX}${clusterId}` };
+}
+
+/** A wave: `wave` is the record as JSON text; `version` is the condition of every write. */
+export interface WaveItem extends ItemKey {
+  wave: string;
+  version: number;
+  waveState: string;
+  /** Epoch seconds; set once the wave finished, so finished waves age out. */
+  expiresAt?: number;
+}
+
+export interface DriftReportItem extends ItemKey {
+  report: string;
 }
 
 /** Lease item: `holder` is absent while free; `leaseExpiry` is epoch ms (not the TTL attribute). */

@@ -7,9 +7,12 @@ import { ConflictError, IdempotencyPayloadMismatchError, LeaseLostError } from '
 import type { Clock } from '../../ports/clock';
 import { boundInProgressTtl } from '../idempotency-rules';
 import { systemClock } from '../../ports/clock';
+import type { FleetDriftReport } from '../../fleet/fleet-drift';
+import type { SyncWave } from '../../fleet/sync-wave';
 import type {
   CheckpointStore,
   ClaimOptions,
+  FleetStore,
   ClusterRecord,
   ClusterRegistry,
   IdempotencyClaim,
@@ -173,12 +176,53 @@ export class MemoryClusterRegistry implements ClusterRegistry {
   }
 }
 
-/** All four in-memory stores sharing one clock. */
+const byKey = <T>(entries: Map<string, T>): T[] =>
+  [...entries.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, value]) => structuredClone(value));
+
+export class MemoryFleetStore implements FleetStore {
+  private readonly waves = new Map<string, SyncWave>();
+  private readonly reports = new Map<string, FleetDriftReport>();
+
+  async createWave(wave: SyncWave): Promise<void> {
+    if (this.waves.has(wave.id)) throw new ConflictError(`sync wave ${wave.id} already exists`);
+    this.waves.set(wave.id, structuredClone({ ...wave, version: 0 }));
+  }
+
+  async getWave(id: string): Promise<SyncWave | undefined> {
+    const wave = this.waves.get(id);
+    return wave === undefined ? undefined : structuredClone(wave);
+  }
+
+  async listWaves(): Promise<SyncWave[]> {
+    return byKey(this.waves);
+  }
+
+  async saveWave(wave: SyncWave): Promise<SyncWave> {
+    const stored = this.waves.get(wave.id);
+    if (stored === undefined || stored.version !== wave.version) {
+      throw new ConflictError(`sync wave ${wave.id} changed since version ${wave.version} was read`);
+    }
+    const saved = { ...structuredClone(wave), version: wave.version + 1 };
+    this.waves.set(wave.id, saved);
+    return structuredClone(saved);
+  }
+
+  async putDriftReport(report: FleetDriftReport): Promise<void> {
+    this.reports.set(report.clusterId, structuredClone(report));
+  }
+
+  async listDriftReports(): Promise<FleetDriftReport[]> {
+    return byKey(this.reports);
+  }
+}
+
+/** All in-memory stores sharing one clock. */
 export function createMemoryStores(clock: Clock = systemClock): Stores {
   return {
     leases: new MemoryLeaseStore(clock),
     idempotency: new MemoryIdempotencyStore(clock),
     checkpoints: new MemoryCheckpointStore(),
     clusters: new MemoryClusterRegistry(),
+    fleet: new MemoryFleetStore(),
   };
 }

@@ -1,0 +1,122 @@
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConflictError } from '../../errors';
+import type { FleetDriftReport } from '../../fleet/fleet-drift';
+import type { SyncWave } from '../../fleet/sync-wave';
+import type { FleetStore } from '../../ports/store';
+import { isConditionalCheckFailed, mapDynamoError } from './errors';
+import { DEFAULT_TABLE_NAME, DRIFT_SORT_PREFIX, FLEET_PARTITION, WAVE_SORT_PREFIX, driftReportItemKey, waveItemKey } from './table';
+import type { DriftReportItem, DynamoStoreOptions, WaveItem } from './table';
+
+/** Finished waves stay readable this long, then TTL removes them. */
+export const FINISHED_WAVE_RETENTION_SECONDS = 90 * 24 * 3600;
+
+function toWaveItem(wave: SyncWave): WaveItem {
+  return {
+    ...waveItemKey(wave.id),
+    wave: JSON.stringify(wave),
+    version: wave.version,
+    waveState: wave.state,
+    ...(wave.state === 'Running' ? {} : { expiresAt: Math.floor(wave.updatedAt / 1000) + FINISHED_WAVE_RETENTION_SECONDS }),
+  };
+}
+
+function fromWaveItem(item: WaveItem): SyncWave {
+  // The version attribute is the one the conditions check; it wins over the copy in the JSON.
+  return { ...(JSON.parse(item.wave) as SyncWave), version: Number(item.version) };
+}
+
+/**
+ * Sync waves and drift reports in the `FLEET` partition. A wave is created with
+ * `attribute_not_exists(pk)` and replaced with `version = :read`, so each step of a wave
+ * is taken by one writer only, whatever the retries and concurrent invocations.
+ */
+export class DynamoFleetStore implements FleetStore {
+  private readonly tableName: string;
+
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    options: DynamoStoreOptions = {},
+  ) {
+    this.tableName = options.tableName ?? DEFAULT_TABLE_NAME;
+  }
+
+  async createWave(wave: SyncWave): Promise<void> {
+    try {
+      await this.client.send(
+        new PutCommand({ TableName: this.tableName, Item: toWaveItem({ ...wave, version: 0 }), ConditionExpression: 'attribute_not_exists(pk)' }),
+      );
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) throw new ConflictError(`sync wave ${wave.id} already exists`, { cause: error });
+      throw mapDynamoError(error, `create sync wave ${wave.id}`);
+    }
+  }
+
+  async getWave(id: string): Promise<SyncWave | undefined> {
+    try {
+      const output = await this.client.send(new GetCommand({ TableName: this.tableName, Key: waveItemKey(id), ConsistentRead: true }));
+      const item = output.Item as WaveItem | undefined;
+      return item === undefined ? undefined : fromWaveItem(item);
+    } catch (error) {
+      throw mapDynamoError(error, `get sync wave ${id}`);
+    }
+  }
+
+  async listWaves(): Promise<SyncWave[]> {
+    return (await this.query<WaveItem>(WAVE_SORT_PREFIX, 'list sync waves')).map(fromWaveItem);
+  }
+
+  async saveWave(wave: SyncWave): Promise<SyncWave> {
+    const saved = { ...wave, version: wave.version + 1 };
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: toWaveItem(saved),
+          ConditionExpression: 'version = :read',
+          ExpressionAttributeValues: { ':read': wave.version },
+        }),
+      );
+      return saved;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) throw new ConflictError(`sync wave ${wave.id} changed since version ${wave.version} was read`, { cause: error });
+      throw mapDynamoError(error, `save sync wave ${wave.id}`);
+    }
+  }
+
+  async putDriftReport(report: FleetDriftReport): Promise<void> {
+    const item: DriftReportItem = { ...driftReportItemKey(report.clusterId), report: JSON.stringify(report) };
+    try {
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: item }));
+    } catch (error) {
+      throw mapDynamoError(error, `put drift report ${report.clusterId}`);
+    }
+  }
+
+  async listDriftReports(): Promise<FleetDriftReport[]> {
+    return (await this.query<DriftReportItem>(DRIFT_SORT_PREFIX, 'list drift reports')).map((item) => JSON.parse(item.report) as FleetDriftReport);
+  }
+
+  private async query<T>(prefix: string, action: string): Promise<T[]> {
+    const items: T[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    try {
+      do {
+        const output = await this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+            ExpressionAttributeValues: { ':pk': FLEET_PARTITION, ':prefix': prefix },
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        items.push(...((output.Items ?? []) as T[]));
+        startKey = output.LastEvaluatedKey;
+      } while (startKey !== undefined);
+    } catch (error) {
+      throw mapDynamoError(error, action);
+    }
+    return items;
+  }
+}

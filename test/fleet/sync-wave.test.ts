@@ -1,0 +1,247 @@
+/**
+ * Acceptance of the fleet sync wave: three embedded clusters registered as delegate
+ * clusters in DynamoDB Local, each with the stand-in for upstream OME's controller pinning
+ * there. One runtime changes in all three; a wave rolls it forward cluster by cluster,
+ * advanced by the resync function's own wiring (`runFleetWaves`), which reaches each
+ * cluster as the resync ServiceAccount over HTTP (so RBAC of infra/k8s applies, and the
+ * access log tells its requests from the stand-in's in-process ones). A second wave halts
+ * at the cluster whose upstream refuses the token, leaving the cluster after it untouched.
+ * Upstream runs in a cluster only while the test lets it, so "not before the previous
+ * cluster acknowledged" is checked while acknowledgement is impossible, not raced. Every
+ * advance is run twice at once and once more: each InferenceService gets the token in
+ * exactly one patch.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openFleetFromEnv } from '../../cli/admin/fleet-access';
+import { runApp } from '../../cli/app';
+import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
+import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
+import type * as ResyncHandler from '../../functions/resync/handler';
+import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
+import { createAppContext, runAsFunction, type AppContext } from '../../shared/app/context';
+import type { ControlPlaneConfig } from '../../shared/config';
+import { startSyncWave } from '../../shared/fleet/advance-sync-wave';
+import type { SyncWave } from '../../shared/fleet/sync-wave';
+import { Resources } from '../../shared/model/resources';
+import type { ClusterRecord, Stores } from '../../shared/ports/store';
+import { pollUntil } from '../e2e/support';
+import { applyRuntime, getIsvc, ISVC, NS, pinColumns, REV_085, REV_090, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
+import { startUpstreamController, type UpstreamController } from '../support/upstream-controller';
+
+const CONFIG: ControlPlaneConfig = { tableName: 'fleet', eventBusName: 'bus', region: 'us-east-1', omeNamespace: 'ome', revisionRetention: 10, revisionGracePeriodMs: 86_400_000, renderWorkloads: false, leaseTtlMs: 30_000, maxConflictRetries: 5 };
+const IDS = ['fleet-a', 'fleet-b', 'fleet-c'] as const;
+const RESYNC_USER = 'system:serviceaccount:ome:ome-pinning-resync';
+
+interface Member {
+  id: string;
+  cluster: EmbeddedCluster;
+  upstream: UpstreamController | undefined;
+}
+
+/** Stops upstream's controller in a cluster: nothing acknowledges there until it resumes. */
+async function pauseUpstream(member: Member): Promise<void> {
+  await member.upstream?.stop();
+  member.upstream = undefined;
+}
+
+function resumeUpstream(member: Member, refuse?: string): void {
+  member.upstream = startUpstreamController(member.cluster.client, { clusterId: member.id, omeNamespace: 'ome', ...(refuse ? { refuseAcknowledgement: () => refuse } : {}) });
+}
+
+let dynamo: DynamoDbLocal | undefined;
+let documents: DynamoDBDocumentClient | undefined;
+let stores: Stores;
+let app: AppContext;
+let runFleetWaves: typeof ResyncHandler.runFleetWaves;
+const members: Member[] = [];
+
+/** A delegate record reaching the cluster as the resync ServiceAccount. */
+function delegateRecord(id: string, cluster: EmbeddedCluster): ClusterRecord {
+  return { id, server: cluster.httpsUrl, caData: cluster.caData, credentials: { kind: 'kubeconfig', kubeconfig: cluster.identityKubeconfig, context: 'resync' }, omeNamespace: 'ome', mode: 'delegate' };
+}
+
+beforeAll(async () => {
+  // Set before the handler's logger is made, at its import.
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+  ({ runFleetWaves } = await import('../../functions/resync/handler'));
+  dynamo = await startDynamoDbLocal();
+  documents = createDynamoClient({ endpoint: dynamo.endpoint, region: 'us-east-1' });
+  await ensureTable(documents, CONFIG.tableName);
+  stores = createDynamoStores(documents, { tableName: CONFIG.tableName });
+  app = createAppContext({ config: CONFIG, stores });
+  for (const id of IDS) {
+    const cluster = await startEmbeddedCluster({ workloadReadyDelayMs: 5 });
+    await cluster.client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    await applyRuntime(cluster.client, seedRuntime('0.9'));
+    await cluster.client.create(Resources.inferenceServices, seedIsvc());
+    const member: Member = { id, cluster, upstream: undefined };
+    resumeUpstream(member);
+    members.push(member);
+    await stores.clusters.putCluster(delegateRecord(id, cluster));
+  }
+  // A standalone cluster is never part of a wave by default.
+  await stores.clusters.putCluster({ id: 'standalone-1', server: 'https://127.0.0.1:1', credentials: { kind: 'kubeconfig', kubeconfig: '' }, omeNamespace: 'ome', mode: 'standalone' });
+  for (const { cluster } of members) await pollUntil('first pin', () => pinColumns(cluster.client), (c) => c.pinned === REV_090);
+}, 240_000);
+
+afterAll(async () => {
+  delete process.env.POWERTOOLS_LOG_LEVEL;
+  await Promise.all(
+    members.map(async (member) => {
+      await pauseUpstream(member);
+      await member.cluster.stop();
+    }),
+  );
+  documents?.destroy();
+  await dynamo?.stop();
+});
+
+/** Runs `kubectl ome …` as the operator would, with the table named by the environment; resolves with stdout. */
+async function operator(argv: string[]): Promise<string> {
+  const out = { stdout: '', stderr: '' };
+  const code = await runApp(argv, {
+    io: { stdout: { write: (text: string) => (out.stdout += text) }, stderr: { write: (text: string) => (out.stderr += text) }, stdin: { isTTY: false, readLine: async () => null } },
+    connect: () => Promise.reject(new Error('not a cluster command')),
+    now: () => new Date(),
+    newRequestId: () => '00000000-0000-4000-8000-000000000000',
+    sleep: async () => undefined,
+    openFleet: () => openFleetFromEnv({ TABLE_NAME: CONFIG.tableName, DYNAMODB_ENDPOINT: dynamo?.endpoint, AWS_REGION: 'us-east-1' }),
+  });
+  if (code !== 0) throw new Error(`kubectl ome ${argv.join(' ')} exited ${code}: ${out.stderr}`);
+  return out.stdout;
+}
+
+/** The resync's wave step, delivered twice at once and then once more, as duplicates would be. */
+async function advanceWithDuplicates(): Promise<SyncWave[]> {
+  const run = () => runAsFunction('resync', () => runFleetWaves({}, app));
+  await Promise.all([run(), run()]);
+  await run();
+  return stores.fleet.listWaves();
+}
+
+async function waveNow(id: string): Promise<SyncWave> {
+  const wave = await stores.fleet.getWave(id);
+  if (!wave) throw new Error(`wave ${id} is gone`);
+  return wave;
+}
+
+const statesOf = (wave: SyncWave) => wave.clusters.map((step) => `${step.clusterId}:${step.state}`);
+
+/** The resync identity's patches of the InferenceService in a cluster. */
+function wavePatches(member: Member): number {
+  return member.cluster.accessLog().filter((r) => r.username === RESYNC_USER && r.verb === 'patch' && r.target === 'inferenceservices.ome.io' && r.name === ISVC && r.allowed).length;
+}
+
+async function syncAnnotation(member: Member): Promise<string | undefined> {
+  return (await getIsvc(member.cluster.client)).metadata.annotations?.['ome.io/runtime-sync'];
+}
+
+/** Changes the runtime in every cluster, waits for upstream's RevisionMismatch, then pauses upstream everywhere. */
+async function changeRuntimeEverywhere(memFrac: '0.9' | '0.85'): Promise<void> {
+  for (const { cluster } of members) await applyRuntime(cluster.client, seedRuntime(memFrac));
+  for (const { cluster } of members) await pollUntil('drift reported', () => pinColumns(cluster.client), (c) => c.reason === 'RevisionMismatch');
+  for (const member of members) await pauseUpstream(member);
+}
+
+const acknowledged = (member: Member, token: string) =>
+  pollUntil(`${member.id} acknowledged`, () => pinColumns(member.cluster.client), (cols) => cols.token === token && cols.drifted === '<none>');
+
+describe('fleet sync wave across three delegate clusters', () => {
+  it('acknowledges cluster by cluster: a cluster is touched only once the one before it acknowledged', async () => {
+    // Prepare: the runtime changes in all three; upstream reports RevisionMismatch everywhere.
+    await changeRuntimeEverywhere('0.85');
+    const wave = await startSyncWave({ fleet: stores.fleet, clusters: stores.clusters, clock: app.clock }, { runtime: { kind: 'ServingRuntime', namespace: NS, name: RUNTIME }, ackTimeout: '10m' });
+    expect(wave.clusters.map((step) => step.clusterId)).toEqual([...IDS]);
+    const [a, b, c] = members as [Member, Member, Member];
+
+    // Act 1: the first advances start cluster a only; nothing can acknowledge yet.
+    await advanceWithDuplicates();
+    await advanceWithDuplicates();
+    let stored = await waveNow(wave.id);
+    expect(statesOf(stored)).toEqual(['fleet-a:Syncing', 'fleet-b:Pending', 'fleet-c:Pending']);
+    expect(stored.clusters[0]?.targets.map((t) => t.name)).toEqual([ISVC]);
+    expect(await syncAnnotation(a)).toBe(wave.token);
+    expect([await syncAnnotation(b), await syncAnnotation(c)]).toEqual([undefined, undefined]);
+    expect([wavePatches(a), wavePatches(b), wavePatches(c)]).toEqual([1, 0, 0]);
+
+    // Act 2: upstream acknowledges in a; the next advances move on to b, not c.
+    resumeUpstream(a);
+    await acknowledged(a, wave.token);
+    await advanceWithDuplicates();
+    await advanceWithDuplicates();
+    stored = await waveNow(wave.id);
+    expect(statesOf(stored)).toEqual(['fleet-a:Acknowledged', 'fleet-b:Syncing', 'fleet-c:Pending']);
+    expect(await syncAnnotation(b)).toBe(wave.token);
+    expect(await syncAnnotation(c)).toBeUndefined();
+    expect(wavePatches(c)).toBe(0);
+
+    // Act 3 and 4: b, then c.
+    resumeUpstream(b);
+    await acknowledged(b, wave.token);
+    await advanceWithDuplicates();
+    expect(statesOf(await waveNow(wave.id))).toEqual(['fleet-a:Acknowledged', 'fleet-b:Acknowledged', 'fleet-c:Syncing']);
+    resumeUpstream(c);
+    await acknowledged(c, wave.token);
+    await advanceWithDuplicates();
+
+    // Assess: completed, every cluster rolled forward, each token set by exactly one patch.
+    stored = await waveNow(wave.id);
+    expect(stored.state).toBe('Completed');
+    expect(stored.failure).toBeUndefined();
+    for (const member of members) {
+      expect(await pinColumns(member.cluster.client)).toMatchObject({ pinned: REV_085, drifted: '<none>', token: wave.token });
+      expect(wavePatches(member)).toBe(1);
+      // The plane never wrote status in a delegate cluster.
+      expect(member.cluster.accessLog().filter((r) => r.username === RESYNC_USER && r.target.endsWith('/status'))).toEqual([]);
+    }
+  }, 120_000);
+
+  it('halts at the cluster whose acknowledgement fails, and leaves the clusters after it untouched', async () => {
+    // Prepare: another change, upstream paused in a and c; upstream in b runs, told to refuse
+    // the next token (a RuntimePinError, no acknowledgement). It is set before the wave
+    // starts: a controller starting afresh would roll forward from its runtime pass.
+    await changeRuntimeEverywhere('0.9');
+    const [a, b, c] = members as [Member, Member, Member];
+    resumeUpstream(b, 'model cache unavailable');
+    const patchesBefore = members.map(wavePatches);
+    const cTokenBefore = await syncAnnotation(c);
+    // The operator starts this one with the plugin's command, against the same table.
+    const wave = await operator(['admin', 'fleet', 'sync', `ServingRuntime/${RUNTIME}`, '-n', NS, '--clusters', IDS.join(','), '--ack-timeout', '10m', '--yes', '-o', 'json']).then((out) => JSON.parse(out) as SyncWave);
+    expect(await waveNow(wave.id)).toMatchObject({ token: wave.token, ackTimeoutMs: 600_000 });
+
+    // Act: a acknowledges; b is started and fails.
+    await advanceWithDuplicates();
+    expect(statesOf(await waveNow(wave.id))).toEqual(['fleet-a:Syncing', 'fleet-b:Pending', 'fleet-c:Pending']);
+    resumeUpstream(a);
+    await acknowledged(a, wave.token);
+    const halted = await pollUntil(
+      'b halted',
+      async () => {
+        await advanceWithDuplicates();
+        return waveNow(wave.id);
+      },
+      (stored) => stored.state !== 'Running',
+    );
+
+    // Assess: halted at b, naming the object and upstream's reason; c untouched.
+    expect(statesOf(halted)).toEqual(['fleet-a:Acknowledged', 'fleet-b:Failed', 'fleet-c:Pending']);
+    expect(halted.state).toBe('Halted');
+    expect(halted.failure).toMatchObject({ clusterId: 'fleet-b', namespace: NS, name: ISVC, reason: 'RuntimePinError' });
+    expect(halted.failure?.message).toContain('model cache unavailable');
+    expect(await syncAnnotation(c)).toBe(cTokenBefore);
+    expect(await pinColumns(c.cluster.client)).toMatchObject({ pinned: REV_085, reason: 'RevisionMismatch' });
+    expect(members.map(wavePatches)).toEqual([(patchesBefore[0] ?? 0) + 1, (patchesBefore[1] ?? 0) + 1, patchesBefore[2]]);
+
+    const status = await operator(['admin', 'fleet', 'status', wave.id]);
+    expect(status).toContain('State:       Halted (1/3 clusters acknowledged)');
+    expect(status).toContain(`Halted at:   fleet-b ${NS}/${ISVC}\nReason:      RuntimePinError`);
+    expect(status).toMatch(/fleet-c\s+Pending\s+-\s+-\s+-\n/);
+
+    // A halted wave stays halted: later runs change nothing.
+    b.upstream?.refuseAcknowledgement(undefined);
+    const again = await runAsFunction('resync', () => runFleetWaves({ detail: { waveId: wave.id } }, app));
+    expect(again.map((outcome) => outcome.outcome)).toEqual(['halted']);
+    expect((await waveNow(wave.id)).version).toBe(halted.version);
+  }, 120_000);
+});
