@@ -16,7 +16,7 @@ import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
 import type { ClusterRecord, ClusterRegistry, FleetStore } from '../ports/store';
-import { parseGoDuration } from '../rollout/go-duration';
+import { parseGoDuration } from '../go-duration';
 import { Annotation, EventReason, FIELD_MANAGER, RuntimeKind } from '../vocabulary';
 import {
   DEFAULT_WAVE_ACK_TIMEOUT,
