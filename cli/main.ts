@@ -6,7 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 
 import { runApp, type Connection, type ConnectOptions } from './app';
+import { readBuildInfo } from './build-info';
 import type { PromptInput } from './env';
+import { requestLogger } from './request-log';
 
 const closers: Array<() => void> = [];
 
@@ -34,10 +36,24 @@ async function connect(options: ConnectOptions): Promise<Connection> {
   const kubeConfig = loadKubeConfig({
     ...(options.kubeconfig ? { kubeconfigPath: options.kubeconfig } : {}),
     ...(options.context ? { context: options.context } : {}),
+    overrides: {
+      ...(options.cluster ? { cluster: options.cluster } : {}),
+      ...(options.user ? { user: options.user } : {}),
+      ...(options.server ? { server: options.server } : {}),
+      ...(options.token ? { token: options.token } : {}),
+      ...(options.certificateAuthority ? { certificateAuthority: options.certificateAuthority } : {}),
+      ...(options.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+    },
   });
-  const client = createClusterClient(connectionFromKubeConfig(kubeConfig), {
+  const impersonation = {
+    ...(options.impersonateUser ? { user: options.impersonateUser } : {}),
+    ...(options.impersonateGroups ? { groups: options.impersonateGroups } : {}),
+  };
+  const onResponse = requestLogger(options.verbosity, process.stderr, () => new Date());
+  const client = createClusterClient(connectionFromKubeConfig(kubeConfig, impersonation), {
     userAgent: 'kubectl-ome',
     ...(options.requestTimeoutMs > 0 ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+    ...(onResponse ? { onResponse } : {}),
   });
   closers.push(() => client.close());
   const contextName = kubeConfig.getCurrentContext();
@@ -51,6 +67,8 @@ const code = await runApp(process.argv.slice(2), {
   now: () => new Date(),
   newRequestId: () => randomUUID(),
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  buildInfo: readBuildInfo(),
+  environment: process.env,
 });
 for (const close of closers) close();
 process.exitCode = code;

@@ -1,0 +1,72 @@
+/**
+ * The shape of one `kubectl ome` command. cli/app.ts keeps the table of commands; a command
+ * module exports its entries and the table lists them, so new groups (`admin cluster …`)
+ * need one line there. A command parses and prints only; the work is a function taking a
+ * narrow client, tested with fakes and string buffers.
+ */
+import type { FlagSpec, ParsedArgs } from './args';
+import type { BuildInfo } from './build-info';
+import type { CliClusterClient, CliIO, CommandEnv } from './env';
+
+/** kubectl's connection flags, as the user gave them. */
+export interface ConnectOptions {
+  kubeconfig?: string;
+  context?: string;
+  cluster?: string;
+  user?: string;
+  server?: string;
+  token?: string;
+  certificateAuthority?: string;
+  insecureSkipTlsVerify?: boolean;
+  /** `--as`: the user to impersonate. */
+  impersonateUser?: string;
+  /** `--as-group`, in order. */
+  impersonateGroups?: string[];
+  requestTimeoutMs: number;
+  /** `-v`: 6 or more logs each API request that failed, with its status, on stderr. */
+  verbosity: number;
+}
+
+export interface Connection {
+  client: CliClusterClient;
+  contextName: string;
+  /** The namespace the kubeconfig context names, if any. */
+  contextNamespace?: string;
+}
+
+/** The world as `main` wires it; tests pass fakes. */
+export interface AppDeps {
+  io: CliIO;
+  connect(options: ConnectOptions): Promise<Connection>;
+  now(): Date;
+  newRequestId(): string;
+  sleep(ms: number): Promise<void>;
+  /** The plugin's version and commit; `main` passes what the build baked in. */
+  buildInfo?: BuildInfo;
+  /** The environment, read once by `main` (the registry table, AWS settings). */
+  environment?: Record<string, string | undefined>;
+}
+
+/** What a command gets when it runs. */
+export interface Invocation {
+  args: ParsedArgs;
+  /** The words after the command's own, flags left out. */
+  operands: string[];
+  deps: AppDeps;
+  /** Connects with the global flags, for commands that reach the cluster. */
+  connect(): Promise<{ env: CommandEnv; namespace: string; connection: Connection }>;
+}
+
+export interface Command {
+  /** The command words, `runtime sync`. */
+  path: string;
+  summary: string;
+  usage: string;
+  description: string;
+  flags: FlagSpec[];
+  /** What completion offers for the operands. */
+  operand?: 'inferenceservice';
+  /** Left out of help and completion. */
+  hidden?: boolean;
+  run(invocation: Invocation): Promise<number>;
+}
