@@ -20,6 +20,7 @@ import {
   formatPreview,
   GUARDED_REQUEST_CAP_MS,
   readTarget,
+  requestFailed,
   sendGuardedPatch,
   startGuardedDeadline,
   targetOf,
@@ -120,7 +121,7 @@ async function collect(env: CommandEnv, deadline: Deadline, isvc: InferenceServi
     return await collectRuntimeEvidence({ get: (type, ns, name) => deadline.run(() => env.client.get(type, ns, name), cap) }, isvc, omeNamespace);
   } catch (error) {
     if (error instanceof DeadlineExceededError && deadline.remainingMs() <= 0) throw new CliError(CliMessage.deadlineExceeded);
-    throw new CliError(CliMessage.requestFailed, ExitCode.error, { cause: error });
+    throw requestFailed(error, { verb: 'get', resource: 'servingruntimes.ome.io', name: isvc.spec?.runtime?.name ?? '' });
   }
 }
 

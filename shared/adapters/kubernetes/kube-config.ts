@@ -37,8 +37,9 @@ const FLAGS_ONLY = 'command-line';
 /**
  * Loads a kubeconfig the way kubectl finds one: `--kubeconfig`, else the files listed in
  * KUBECONFIG merged (the first file to define a name or the current context wins; missing
- * files are skipped), else `~/.kube/config`, else the in-cluster service account. Then
- * `--context` picks the context. Throws InvalidInputError when nothing usable is found.
+ * files are skipped), else `~/.kube/config`, else the in-cluster service account; with none of
+ * them, `--server` alone defines the cluster. Then `--context` picks the context and the other
+ * connection flags apply over it. Throws InvalidInputError when nothing usable is found.
  */
 export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig {
   const env = options.env ?? process.env;
@@ -52,7 +53,8 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
     kubeConfig.loadFromFile(join(env.HOME, '.kube', 'config'));
   } else if (env.KUBERNETES_SERVICE_HOST) {
     kubeConfig.loadFromCluster();
-  } else if (options.overrides?.server && !options.context) {
+  }
+  if (!kubeConfig.getCurrentContext() && options.overrides?.server && !options.context) {
     // As kubectl: --server (with --token or --certificate-authority) works without a kubeconfig.
     kubeConfig.loadFromOptions({
       clusters: [{ name: FLAGS_ONLY, server: options.overrides.server, skipTLSVerify: false }],
