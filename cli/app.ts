@@ -32,7 +32,7 @@ import { runRuntimeEffective } from './runtime/effective';
 import { runRuntimeHistory } from './runtime/history';
 import { runRuntimeSync } from './runtime/sync';
 import { runVersion, versionReport } from './version';
-import { DEFAULT_POLL_INTERVAL_MS, DEFAULT_WAIT_TIMEOUT_MS, runWait } from './wait';
+import { DEFAULT_POLL_INTERVAL_MS, DEFAULT_WAIT_TIMEOUT_MS, RUNTIME_SYNC_ACKNOWLEDGED, runWait } from './wait';
 import { Resources } from '../shared/model/resources';
 import { DEFAULT_OME_NAMESPACE } from '../shared/vocabulary';
 
@@ -64,6 +64,10 @@ const OME_NAMESPACE: FlagSpec = { name: 'ome-namespace', type: 'string', descrip
 const DRY_RUN: FlagSpec = { name: 'dry-run', type: 'string', description: 'Dry-run mode: none, client or server (server sends dryRun=All)', default: 'none', values: ['none', 'client', 'server'] };
 const YES: FlagSpec = { name: 'yes', type: 'boolean', description: 'Confirm the exact preview without an interactive prompt' };
 
+const WAIT: FlagSpec = { name: 'wait', type: 'boolean', description: 'After applying, wait until OME acknowledges the sync, as "kubectl ome wait" does (same exit codes)' };
+const WAIT_TIMEOUT: FlagSpec = { name: 'timeout', type: 'string', description: 'Positive wait timeout, at most 24h', default: '1m0s' };
+const POLL_INTERVAL: FlagSpec = { name: 'poll-interval', type: 'string', description: 'How often to check', default: '5s' };
+
 const omeNamespaceOf = (args: ParsedArgs): string => stringFlag(args, 'ome-namespace') || DEFAULT_OME_NAMESPACE;
 const outputOf = (args: ParsedArgs) => parseOutputFormat(stringFlag(args, 'output'));
 const guardedOf = (args: ParsedArgs) => ({ dryRun: parseDryRun(stringFlag(args, 'dry-run')), yes: booleanFlag(args, 'yes'), output: outputOf(args) });
@@ -82,11 +86,11 @@ export const COMMANDS: Command[] = [
   onInferenceService({
     path: 'runtime sync',
     summary: 'Alpha: roll a pinned InferenceService forward to its runtime\'s live spec',
-    usage: 'kubectl ome runtime sync INFERENCESERVICE [flags]',
+    usage: 'kubectl ome runtime sync INFERENCESERVICE [--wait [--timeout=DURATION]] [flags]',
     description:
-      'Sets ome.io/runtime-sync to cli-runtime-sync-<uuid> after checking that rolling forward is safe: a managed\npin that drifted with RevisionMismatch, no earlier token waiting, no rollout in progress. Previews the\nchange on stderr and asks "Confirm this exact action? [y/N]" unless --yes. Prints the request ID to pass\nto "kubectl ome wait --for=runtime-sync=acknowledged".',
-    flags: [DRY_RUN, OME_NAMESPACE, OUTPUT, YES],
-    run: (env, args, target) => runRuntimeSync(env, { ...target, omeNamespace: omeNamespaceOf(args), ...guardedOf(args) }),
+      'Sets ome.io/runtime-sync to cli-runtime-sync-<uuid> after checking that rolling forward is safe: a managed\npin that drifted with RevisionMismatch, no earlier token waiting, no rollout in progress. Previews the\nchange on stderr and asks "Confirm this exact action? [y/N]" unless --yes. Prints the request ID to pass\nto "kubectl ome wait --for=runtime-sync=acknowledged"; --wait does that wait itself.',
+    flags: [DRY_RUN, OME_NAMESPACE, OUTPUT, YES, WAIT, WAIT_TIMEOUT, POLL_INTERVAL],
+    run: runSyncThenWait,
   }),
   onInferenceService({
     path: 'runtime history',
@@ -133,8 +137,8 @@ export const COMMANDS: Command[] = [
     flags: [
       { name: 'for', type: 'string', description: 'Required: runtime-sync=acknowledged', values: ['runtime-sync=acknowledged'] },
       { name: 'request-id', type: 'string', description: 'The v4 UUID that runtime sync printed' },
-      { name: 'timeout', type: 'string', description: 'Positive wait timeout, at most 24h', default: '1m0s' },
-      { name: 'poll-interval', type: 'string', description: 'How often to check', default: '5s' },
+      WAIT_TIMEOUT,
+      POLL_INTERVAL,
       OUTPUT,
     ],
     run: (env, args, target) =>
@@ -166,6 +170,29 @@ export const COMMANDS: Command[] = [
     run: async () => 0,
   },
 ];
+
+/** `runtime sync [--wait]`: with --wait, the wait report follows the action result and its exit code is the command's. */
+async function runSyncThenWait(env: CommandEnv, args: ParsedArgs, target: { name: string; namespace: string }): Promise<number> {
+  const guarded = guardedOf(args);
+  const wait = booleanFlag(args, 'wait');
+  if (wait && guarded.dryRun !== 'none') throw new CliError('--wait needs --dry-run=none: a dry run stores no token to wait for');
+  const timeoutMs = durationOr(args, 'timeout', DEFAULT_WAIT_TIMEOUT_MS);
+  const pollIntervalMs = durationOr(args, 'poll-interval', DEFAULT_POLL_INTERVAL_MS);
+  let requestId: string | undefined;
+  const code = await runRuntimeSync(env, {
+    ...target,
+    omeNamespace: omeNamespaceOf(args),
+    ...guarded,
+    onApplied: (id) => {
+      requestId = id;
+    },
+  });
+  if (!wait || code !== 0 || requestId === undefined) return code;
+  // Two reports on stdout: YAML needs a document separator; JSON documents follow each other.
+  if (guarded.output === 'yaml') env.io.stdout.write('---\n');
+  else if (guarded.output !== 'json') env.io.stdout.write('\n');
+  return runWait(env, { ...target, forPredicate: RUNTIME_SYNC_ACKNOWLEDGED, requestId, timeoutMs, pollIntervalMs, output: guarded.output });
+}
 
 function durationOr(args: ParsedArgs, name: string, fallback: number): number {
   const raw = stringFlag(args, name);

@@ -37,6 +37,8 @@ export interface RuntimeSyncOptions {
   dryRun: DryRunMode;
   yes: boolean;
   output: OutputFormat;
+  /** Called with the request ID once the API server stored the token (not for dry runs). */
+  onApplied?: (requestID: string) => void;
 }
 
 export const SyncRefusal = {
@@ -179,6 +181,7 @@ export async function runRuntimeSync(env: CommandEnv, options: RuntimeSyncOption
     followUp: `kubectl ome runtime effective ${options.name} -n ${options.namespace} --context=${env.contextName} --ome-namespace=${options.omeNamespace}`,
   });
   env.io.stdout.write(formatActionResult(result, options.output));
+  if (sent && options.dryRun === 'none') options.onApplied?.(requestID);
   return 0;
 }
 
