@@ -15,6 +15,7 @@ import {
   type FlagSpec,
   type ParsedArgs,
 } from './args';
+import { ADMIN_CLUSTER_COMMANDS } from './admin/cluster';
 import { readBuildInfo } from './build-info';
 import type { AppDeps, Command, ConnectOptions, Invocation } from './command';
 import { completeWords, formatCompletion, type CompletionSource } from './completion';
@@ -151,6 +152,7 @@ export const COMMANDS: Command[] = [
         output: outputOf(args),
       }),
   }),
+  ...ADMIN_CLUSTER_COMMANDS,
   {
     path: 'version',
     summary: 'Print the plugin\'s version and commit, and the Node.js version',

@@ -6,7 +6,9 @@
  */
 import type { FlagSpec, ParsedArgs } from './args';
 import type { BuildInfo } from './build-info';
+import type { ClusterAdminRegistry } from './admin/onboarding';
 import type { CliClusterClient, CliIO, CommandEnv } from './env';
+import type { ClusterClient } from '../shared/ports/cluster';
 
 /** kubectl's connection flags, as the user gave them. */
 export interface ConnectOptions {
@@ -32,6 +34,20 @@ export interface Connection {
   contextName: string;
   /** The namespace the kubeconfig context names, if any. */
   contextNamespace?: string;
+  /** The whole client, for `admin cluster`, which installs and removes objects. */
+  admin?: Pick<ClusterClient, 'get' | 'create' | 'replace' | 'delete'>;
+  /** The API server's URL and base64 PEM CA, as the kubeconfig names them. */
+  server?: string;
+  caData?: string;
+  /** The kubeconfig file in use, when it is one file. */
+  kubeconfigPath?: string;
+}
+
+/** Where the registry table is: the same settings the functions read (TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION). */
+export interface RegistryOptions {
+  tableName: string;
+  region: string;
+  endpoint?: string;
 }
 
 /** The world as `main` wires it; tests pass fakes. */
@@ -45,6 +61,10 @@ export interface AppDeps {
   buildInfo?: BuildInfo;
   /** The environment, read once by `main` (the registry table, AWS settings). */
   environment?: Record<string, string | undefined>;
+  /** Opens the registry table for `admin cluster`. */
+  openRegistry?(options: RegistryOptions): Promise<ClusterAdminRegistry>;
+  /** Reads a file the user named (webhook key, CA). */
+  readFile?(path: string): Promise<Buffer>;
 }
 
 /** What a command gets when it runs. */

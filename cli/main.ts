@@ -3,9 +3,13 @@
  * command table. The Kubernetes client is loaded only for commands that reach the cluster.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 
+import type { ClusterAdminRegistry } from './admin/onboarding';
 import { runApp, type Connection, type ConnectOptions } from './app';
+import type { RegistryOptions } from './command';
 import { readBuildInfo } from './build-info';
 import type { PromptInput } from './env';
 import { requestLogger } from './request-log';
@@ -58,7 +62,25 @@ async function connect(options: ConnectOptions): Promise<Connection> {
   closers.push(() => client.close());
   const contextName = kubeConfig.getCurrentContext();
   const contextNamespace = kubeConfig.getContextObject(contextName)?.namespace;
-  return { client, contextName, ...(contextNamespace ? { contextNamespace } : {}) };
+  const cluster = kubeConfig.getCurrentCluster();
+  const caData = cluster?.caData ?? (cluster?.caFile ? readFileSync(cluster.caFile).toString('base64') : undefined);
+  const kubeconfigPath = options.kubeconfig ?? (process.env.KUBECONFIG && !process.env.KUBECONFIG.includes(':') ? process.env.KUBECONFIG : undefined);
+  return {
+    client,
+    admin: client,
+    contextName,
+    ...(contextNamespace ? { contextNamespace } : {}),
+    ...(cluster ? { server: cluster.server } : {}),
+    ...(caData ? { caData } : {}),
+    ...(kubeconfigPath ? { kubeconfigPath } : {}),
+  };
+}
+
+async function openRegistry(options: RegistryOptions): Promise<ClusterAdminRegistry> {
+  const { createDynamoClient, DynamoClusterAdmin } = await import('../shared/adapters/dynamodb/index');
+  const documents = createDynamoClient({ region: options.region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
+  closers.push(() => documents.destroy());
+  return new DynamoClusterAdmin(documents, { tableName: options.tableName });
 }
 
 const code = await runApp(process.argv.slice(2), {
@@ -69,6 +91,8 @@ const code = await runApp(process.argv.slice(2), {
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   buildInfo: readBuildInfo(),
   environment: process.env,
+  openRegistry,
+  readFile: (path) => readFile(path),
 });
 for (const close of closers) close();
 process.exitCode = code;

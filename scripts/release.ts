@@ -1,8 +1,9 @@
 /**
  * `npm run release`: the plugin as a release.
  *
- * - `kubectl-ome`: cli/ bundled by esbuild into one ESM file with a Node shebang, the version
- *   and commit baked in; it needs Node.js alone (no node_modules, no build at run time).
+ * - `kubectl-ome`: cli/ bundled by esbuild into one ESM file with a Node shebang, the version,
+ *   commit and the manifests `admin cluster register` installs baked in; it needs Node.js
+ *   alone (no node_modules, no build at run time).
  * - `kubectl_complete-ome`: the completion entry kubectl runs (bin/kubectl_complete-ome).
  * - `README.md`: the README's "Install the plugin" section; `LICENSE` when the tree has one.
  *
@@ -20,6 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 
+import { readOnboardingFiles } from '../cli/admin/manifests';
 import { readGitCommit, readPackageVersion, type BuildInfo } from '../cli/build-info';
 import { CREATE_REQUIRE_BANNER, REPOSITORY_ROOT } from './build';
 import { buildKrewManifest, formatKrewManifest } from './krew-manifest';
@@ -43,6 +45,8 @@ export interface Release {
 
 /** Bundles cli/main.ts into one executable file with the build info baked in. */
 export async function bundlePlugin(root: string, info: BuildInfo): Promise<Buffer> {
+  // `admin cluster register` installs infra/'s manifests: the single file carries them.
+  const manifests = await readOnboardingFiles(root);
   const result = await build({
     entryPoints: [join(root, 'cli', 'main.ts')],
     bundle: true,
@@ -53,7 +57,7 @@ export async function bundlePlugin(root: string, info: BuildInfo): Promise<Buffe
     legalComments: 'none',
     write: false,
     logLevel: 'error',
-    define: { __OME_BUILD_INFO__: JSON.stringify(info) },
+    define: { __OME_BUILD_INFO__: JSON.stringify(info), __OME_MANIFESTS__: JSON.stringify(manifests) },
     banner: { js: `#!/usr/bin/env node\n${CREATE_REQUIRE_BANNER}` },
   });
   const output = result.outputFiles[0];
