@@ -73,6 +73,15 @@ describe('npm run release', () => {
     expect(values.stdout).toBe('none\nclient\nserver\n:4\n');
   });
 
+  it('carries the manifests admin cluster register installs', async () => {
+    const result = await run(join(bin, 'kubectl-ome'), ['admin', 'cluster', 'register', 'edge-1', '--mode', 'standalone', '--credentials', 'secret', '--skip-webhook'], {
+      env: cleanEnv,
+      cwd: work,
+    }).catch((error: { code: number; stderr: string }) => error);
+    // It reads its manifests, then stops at the registry no flag names: no repository needed.
+    expect(result.stderr).toBe('error: the registry table is unknown: pass --table or set TABLE_NAME\n');
+  });
+
   it('writes a krew manifest naming the tarball by its sha256', async () => {
     const manifest = parseYaml(await readFile(release.manifest, 'utf8')) as {
       apiVersion: string;
