@@ -27,7 +27,7 @@ import { connectLocalCluster, loadKubeConfig } from '../shared/adapters/kubernet
 import { createAppContext, runAsFunction, setAppContext } from '../shared/app/context';
 import type { AppContext } from '../shared/app/context';
 import { loadConfig } from '../shared/config';
-import { listWatchedResources, runForwarder } from '../shared/forwarder';
+import { listWatchedResources, recordingLogger, runForwarder } from '../shared/forwarder';
 import type { ForwarderLogger, ForwarderStats } from '../shared/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import type { ClusterRecord } from '../shared/ports/store';
@@ -497,10 +497,13 @@ function startForwarders(
         holderId: `${holderId}-${clusterId}`,
         signal: abort.signal,
         shutdownGraceMs: 2_000,
-        logger: forwarderLogger(clusterId, log),
+        logger: recordingLogger(forwarderLogger(clusterId, log), (message) => app.stores.checkpoints.recordForwarderError(clusterId, message)),
       });
     })();
-    run.catch((error: unknown) => log(`forwarder    ${clusterId}: stopped with an error: ${messageOf(error)}`));
+    run.catch((error: unknown) => {
+      log(`forwarder    ${clusterId}: stopped with an error: ${messageOf(error)}`);
+      app.stores.checkpoints.recordForwarderError(clusterId, `forwarder stopped: ${messageOf(error)}`).catch(() => undefined);
+    });
     running.set(clusterId, { abort, run });
   };
   for (const cluster of clusters) start(cluster.id);

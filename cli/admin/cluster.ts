@@ -241,7 +241,7 @@ const DESCRIBE: Command = {
   summary: 'Show a registered cluster, its forwarder lag and checkpoints',
   usage: 'kubectl ome admin cluster describe CLUSTER_ID [flags]',
   description:
-    'Shows the record, who holds the forwarder lease, and each watched resource\'s last checkpoint: its\n' +
+    'Shows the record, who holds the forwarder lease, the forwarder\'s last warning or error, and each watched\nresource\'s last checkpoint: its ' +
     'resourceVersion and when it was written. Forwarder lag is the age of the oldest checkpoint: how far the\n' +
     'slowest stream may be behind.',
   flags: [...REGISTRY_FLAGS, OUTPUT],
@@ -254,6 +254,7 @@ const DESCRIBE: Command = {
     const now = invocation.deps.now().getTime();
     const checkpoints = (await registry.listCheckpoints(id)).sort((a, b) => a.resource.localeCompare(b.resource));
     const lease = await registry.readLease(forwarderLeaseKey(id));
+    const lastError = await registry.loadForwarderError(id);
     const oldest = checkpoints.length > 0 ? Math.min(...checkpoints.map((checkpoint) => checkpoint.updatedAt)) : undefined;
     const newest = checkpoints.length > 0 ? Math.max(...checkpoints.map((checkpoint) => checkpoint.updatedAt)) : undefined;
     const leaseText = !lease?.holder
@@ -265,6 +266,7 @@ const DESCRIBE: Command = {
         lease: lease ? { ...lease, expiresAt: new Date(lease.expiresAt).toISOString() } : null,
         lagMilliseconds: oldest === undefined ? null : now - oldest,
         lastCheckpointAt: newest === undefined ? null : new Date(newest).toISOString(),
+        lastError: lastError ? { message: lastError.message, at: new Date(lastError.at).toISOString() } : null,
         checkpoints: checkpoints.map((checkpoint) => ({ ...checkpoint, updatedAt: new Date(checkpoint.updatedAt).toISOString() })),
       },
     };
@@ -281,6 +283,7 @@ const DESCRIBE: Command = {
       ['Forwarder lease', leaseText],
       ['Forwarder lag', oldest === undefined ? 'no checkpoint yet (never listed)' : durationText(now - oldest)],
       ['Last checkpoint', newest === undefined ? '' : new Date(newest).toISOString()],
+      ['Last error', lastError ? `${new Date(lastError.at).toISOString()} ${lastError.message}` : 'none recorded'],
       ...checkpoints.map((checkpoint): [string, string] => [
         `Checkpoint ${checkpoint.resource}`,
         `resourceVersion ${checkpoint.resourceVersion}, ${durationText(now - checkpoint.updatedAt)} ago`,

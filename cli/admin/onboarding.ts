@@ -35,6 +35,7 @@ export interface ClusterAdminRegistry {
   deleteCluster(record: Pick<ClusterRecord, 'id'>): Promise<void>;
   listCheckpoints(clusterId: string): Promise<Array<{ resource: string; resourceVersion: string; updatedAt: number }>>;
   readLease(key: string): Promise<{ holder?: string; expiresAt: number } | undefined>;
+  loadForwarderError(clusterId: string): Promise<{ message: string; at: number } | undefined>;
 }
 
 export type StepAction = 'created' | 'updated' | 'present' | 'skipped' | 'deleted' | 'absent' | 'kept' | 'written';

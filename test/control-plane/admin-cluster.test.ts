@@ -147,6 +147,28 @@ describe('kubectl ome admin cluster', () => {
     expect(crds.stdout.trim()).toBe('customresourcedefinition.apiextensions.k8s.io/inferenceservices.ome.io');
   });
 
+  it('describe shows the forwarder\'s last error for a cluster it cannot reach', async () => {
+    const register = await kubectl([
+      'ome', 'admin', 'cluster', 'register', 'broken-1', '--mode', 'delegate',
+      '--credentials', 'kubeconfig-file', '--credentials-file', join(clusterDir, 'absent.kubeconfig'), '--skip-webhook', ...registry(),
+    ]);
+    expect(register.code).toBe(0);
+    expect(register.stdout).toMatch(/ValidatingWebhookConfiguration +ome-pinning-webhook +skipped +no --webhook-url given/);
+    const lastError = await waitFor(
+      async () => {
+        const out = await kubectl(['ome', 'admin', 'cluster', 'describe', 'broken-1', '-o', 'json', ...registry()]);
+        return (JSON.parse(out.stdout) as { forwarder: { lastError: { message: string } | null } }).forwarder.lastError;
+      },
+      (value) => value !== null,
+    );
+    expect(lastError?.message).toContain('absent.kubeconfig does not exist');
+    const table = await kubectl(['ome', 'admin', 'cluster', 'describe', 'broken-1', ...registry()]);
+    expect(table.stdout).toMatch(/\nLast error +\S+Z forwarder stopped: .*absent\.kubeconfig does not exist\n/);
+    expect(table.stdout).toMatch(/\nForwarder lag +no checkpoint yet \(never listed\)\n/);
+    const removed = await kubectl(['ome', 'admin', 'cluster', 'deregister', 'broken-1', '--yes', ...registry()]);
+    expect(removed.code).toBe(0);
+  });
+
   it('a bulk kubectl apply -f infra/k8s/ installs the RBAC and no webhook', async () => {
     await kubectlAt(kubeconfig, ['apply', '-f', join(ROOT, 'infra', 'k8s')]);
     const roles = await kubectl(['get', 'clusterroles', '-o', 'name']);

@@ -1,9 +1,10 @@
 import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ClusterRecord } from '../../ports/store';
+import type { ClusterRecord, ForwarderError } from '../../ports/store';
+import { DynamoCheckpointStore } from './checkpoint-store';
 import { DynamoClusterRegistry } from './cluster-registry';
 import { mapDynamoError } from './errors';
-import { DEFAULT_TABLE_NAME, checkpointItemKey, clusterItemKey, leaseItemKey } from './table';
+import { DEFAULT_TABLE_NAME, FORWARDER_ERROR_SORT_KEY, checkpointItemKey, clusterItemKey, forwarderErrorItemKey, leaseItemKey } from './table';
 import type { CheckpointItem, DynamoStoreOptions, LeaseItem } from './table';
 
 /** One forwarder checkpoint as stored: the resourceVersion and when it was written. */
@@ -28,6 +29,7 @@ export interface LeaseState {
  */
 export class DynamoClusterAdmin extends DynamoClusterRegistry {
   private readonly table: string;
+  private readonly checkpointStore: DynamoCheckpointStore;
 
   constructor(
     private readonly documents: DynamoDBDocumentClient,
@@ -35,6 +37,12 @@ export class DynamoClusterAdmin extends DynamoClusterRegistry {
   ) {
     super(documents, options);
     this.table = options.tableName ?? DEFAULT_TABLE_NAME;
+    this.checkpointStore = new DynamoCheckpointStore(documents, undefined, options);
+  }
+
+  /** The forwarder's latest warning or error for the cluster, if one was recorded. */
+  loadForwarderError(clusterId: string): Promise<ForwarderError | undefined> {
+    return this.checkpointStore.loadForwarderError(clusterId);
   }
 
   async listCheckpoints(clusterId: string): Promise<CheckpointState[]> {
@@ -52,6 +60,7 @@ export class DynamoClusterAdmin extends DynamoClusterRegistry {
           }),
         );
         for (const item of (output.Items ?? []) as CheckpointItem[]) {
+          if (item.sk === FORWARDER_ERROR_SORT_KEY) continue;
           states.push({ resource: item.sk, resourceVersion: item.resourceVersion, updatedAt: item.updatedAt });
         }
         startKey = output.LastEvaluatedKey;
@@ -73,13 +82,14 @@ export class DynamoClusterAdmin extends DynamoClusterRegistry {
     }
   }
 
-  /** Deletes the record and the cluster's checkpoints; a missing record is not an error. */
+  /** Deletes the record, the cluster's checkpoints and its recorded forwarder error; a missing record is not an error. */
   async deleteCluster(record: Pick<ClusterRecord, 'id'>): Promise<void> {
     const checkpoints = await this.listCheckpoints(record.id);
     try {
       for (const checkpoint of checkpoints) {
         await this.documents.send(new DeleteCommand({ TableName: this.table, Key: checkpointItemKey(record.id, checkpoint.resource) }));
       }
+      await this.documents.send(new DeleteCommand({ TableName: this.table, Key: forwarderErrorItemKey(record.id) }));
       await this.documents.send(new DeleteCommand({ TableName: this.table, Key: clusterItemKey(record.id) }));
     } catch (error) {
       throw mapDynamoError(error, `delete cluster ${record.id}`);
