@@ -26,7 +26,7 @@ export function buildKrewManifest(input: KrewManifestInput): Record<string, unkn
     spec: {
       version: input.version.startsWith('v') ? input.version : `v${input.version}`,
       ...(input.homepage ? { homepage: input.homepage } : {}),
-      shortDescription: 'OME runtime pinning, rollout plan repin and cluster onboarding',
+      shortDescription: 'OME runtime pinning and rollout plan repin',
       description:
         'Shows and moves the runtime revision an OME InferenceService is pinned to, explains and repins its\n' +
         'rollout plan, and registers clusters with the OME pinning control plane. Needs Node.js 20.19 or later\n' +
