@@ -340,7 +340,9 @@ export async function runApp(argv: readonly string[], deps: AppDeps): Promise<nu
     const preview = parseArgs(argv, allFlags);
     const { command, rest, group } = findCommand(preview.positionals);
     if (!command || command.hidden) {
-      if (preview.positionals.length === 0 || preview.positionals[0] === 'help' || booleanFlag(preview, 'help')) {
+      // A group alone (`kubectl ome admin cluster`) shows its subcommands, as cobra does.
+      const groupAlone = group !== undefined && preview.positionals.length === group.split(' ').length;
+      if (preview.positionals.length === 0 || preview.positionals[0] === 'help' || groupAlone || booleanFlag(preview, 'help')) {
         deps.io.stdout.write(group ? groupHelp(group) : rootHelp());
         return 0;
       }

@@ -123,6 +123,20 @@ describe('version', () => {
   });
 });
 
+describe('groups', () => {
+  it.each([[['admin']], [['admin', 'cluster']], [['runtime']]])('%j alone lists its subcommands', async (argv) => {
+    const { deps, out } = appDeps();
+    expect(await runApp(argv, deps)).toBe(0);
+    expect(out.stdout).toMatch(/^Usage:\n {2}kubectl ome \S+( \S+)? SUBCOMMAND \[flags\]\n\nSubcommands:\n/);
+  });
+
+  it('names the unknown subcommand of a group', async () => {
+    const { deps, out } = appDeps();
+    expect(await runApp(['admin', 'cluster', 'frob'], deps)).toBe(1);
+    expect(out.stderr).toBe('error: unknown command "admin cluster frob"; see "kubectl ome admin cluster --help"\n');
+  });
+});
+
 describe('completion', () => {
   const cluster = new FakeCluster();
   cluster.put(InferenceServices, driftedChat());
