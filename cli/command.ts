@@ -6,7 +6,7 @@
  */
 import type { FlagSpec, ParsedArgs } from './args';
 import type { BuildInfo } from './build-info';
-import type { ClusterAdminRegistry } from './admin/onboarding';
+import type { ClusterAdminRegistry } from './admin/cluster-onboarding';
 import type { CliClusterClient, CliIO, CommandEnv } from './env';
 import type { ClusterClient } from '../shared/ports/cluster';
 

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 
-import type { ClusterAdminRegistry } from './admin/onboarding';
+import type { ClusterAdminRegistry } from './admin/cluster-onboarding';
 import { runApp, type Connection, type ConnectOptions } from './app';
 import type { RegistryOptions } from './command';
 import { readBuildInfo } from './build-info';

@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 
-import { readOnboardingFiles } from '../cli/admin/manifests';
+import { readOnboardingFiles } from '../cli/admin/cluster-manifests';
 import { readGitCommit, readPackageVersion, type BuildInfo } from '../cli/build-info';
 import { CREATE_REQUIRE_BANNER, REPOSITORY_ROOT } from './build';
 import { buildKrewManifest, formatKrewManifest } from './krew-manifest';

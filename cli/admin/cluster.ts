@@ -14,7 +14,7 @@ import { booleanFlag, stringFlag, type FlagSpec, type ParsedArgs } from '../args
 import type { AppDeps, Command, Invocation, RegistryOptions } from '../command';
 import { CliError } from '../errors';
 import { formatStructured, formatTable, parseOutputFormat, type OutputFormat } from '../output';
-import { loadOnboardingManifests } from './manifests';
+import { loadOnboardingManifests } from './cluster-manifests';
 import {
   checkClusterId,
   CLUSTER_MODES,
@@ -25,7 +25,7 @@ import {
   type ClusterAdminRegistry,
   type RegisterInput,
   type Step,
-} from './onboarding';
+} from './cluster-onboarding';
 
 const CREDENTIAL_KINDS = ['kubeconfig-file', 'secret', 'eks'] as const;
 

@@ -1,8 +1,8 @@
 /** The rules of `admin cluster`: flags, ids, what is installed, and the EKS access entries. */
 import { describe, expect, it } from 'vitest';
 
-import { isOnboardingFile, loadOnboardingManifests } from '../../cli/admin/manifests';
-import { boundGroups, buildClusterRecord, checkClusterId, eksAccessEntryCommands, FUNCTION_ROLES, parseClusterMode } from '../../cli/admin/onboarding';
+import { isOnboardingFile, loadOnboardingManifests } from '../../cli/admin/cluster-manifests';
+import { boundGroups, buildClusterRecord, checkClusterId, eksAccessEntryCommands, FUNCTION_ROLES, parseClusterMode } from '../../cli/admin/cluster-onboarding';
 
 describe('admin cluster rules', () => {
   it.each([

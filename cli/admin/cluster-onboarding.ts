@@ -11,8 +11,8 @@ import { AlreadyExistsError, NotFoundError } from '../../shared/errors';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
 import type { ClusterCredentials, ClusterRecord } from '../../shared/ports/store';
 import { CliError } from '../errors';
-import { resourceTypeOf } from './kinds';
-import type { OnboardingManifests } from './manifests';
+import { resourceTypeOf } from './cluster-kinds';
+import type { OnboardingManifests } from './cluster-manifests';
 
 /** How the plane serves the cluster: it runs everything itself, or delegates to OME's controller. */
 export const CLUSTER_MODES = ['standalone', 'delegate'] as const;
