@@ -15,7 +15,7 @@ import {
   type FlagSpec,
   type ParsedArgs,
 } from './args';
-import { ADMIN_CLUSTER_COMMANDS } from './admin/cluster';
+import { ADMIN_CLUSTER_COMMANDS, openClusterRegistry } from './admin/cluster';
 import { readBuildInfo } from './build-info';
 import type { AppDeps, Command, ConnectOptions, Invocation } from './command';
 import { completeWords, formatCompletion, type CompletionSource } from './completion';
@@ -325,6 +325,10 @@ function completionSource(deps: AppDeps): CompletionSource {
       const connection = await connectWith(flags);
       const page = await connection.client.list(Resources.namespaces, { limit: 500 });
       return page.items.map((item) => item.metadata.name);
+    },
+    async clusterIds(flags) {
+      const registry = await openClusterRegistry({ positionals: [], flags: new Map(flags) }, deps);
+      return (await registry.listClusters()).map((record) => record.id);
     },
   };
 }

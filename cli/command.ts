@@ -84,8 +84,8 @@ export interface Command {
   usage: string;
   description: string;
   flags: FlagSpec[];
-  /** What completion offers for the operands. */
-  operand?: 'inferenceservice';
+  /** What completion offers for the operands: InferenceService names, or registered cluster ids. */
+  operand?: 'inferenceservice' | 'cluster';
   /** Left out of help and completion. */
   hidden?: boolean;
   run(invocation: Invocation): Promise<number>;

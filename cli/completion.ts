@@ -19,6 +19,8 @@ export const CompletionDirective = {
 export interface CompletionSource {
   inferenceServices(flags: Map<string, string>): Promise<string[]>;
   namespaces(flags: Map<string, string>): Promise<string[]>;
+  /** Registered cluster ids, from the registry the words' --table and --dynamodb-endpoint name. */
+  clusterIds(flags: Map<string, string>): Promise<string[]>;
 }
 
 export interface Completion {
@@ -114,8 +116,9 @@ export async function completeWords(
   }
   if (command) {
     const operands = positionals.slice(command.path.split(' ').length);
-    if (command.operand === 'inferenceservice' && operands.length === 0) {
-      const names = await source.inferenceServices(flags).catch(() => []);
+    if (command.operand && operands.length === 0) {
+      const read = command.operand === 'cluster' ? source.clusterIds(flags) : source.inferenceServices(flags);
+      const names = await read.catch(() => []);
       return { candidates: names.filter(startingWith(toComplete)), directive: noFiles };
     }
     return { candidates: [], directive: noFiles };

@@ -37,7 +37,11 @@ const REGISTRY_FLAGS: FlagSpec[] = [
 const OUTPUT: FlagSpec = { name: 'output', short: 'o', type: 'string', description: 'Output format: table, json or yaml', default: 'table', values: ['table', 'json', 'yaml'] };
 
 async function openRegistry(invocation: Invocation): Promise<ClusterAdminRegistry> {
-  const { args, deps } = invocation;
+  return openClusterRegistry(invocation.args, invocation.deps);
+}
+
+/** The registry the flags (else the environment) name. */
+export async function openClusterRegistry(args: ParsedArgs, deps: AppDeps): Promise<ClusterAdminRegistry> {
   const env = deps.environment ?? {};
   const tableName = stringFlag(args, 'table') || env.TABLE_NAME;
   if (!tableName) throw new CliError('the registry table is unknown: pass --table or set TABLE_NAME');
@@ -238,6 +242,7 @@ function durationText(ms: number): string {
 
 const DESCRIBE: Command = {
   path: 'admin cluster describe',
+  operand: 'cluster',
   summary: 'Show a registered cluster, its forwarder lag and checkpoints',
   usage: 'kubectl ome admin cluster describe CLUSTER_ID [flags]',
   description:
@@ -296,6 +301,7 @@ const DESCRIBE: Command = {
 
 const DEREGISTER: Command = {
   path: 'admin cluster deregister',
+  operand: 'cluster',
   summary: 'Remove a cluster: its record and checkpoints, the webhook and the RBAC register installed',
   usage: 'kubectl ome admin cluster deregister CLUSTER_ID --yes [--delete-crds] [flags]',
   description:

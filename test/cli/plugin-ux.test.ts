@@ -143,7 +143,9 @@ describe('completion', () => {
   cluster.put(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } });
 
   it.each([
-    [[''], ['runtime', 'rollout', 'wait', 'version']],
+    [[''], ['runtime', 'rollout', 'wait', 'version', 'admin']],
+    [['admin', 'cluster', ''], ['register', 'list', 'describe', 'deregister']],
+    [['admin', 'cluster', 'register', 'edge-1', '--mode', ''], ['standalone', 'delegate']],
     [['ro'], ['rollout']],
     [['runtime', ''], ['sync', 'history', 'effective', 'show']],
     [['rollout', 'repin', '--d'], ['--dry-run']],
@@ -162,6 +164,27 @@ describe('completion', () => {
     const offered = lines.slice(0, -1);
     for (const candidate of candidates) expect(offered).toContain(candidate);
     if (candidates.length === 0) expect(offered).toEqual([]);
+  });
+
+  it('offers registered cluster ids to admin cluster describe, from the table the words name', async () => {
+    const { deps, out } = appDeps(cluster);
+    const tables: string[] = [];
+    deps.openRegistry = async (options) => {
+      tables.push(options.tableName);
+      const records = ['edge-1', 'prod-eu-1'].map((id) => ({ id, server: '', credentials: { kind: 'secret' as const }, omeNamespace: 'ome' }));
+      return {
+        listClusters: async () => records,
+        getCluster: async () => undefined,
+        putCluster: async () => undefined,
+        deleteCluster: async () => undefined,
+        listCheckpoints: async () => [],
+        readLease: async () => undefined,
+        loadForwarderError: async () => undefined,
+      };
+    };
+    expect(await runApp(['__complete', 'admin', 'cluster', 'describe', '--table', 'ome-pinning-prod', 'e'], deps)).toBe(0);
+    expect(out.stdout).toBe('edge-1\n:4\n');
+    expect(tables).toEqual(['ome-pinning-prod']);
   });
 
   it('offers nothing, rather than failing, when the cluster is unreachable', async () => {
