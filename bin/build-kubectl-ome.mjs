@@ -22,6 +22,8 @@ try {
     target: 'node20',
     outfile: temporary,
     logLevel: 'error',
+    // The cached bundle reads the version and commit from the tree it was built from.
+    define: { __OME_SOURCE_ROOT__: JSON.stringify(root) },
     // ESM bundles need a require() for the node built-ins that CommonJS dependencies load.
     banner: {
       js: "import { createRequire as __omeCreateRequire } from 'node:module'; const require = __omeCreateRequire(import.meta.url);",

@@ -9,6 +9,8 @@ export type CliClusterClient = Pick<ClusterClient, 'get' | 'list' | 'patch'>;
 
 export interface TextSink {
   write(text: string): unknown;
+  /** True when the stream is a terminal (progress lines go only there). */
+  isTTY?: boolean;
 }
 
 export interface PromptInput {

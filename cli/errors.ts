@@ -15,11 +15,14 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
 export class CliError extends Error {
   readonly exitCode: ExitCodeValue;
+  /** A second line under `error: <message>`: what the API server said, as kubectl prints it. */
+  readonly detail: string | undefined;
 
-  constructor(message: string, exitCode: ExitCodeValue = ExitCode.error, options: { cause?: unknown } = {}) {
+  constructor(message: string, exitCode: ExitCodeValue = ExitCode.error, options: { cause?: unknown; detail?: string } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'CliError';
     this.exitCode = exitCode;
+    this.detail = options.detail;
   }
 }
 

@@ -6,6 +6,7 @@
 import { ConflictError, ControlPlaneError, InvalidInputError, UnavailableError } from '../shared/errors';
 import type { KubeObject } from '../shared/ports/cluster';
 import type { ActionTarget, DryRunMode } from './action-result';
+import { describeApiRefusal, INFERENCE_SERVICE_RESOURCE } from './api-refusal';
 import { Deadline, DeadlineExceededError, type CommandEnv } from './env';
 import { CliError, CliMessage, ExitCode } from './errors';
 import { formatTable } from './output';
@@ -70,7 +71,7 @@ function requestCap(env: CommandEnv): number {
   return env.requestTimeoutMs > 0 ? Math.min(env.requestTimeoutMs, GUARDED_REQUEST_CAP_MS) : GUARDED_REQUEST_CAP_MS;
 }
 
-/** Reads the InferenceService before any change; every failure here is the fixed access message. */
+/** Reads the InferenceService before any change; every failure here is the fixed access message (with the server's refusal, if any). */
 export async function readTarget<T extends KubeObject>(
   env: CommandEnv,
   deadline: Deadline,
@@ -83,8 +84,14 @@ export async function readTarget<T extends KubeObject>(
     if (error instanceof DeadlineExceededError && deadline.remainingMs() <= 0) {
       throw new CliError(CliMessage.deadlineExceeded, ExitCode.error, { cause: error });
     }
-    throw new CliError(CliMessage.requestFailed, ExitCode.error, { cause: error });
+    throw requestFailed(error, { verb: 'get', resource: INFERENCE_SERVICE_RESOURCE, name });
   }
+}
+
+/** The fixed access message, with the server's refusal (403, 404) on the line under it. */
+export function requestFailed(error: unknown, request: { verb: string; resource: string; name: string }): CliError {
+  const detail = describeApiRefusal(error, request);
+  return new CliError(CliMessage.requestFailed, ExitCode.error, { cause: error, ...(detail ? { detail } : {}) });
 }
 
 /** Shared refusals of every guarded action: an identity the patch can test, and a live object. */
@@ -200,7 +207,7 @@ function classifyPatchError(error: unknown, request: GuardedPatchRequest): CliEr
   if (error instanceof UnavailableError || error instanceof DeadlineExceededError || !(error instanceof ControlPlaneError)) {
     return new CliError(request.outcomeUnknownMessage, ExitCode.error, { cause: error });
   }
-  return new CliError(CliMessage.requestFailed, ExitCode.error, { cause: error });
+  return requestFailed(error, { verb: 'patch', resource: INFERENCE_SERVICE_RESOURCE, name: request.name });
 }
 
 function describe(error: Error): string {

@@ -7,7 +7,7 @@ export async function runReportingErrors(io: CliIO, command: () => Promise<numbe
     return await command();
   } catch (error) {
     if (error instanceof CliError) {
-      io.stderr.write(`error: ${error.message}\n`);
+      io.stderr.write(`error: ${error.message}\n${error.detail === undefined ? '' : `${error.detail}\n`}`);
       return error.exitCode;
     }
     const message = error instanceof Error ? error.message : String(error);

@@ -79,6 +79,8 @@ export async function runWait(env: CommandEnv, options: WaitOptions): Promise<nu
   let boundUid: string | undefined;
   let last: Observation | undefined;
   let outcome: Outcome | undefined;
+  // A terminal sees one progress line, rewritten at each check; pipes and files see nothing.
+  const progress = env.io.stderr.isTTY === true;
   for (;;) {
     const read = await readOnce(env, options, counts);
     if (read === undefined) {
@@ -99,10 +101,12 @@ export async function runWait(env: CommandEnv, options: WaitOptions): Promise<nu
       outcome = 'TimedOut';
       break;
     }
+    if (progress) env.io.stderr.write(formatWaitProgress(options, last, env.now().getTime() - started, remaining));
     await env.sleep(Math.min(options.pollIntervalMs, remaining));
     counts.polls += 1;
   }
   const elapsed = env.now().getTime() - started;
+  if (progress && counts.gets > 1) env.io.stderr.write(CLEAR_LINE);
   env.io.stdout.write(formatWaitReport(options, outcome, last, elapsed, counts, env.now()));
   if (outcome === 'Matched') return ExitCode.ok;
   env.io.stderr.write('error: RequestedConditionUnmet\n');
@@ -121,6 +125,22 @@ async function readOnce(
     if (error instanceof NotFoundError) return undefined;
     throw new CliError(`get InferenceService: ${(error as Error).message}`, ExitCode.error, { cause: error });
   }
+}
+
+/** Carriage return and erase to the end of the line (ANSI EL). */
+const CLEAR_LINE = '\r\u001b[K';
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)}s`;
+}
+
+/** The progress line of one check: what the last read showed and how long is left. */
+export function formatWaitProgress(options: WaitOptions, observation: Observation, elapsedMs: number, remainingMs: number): string {
+  return (
+    `${CLEAR_LINE}Waiting for ${RUNTIME_SYNC_ACKNOWLEDGED} on ${options.namespace}/${options.name}: ` +
+    `token ${observation.tokenState}, drift ${observation.driftState}, pin ${observation.managedPin} ` +
+    `(${seconds(elapsedMs)} elapsed, ${seconds(remainingMs)} left)`
+  );
 }
 
 function reasonOf(outcome: Outcome, observation: Observation | undefined): string {

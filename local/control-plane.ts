@@ -27,7 +27,7 @@ import { connectLocalCluster, loadKubeConfig } from '../shared/adapters/kubernet
 import { createAppContext, runAsFunction, setAppContext } from '../shared/app/context';
 import type { AppContext } from '../shared/app/context';
 import { loadConfig } from '../shared/config';
-import { listWatchedResources, runForwarder } from '../shared/forwarder';
+import { listWatchedResources, recordingLogger, runForwarder } from '../shared/forwarder';
 import type { ForwarderLogger, ForwarderStats } from '../shared/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import type { ClusterMode, ClusterRecord } from '../shared/ports/store';
@@ -45,6 +45,8 @@ export const SERVERLESS_YML = join(repositoryRoot, 'serverless.yml');
 
 /** The table and bus names of the local stage; the bus name is what serverless.yml gives stage `dev`. */
 export const LOCAL_TABLE_NAME = 'ome-pinning-local';
+/** How often the local forwarders check the registry for clusters registered or removed since start. */
+const REGISTRY_FOLLOW_INTERVAL_MS = 2_000;
 const LOCAL_REGION = 'us-east-1';
 const OME_NAMESPACE = 'ome';
 /** Runs as a long-running forwarder per cluster here, so its schedule gets no target. */
@@ -488,33 +490,63 @@ function startForwarders(
   busName: string,
   log: (line: string) => void,
 ): { stop(): Promise<void> } {
-  const abort = new AbortController();
   const client = new EventBridgeClient({ endpoint: bus.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const publisher = createEventPublisher({ client, busName, logger: { warn: (message, ...details) => log(`forwarder    publish: ${message} ${JSON.stringify(details)}`) } });
   const holderId = `npm-start-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const runs: Array<Promise<ForwarderStats | undefined>> = clusters.map(async (cluster) => {
-    const handle = await runAsFunction(FORWARDER_FUNCTION, () => app.cluster(cluster.id));
-    return runForwarder({
-      clusterId: cluster.id,
-      cluster: handle.client,
-      publisher,
-      leases: app.stores.leases,
-      checkpoints: app.stores.checkpoints,
-      omeNamespace: handle.omeNamespace,
-      holderId: `${holderId}-${cluster.id}`,
-      signal: abort.signal,
-      shutdownGraceMs: 2_000,
-      logger: forwarderLogger(cluster.id, log),
+  const running = new Map<string, { abort: AbortController; run: Promise<ForwarderStats | undefined> }>();
+  const start = (clusterId: string): void => {
+    const abort = new AbortController();
+    const run = (async () => {
+      const handle = await runAsFunction(FORWARDER_FUNCTION, () => app.cluster(clusterId));
+      return runForwarder({
+        clusterId,
+        cluster: handle.client,
+        publisher,
+        leases: app.stores.leases,
+        checkpoints: app.stores.checkpoints,
+        omeNamespace: handle.omeNamespace,
+        holderId: `${holderId}-${clusterId}`,
+        signal: abort.signal,
+        shutdownGraceMs: 2_000,
+        logger: recordingLogger(forwarderLogger(clusterId, log), (message) => app.stores.checkpoints.recordForwarderError(clusterId, message)),
+      });
+    })();
+    run.catch((error: unknown) => {
+      log(`forwarder    ${clusterId}: stopped with an error: ${messageOf(error)}`);
+      app.stores.checkpoints.recordForwarderError(clusterId, `forwarder stopped: ${messageOf(error)}`).catch(() => undefined);
     });
-  });
-  for (const [index, run] of runs.entries()) {
-    run.catch((error: unknown) => log(`forwarder    ${clusters[index]?.id}: stopped with an error: ${messageOf(error)}`));
-  }
+    running.set(clusterId, { abort, run });
+  };
+  for (const cluster of clusters) start(cluster.id);
   log(`forwarder    ${clusters.map((cluster) => cluster.id).join(', ')} (long-running, publishing to ${busName})`);
+  // As the deployed forwarder lists the registry on each scheduled run, follow it here:
+  // a cluster registered later (kubectl ome admin cluster register) gets a forwarder, a
+  // deregistered one loses it.
+  const follow = setInterval(() => {
+    app.stores.clusters.listClusters().then(
+      (records) => {
+        const ids = new Set(records.map((record) => record.id));
+        for (const id of ids) {
+          if (running.has(id)) continue;
+          log(`forwarder    ${id}: registered; starting its forwarder`);
+          start(id);
+        }
+        for (const [id, entry] of running) {
+          if (ids.has(id)) continue;
+          log(`forwarder    ${id}: deregistered; stopping its forwarder`);
+          entry.abort.abort();
+          running.delete(id);
+        }
+      },
+      (error: unknown) => log(`forwarder    registry: ${messageOf(error)}`),
+    );
+  }, REGISTRY_FOLLOW_INTERVAL_MS);
+  follow.unref();
   return {
     async stop() {
-      abort.abort();
-      await Promise.allSettled(runs);
+      clearInterval(follow);
+      for (const entry of running.values()) entry.abort.abort();
+      await Promise.allSettled([...running.values()].map((entry) => entry.run));
       client.destroy();
     },
   };

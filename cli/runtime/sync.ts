@@ -20,6 +20,7 @@ import {
   formatPreview,
   GUARDED_REQUEST_CAP_MS,
   readTarget,
+  requestFailed,
   sendGuardedPatch,
   startGuardedDeadline,
   targetOf,
@@ -36,6 +37,8 @@ export interface RuntimeSyncOptions {
   dryRun: DryRunMode;
   yes: boolean;
   output: OutputFormat;
+  /** Called with the request ID once the API server stored the token (not for dry runs). */
+  onApplied?: (requestID: string) => void;
 }
 
 export const SyncRefusal = {
@@ -120,7 +123,7 @@ async function collect(env: CommandEnv, deadline: Deadline, isvc: InferenceServi
     return await collectRuntimeEvidence({ get: (type, ns, name) => deadline.run(() => env.client.get(type, ns, name), cap) }, isvc, omeNamespace);
   } catch (error) {
     if (error instanceof DeadlineExceededError && deadline.remainingMs() <= 0) throw new CliError(CliMessage.deadlineExceeded);
-    throw new CliError(CliMessage.requestFailed, ExitCode.error, { cause: error });
+    throw requestFailed(error, { verb: 'get', resource: 'servingruntimes.ome.io', name: isvc.spec?.runtime?.name ?? '' });
   }
 }
 
@@ -178,6 +181,7 @@ export async function runRuntimeSync(env: CommandEnv, options: RuntimeSyncOption
     followUp: `kubectl ome runtime effective ${options.name} -n ${options.namespace} --context=${env.contextName} --ome-namespace=${options.omeNamespace}`,
   });
   env.io.stdout.write(formatActionResult(result, options.output));
+  if (sent && options.dryRun === 'none') options.onApplied?.(requestID);
   return 0;
 }
 

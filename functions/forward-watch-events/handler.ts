@@ -13,7 +13,7 @@ import type { Context } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { getAppContext } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
-import { runForwarderFor } from '../../shared/forwarder';
+import { recordingLogger, runForwarderFor } from '../../shared/forwarder';
 import type { ForwarderStats } from '../../shared/forwarder';
 import { publishMetrics } from '../../shared/app/publish-metrics';
 
@@ -26,7 +26,9 @@ const metrics = new Metrics({ serviceName: SERVICE, namespace: 'OmePinning' });
 const publisherOf = lazyEventPublisher(logger);
 
 async function forwardCluster(app: AppContext, clusterId: string, budgetMs: number, context: Context): Promise<ForwarderStats | undefined> {
-  const clusterLogger = logger.createChild({ persistentKeys: { cluster: clusterId } });
+  const clusterLogger = recordingLogger(logger.createChild({ persistentKeys: { cluster: clusterId } }), (message) =>
+    app.stores.checkpoints.recordForwarderError(clusterId, message),
+  );
   try {
     const cluster = await app.cluster(clusterId);
     const stats = await runForwarderFor({

@@ -5,6 +5,7 @@
  * `ome` exists, and stops cleanly on SIGINT/SIGTERM.
  */
 import { join, resolve } from 'node:path';
+import { parseArgs as parseFlags } from 'node:util';
 import { startEmbeddedCluster, type EmbeddedClusterOptions } from './index';
 
 /** The id the data directory's identity kubeconfig is named after, as `npm start` names its first cluster. */
@@ -15,18 +16,24 @@ interface CliOptions {
   cluster: EmbeddedClusterOptions;
 }
 
+const USAGE = 'usage: npm run cluster -- --data-dir DIR [--port N] [--host H] [--crd-dir DIR]';
+
 function parseArgs(argv: string[]): CliOptions {
-  const options: CliOptions = { dataDir: '.ome-local', cluster: {} };
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i];
-    const value = argv[i + 1];
-    if (arg === '--data-dir' && value) options.dataDir = value;
-    else if (arg === '--port' && value) options.cluster.port = Number(value);
-    else if (arg === '--host' && value) options.cluster.host = value;
-    else if (arg === '--crd-dir' && value) options.cluster.crdDir = resolve(value);
-    else throw new Error(`unknown or incomplete argument: ${String(arg)}\nusage: npm run cluster -- --data-dir DIR [--port N] [--host H] [--crd-dir DIR]`);
-    i += 1;
+  let values: { 'data-dir'?: string; port?: string; host?: string; 'crd-dir'?: string };
+  try {
+    ({ values } = parseFlags({
+      args: argv,
+      options: { 'data-dir': { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'crd-dir': { type: 'string' } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`, { cause: error });
   }
+  const options: CliOptions = { dataDir: values['data-dir'] || '.ome-local', cluster: {} };
+  if (values.port !== undefined) options.cluster.port = Number(values.port);
+  if (values.host) options.cluster.host = values.host;
+  if (values['crd-dir']) options.cluster.crdDir = resolve(values['crd-dir']);
   if (options.cluster.port !== undefined && !Number.isInteger(options.cluster.port)) throw new Error('--port must be an integer');
   return options;
 }

@@ -9,4 +9,5 @@ export type {
 export { forwarderLeaseKey } from './forwarder-lease';
 export { listWatchedResources, RENDERED_WORKLOAD_SELECTOR } from './watched-resources';
 export type { WatchedResource } from './watched-resources';
+export { recordingLogger } from './logger';
 export type { ForwarderLogger } from './logger';

@@ -97,6 +97,16 @@ export interface CheckpointStore {
   loadCheckpoint(clusterId: string, resource: string): Promise<string | undefined>;
   /** Stores it, fenced by the forwarder's lease (LeaseLostError when a newer holder wrote). */
   saveCheckpoint(clusterId: string, resource: string, resourceVersion: string, lease: Lease): Promise<void>;
+  /** Keeps the forwarder's latest warning or error for the cluster, for `kubectl ome admin cluster describe`. */
+  recordForwarderError(clusterId: string, message: string): Promise<void>;
+  /** The latest one recorded, if any. */
+  loadForwarderError(clusterId: string): Promise<ForwarderError | undefined>;
+}
+
+export interface ForwarderError {
+  message: string;
+  /** Epoch ms. */
+  at: number;
 }
 
 /**

@@ -51,7 +51,7 @@ describe('command table', () => {
     cluster.put(InferenceServices, driftedChat());
     const { deps, out, connects } = appWith(cluster);
     expect(await runApp(['--context=prod-cluster', 'rollout', '--yes', 'repin', 'chat', '--request-timeout', '5s'], deps)).toBe(0);
-    expect(connects).toEqual([{ context: 'prod-cluster', requestTimeoutMs: 5000 }]);
+    expect(connects).toEqual([{ context: 'prod-cluster', requestTimeoutMs: 5000, verbosity: 0 }]);
     expect(out.stdout).toContain('target                  InferenceService/prod/chat\n');
   });
 });

@@ -130,7 +130,9 @@ describe('rollout repin', () => {
   it('fails with the fixed access message when the read fails', async () => {
     const { env, out } = setup();
     expect(await runReportingErrors(env.io, () => runRolloutRepin(env, { ...base, name: 'missing', yes: true }))).toBe(1);
-    expect(out.stderr).toBe('error: required Kubernetes API request failed; check access and connectivity\n');
+    expect(out.stderr).toBe(
+      'error: required Kubernetes API request failed; check access and connectivity\nError from server (NotFound): inferenceservices "missing" not found\n',
+    );
   });
 
   it.each([

@@ -205,6 +205,8 @@ export class Freezer {
     return {
       loadCheckpoint: (...args) => this.gate(() => inner.loadCheckpoint(...args)),
       saveCheckpoint: (...args) => this.gate(() => inner.saveCheckpoint(...args)),
+      recordForwarderError: (...args) => this.gate(() => inner.recordForwarderError(...args)),
+      loadForwarderError: (...args) => this.gate(() => inner.loadForwarderError(...args)),
     };
   }
 }

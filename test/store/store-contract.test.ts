@@ -187,6 +187,18 @@ describe.each(backends)('store contract: $name', (backend) => {
       expect(await stores.checkpoints.loadCheckpoint(cluster, 'inferenceservices')).toBe('150');
       expect(await stores.checkpoints.loadCheckpoint(cluster, 'servingruntimes')).toBeUndefined();
     });
+
+    it('keeps the forwarder\'s latest error per cluster, beside its checkpoints', async () => {
+      const cluster = key();
+      expect(await stores.checkpoints.loadForwarderError(cluster)).toBeUndefined();
+      await stores.checkpoints.recordForwarderError(cluster, 'list or watch failed; retrying: 403 Forbidden');
+      clock.advance(5_000);
+      await stores.checkpoints.recordForwarderError(cluster, 'forwarder session failed: connection refused');
+      expect(await stores.checkpoints.loadForwarderError(cluster)).toEqual({ message: 'forwarder session failed: connection refused', at: clock.now() });
+      expect(await stores.checkpoints.loadForwarderError(key())).toBeUndefined();
+      // Not a checkpoint: no resource reads it as one.
+      expect(await stores.checkpoints.loadCheckpoint(cluster, 'inferenceservices')).toBeUndefined();
+    });
   });
 
   describe('ClusterRegistry', () => {

@@ -3,10 +3,10 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LeaseLostError } from '../../errors';
 import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
-import type { CheckpointStore, Lease } from '../../ports/store';
+import type { CheckpointStore, ForwarderError, Lease } from '../../ports/store';
 import { isConditionalCheckFailed, mapDynamoError } from './errors';
-import { DEFAULT_TABLE_NAME, checkpointItemKey } from './table';
-import type { CheckpointItem, DynamoStoreOptions } from './table';
+import { DEFAULT_TABLE_NAME, checkpointItemKey, forwarderErrorItemKey } from './table';
+import type { CheckpointItem, DynamoStoreOptions, ForwarderErrorItem } from './table';
 
 /**
  * Forwarder checkpoints, one item per cluster and resource. Each write stores the writer's
@@ -60,6 +60,26 @@ export class DynamoCheckpointStore implements CheckpointStore {
         );
       }
       throw mapDynamoError(error, `save checkpoint ${clusterId}/${resource}`);
+    }
+  }
+
+  /** One item per cluster, overwritten: the latest error only, never a log. */
+  async recordForwarderError(clusterId: string, message: string): Promise<void> {
+    const item: ForwarderErrorItem = { ...forwarderErrorItemKey(clusterId), message: message.slice(0, 2_000), at: this.clock.now() };
+    try {
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: item }));
+    } catch (error) {
+      throw mapDynamoError(error, `record forwarder error of ${clusterId}`);
+    }
+  }
+
+  async loadForwarderError(clusterId: string): Promise<ForwarderError | undefined> {
+    try {
+      const output = await this.client.send(new GetCommand({ TableName: this.tableName, Key: forwarderErrorItemKey(clusterId), ConsistentRead: true }));
+      const item = output.Item as ForwarderErrorItem | undefined;
+      return item ? { message: item.message, at: item.at } : undefined;
+    } catch (error) {
+      throw mapDynamoError(error, `load forwarder error of ${clusterId}`);
     }
   }
 }

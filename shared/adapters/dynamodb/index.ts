@@ -27,3 +27,5 @@ export function createDynamoStores(client: DynamoDBDocumentClient, options: Dyna
   };
 }
 export { ensureTable } from './ensure-table';
+export { DynamoClusterAdmin } from './cluster-admin';
+export type { CheckpointState, LeaseState } from './cluster-admin';

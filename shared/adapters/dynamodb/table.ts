@@ -7,6 +7,7 @@
  * | lease       | `LEASE#<key>`        | `LEASE`         | none: it holds the fencing counter |
  * | idempotency | `IDEMPOTENCY#<key>`  | `IDEMPOTENCY`   | claim time + record TTL    |
  * | checkpoint  | `CHECKPOINT#<cluster>` | `<resource>`  | none                       |
+ * | forwarder error | `CHECKPOINT#<cluster>` | `#forwarder-error` | none (overwritten)  |
  * | cluster     | `REGISTRY`           | `CLUSTER#<id>`  | none                       |
  * | sync wave   | `FLEET`              | `WAVE#<id>`     | 90 days after it finished  |
  * | drift report| `FLEET`              | `DRIFT#<cluster>` | none                     |
@@ -36,6 +37,18 @@ export function idempotencyItemKey(key: string): ItemKey {
 
 export function checkpointItemKey(clusterId: string, resource: string): ItemKey {
   return { pk: `CHECKPOINT#${clusterId}`, sk: resource };
+}
+
+/** The forwarder's latest error sits beside the cluster's checkpoints; `#` sorts before every resource name. */
+export const FORWARDER_ERROR_SORT_KEY = '#forwarder-error';
+
+export function forwarderErrorItemKey(clusterId: string): ItemKey {
+  return checkpointItemKey(clusterId, FORWARDER_ERROR_SORT_KEY);
+}
+
+export interface ForwarderErrorItem extends ItemKey {
+  message: string;
+  at: number;
 }
 
 /** All cluster records share one partition so listing them is one Query, not a table scan. */

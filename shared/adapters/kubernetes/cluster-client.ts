@@ -17,7 +17,7 @@ import { apiVersionOf } from '../../model/resources';
 import type { ClusterConnection } from './connection';
 import { errorFromStatus, errorFromTransport, type ApiStatus } from './errors';
 import { collectionPath, objectPath } from './paths';
-import { KubeTransport, type Query } from './transport';
+import { KubeTransport, type Query, type ResponseRecord } from './transport';
 
 export interface ClusterClientOptions {
   /** Default field manager of writes (a call's `fieldManager` wins). */
@@ -27,6 +27,8 @@ export interface ClusterClientOptions {
   userAgent?: string;
   /** Called when the API server answers 401 (the app context then drops the credential). */
   onUnauthorized?: () => void;
+  /** Called after each non-watch request with its outcome (the CLI's `-v` log). */
+  onResponse?: (record: ResponseRecord) => void;
 }
 
 /** A ClusterClient that can also drop its idle connections (at shutdown, in tests). */
@@ -68,6 +70,7 @@ export function createClusterClient(connection: ClusterConnection, options: Clus
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     userAgent: options.userAgent ?? FIELD_MANAGER,
     ...(options.onUnauthorized === undefined ? {} : { onUnauthorized: options.onUnauthorized }),
+    ...(options.onResponse === undefined ? {} : { onResponse: options.onResponse }),
   });
 
   const writeQuery = (write: WriteOptions | undefined): Query => ({

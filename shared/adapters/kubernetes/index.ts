@@ -1,7 +1,8 @@
 export { createClusterClient } from './cluster-client';
 export type { ClosableClusterClient, ClusterClientOptions } from './cluster-client';
+export type { ResponseRecord } from './transport';
 export { loadKubeConfig, connectionFromKubeConfig, connectLocalCluster } from './kube-config';
-export type { LoadKubeConfigOptions } from './kube-config';
+export type { ConnectionOverrides, Impersonation, LoadKubeConfigOptions } from './kube-config';
 export { assertRecordAllowed, connectionFromRecord, connectionFromKubeconfigText, kubeconfigFileContextFor, DEPLOYED_CREDENTIALS_HINT } from './record-connection';
 export type { ConnectionPolicy } from './record-connection';
 export type { ClusterConnection, ConnectionRequestOptions, ResolvedCredentials } from './connection';

@@ -17,13 +17,29 @@ export interface LoadKubeConfigOptions {
   context?: string;
   /** The environment to read KUBECONFIG and HOME from; read once by the caller at start. */
   env?: Record<string, string | undefined>;
+  /** kubectl's connection flags, applied over the selected context. */
+  overrides?: ConnectionOverrides;
 }
+
+/** kubectl's connection flags (`--cluster`, `--user`, `--server`, `--token`, …). */
+export interface ConnectionOverrides {
+  cluster?: string;
+  user?: string;
+  server?: string;
+  token?: string;
+  certificateAuthority?: string;
+  insecureSkipTlsVerify?: boolean;
+}
+
+/** The names a kubeconfig built from flags alone gets (no file, `--server` given). */
+const FLAGS_ONLY = 'command-line';
 
 /**
  * Loads a kubeconfig the way kubectl finds one: `--kubeconfig`, else the files listed in
  * KUBECONFIG merged (the first file to define a name or the current context wins; missing
- * files are skipped), else `~/.kube/config`, else the in-cluster service account. Then
- * `--context` picks the context. Throws InvalidInputError when nothing usable is found.
+ * files are skipped), else `~/.kube/config`, else the in-cluster service account; with none of
+ * them, `--server` alone defines the cluster. Then `--context` picks the context and the other
+ * connection flags apply over it. Throws InvalidInputError when nothing usable is found.
  */
 export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig {
   const env = options.env ?? process.env;
@@ -38,8 +54,52 @@ export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeConfig 
   } else if (env.KUBERNETES_SERVICE_HOST) {
     kubeConfig.loadFromCluster();
   }
+  if (!kubeConfig.getCurrentContext() && options.overrides?.server && !options.context) {
+    // As kubectl: --server (with --token or --certificate-authority) works without a kubeconfig.
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: FLAGS_ONLY, server: options.overrides.server, skipTLSVerify: false }],
+      users: [{ name: FLAGS_ONLY }],
+      contexts: [{ name: FLAGS_ONLY, cluster: FLAGS_ONLY, user: FLAGS_ONLY }],
+      currentContext: FLAGS_ONLY,
+    });
+  }
   selectContext(kubeConfig, options.context);
+  if (options.overrides) applyOverrides(kubeConfig, options.overrides);
   return kubeConfig;
+}
+
+/**
+ * Applies kubectl's connection flags over the current context: `--cluster` and `--user` pick
+ * other kubeconfig entries, `--server`, `--certificate-authority` and
+ * `--insecure-skip-tls-verify` change the cluster, `--token` authenticates with that bearer
+ * token instead of the user's credentials.
+ */
+function applyOverrides(kubeConfig: KubeConfig, overrides: ConnectionOverrides): void {
+  const contextName = kubeConfig.getCurrentContext();
+  const context = kubeConfig.getContextObject(contextName) as Context;
+  const clusterName = overrides.cluster ?? context.cluster;
+  const baseCluster = kubeConfig.getCluster(clusterName);
+  if (!baseCluster) throw new InvalidInputError(`cluster "${clusterName}" does not exist in the kubeconfig`);
+  const userName = overrides.user ?? context.user;
+  const baseUser = kubeConfig.getUser(userName);
+  if (overrides.user && !baseUser) throw new InvalidInputError(`auth info "${userName}" does not exist`);
+  let cluster: Cluster = { ...baseCluster, ...(overrides.server ? { server: overrides.server } : {}) };
+  if (overrides.certificateAuthority) {
+    if (!existsSync(overrides.certificateAuthority)) throw new InvalidInputError(`certificate authority ${overrides.certificateAuthority}: no such file`);
+    const { caData: _caData, ...rest } = cluster;
+    cluster = { ...rest, caFile: overrides.certificateAuthority };
+  }
+  if (overrides.insecureSkipTlsVerify) {
+    const { caData: _caData, caFile: _caFile, ...rest } = cluster;
+    cluster = { ...rest, skipTLSVerify: true };
+  }
+  const user: User = overrides.token ? { name: userName, token: overrides.token } : (baseUser ?? { name: userName });
+  kubeConfig.loadFromOptions({
+    clusters: [...kubeConfig.getClusters().filter((entry) => entry.name !== clusterName), cluster],
+    users: [...kubeConfig.getUsers().filter((entry) => entry.name !== userName), user],
+    contexts: [...kubeConfig.getContexts().filter((entry) => entry.name !== contextName), { ...context, cluster: clusterName, user: userName }],
+    currentContext: contextName,
+  });
 }
 
 function mergeFiles(target: KubeConfig, files: string[]): void {
@@ -80,7 +140,7 @@ function selectContext(kubeConfig: KubeConfig, context: string | undefined): voi
  * token files, proxies), for the CLI and the local control plane's `--kubeconfig` cluster.
  * Functions use connectionFromRecord, which keeps client-node out of their bundles.
  */
-export function connectionFromKubeConfig(kubeConfig: KubeConfig): ClusterConnection {
+export function connectionFromKubeConfig(kubeConfig: KubeConfig, impersonation: Impersonation = {}): ClusterConnection {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new InvalidInputError('kubeconfig has no current cluster: set current-context or pass a context');
   const plainHttp = cluster.server.startsWith('http:');
@@ -96,8 +156,16 @@ export function connectionFromKubeConfig(kubeConfig: KubeConfig): ClusterConnect
         // credentials were applied, and the transport brings its own agent.
         if (!(plainHttp && error instanceof Error && /HTTP protocol is not allowed/.test(error.message))) throw error;
       }
+      if (impersonation.user) options.headers['Impersonate-User'] = impersonation.user;
+      if (impersonation.groups?.length) options.headers['Impersonate-Group'] = impersonation.groups;
     },
   };
+}
+
+/** kubectl's `--as` and `--as-group`: the API server acts as this user, if the caller may impersonate. */
+export interface Impersonation {
+  user?: string;
+  groups?: string[];
 }
 
 /**

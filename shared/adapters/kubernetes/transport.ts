@@ -21,6 +21,19 @@ export interface TransportOptions {
   userAgent: string;
   /** Called when the server answers 401: the credential was refused and should not be reused. */
   onUnauthorized?: () => void;
+  /** Called after each request with its outcome (the CLI's `-v` log). */
+  onResponse?: (record: ResponseRecord) => void;
+}
+
+/** One request and how it ended: the status, or the failure below HTTP. */
+export interface ResponseRecord {
+  method: string;
+  url: string;
+  /** The HTTP status; absent when no answer came. */
+  status?: number;
+  /** Why no answer came. */
+  error?: string;
+  elapsedMs: number;
 }
 
 /**
@@ -47,9 +60,18 @@ export class KubeTransport {
 
   /** Sends a request and parses the JSON answer; every failure is a typed error. */
   async request<T>(request: TransportRequest): Promise<T> {
-    const response = await this.send(request, undefined, this.options.requestTimeoutMs);
-    const text = await readText(response, request);
+    const started = Date.now();
+    let response: IncomingMessage;
+    let text: string;
+    try {
+      response = await this.send(request, undefined, this.options.requestTimeoutMs);
+      text = await readText(response, request);
+    } catch (error) {
+      this.record(request, started, undefined, error);
+      throw error;
+    }
     const code = response.statusCode ?? 0;
+    this.record(request, started, code, undefined);
     if (code === 401) this.options.onUnauthorized?.();
     if (code < 200 || code >= 300) throw errorFromStatus(code, parseStatus(text), text, request);
     if (text === '') return undefined as T;
@@ -89,6 +111,17 @@ export class KubeTransport {
         req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       }
       req.end(body);
+    });
+  }
+
+  private record(request: TransportRequest, started: number, status: number | undefined, error: unknown): void {
+    if (!this.options.onResponse) return;
+    this.options.onResponse({
+      method: request.method,
+      url: this.url(request).toString(),
+      ...(status === undefined ? {} : { status }),
+      ...(error === undefined ? {} : { error: error instanceof Error ? error.message : String(error) }),
+      elapsedMs: Date.now() - started,
     });
   }
 

@@ -11,6 +11,7 @@ import type { FleetDriftReport } from '../../fleet/fleet-drift';
 import type { SyncWave } from '../../fleet/sync-wave';
 import type {
   CheckpointStore,
+  ForwarderError,
   ClaimOptions,
   FleetStore,
   ClusterRecord,
@@ -141,6 +142,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
 export class MemoryCheckpointStore implements CheckpointStore {
   private readonly checkpoints = new Map<string, { resourceVersion: string; fencingToken: number }>();
+  private readonly errors = new Map<string, ForwarderError>();
+
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  async recordForwarderError(clusterId: string, message: string): Promise<void> {
+    this.errors.set(clusterId, { message, at: this.clock.now() });
+  }
+
+  async loadForwarderError(clusterId: string): Promise<ForwarderError | undefined> {
+    return this.errors.get(clusterId);
+  }
 
   async loadCheckpoint(clusterId: string, resource: string): Promise<string | undefined> {
     return this.checkpoints.get(`${clusterId}/${resource}`)?.resourceVersion;
@@ -221,7 +233,7 @@ export function createMemoryStores(clock: Clock = systemClock): Stores {
   return {
     leases: new MemoryLeaseStore(clock),
     idempotency: new MemoryIdempotencyStore(clock),
-    checkpoints: new MemoryCheckpointStore(),
+    checkpoints: new MemoryCheckpointStore(clock),
     clusters: new MemoryClusterRegistry(),
     fleet: new MemoryFleetStore(),
   };

@@ -1,0 +1,266 @@
+/**
+ * The work of `kubectl ome admin cluster …`, over narrow ports: a cluster client that
+ * reads, creates, replaces and deletes, and the registry table. Register installs what a
+ * cluster needs (CRDs when absent, every RBAC and policy manifest, the webhook with the
+ * cluster's URL and token), then writes the record; deregister removes them again.
+ */
+import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
+import { deriveWebhookToken } from '../../shared/admission/webhook-token';
+import type { WebhookFailurePolicy } from '../../shared/admission/webhook-settings';
+import { AlreadyExistsError, NotFoundError } from '../../shared/errors';
+import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
+import type { ClusterCredentials, ClusterMode, ClusterRecord } from '../../shared/ports/store';
+import { CliError } from '../errors';
+import { resourceTypeOf } from './cluster-kinds';
+import type { OnboardingManifests } from './cluster-manifests';
+
+/** How the plane serves the cluster (shared/app/cluster-mode.ts), in the order `--mode` lists them. */
+export const CLUSTER_MODES: readonly ClusterMode[] = ['standalone', 'delegate'];
+
+/** The registry record register writes. */
+export type RegisteredCluster = ClusterRecord;
+
+/** Marks a CRD register created, so deregister --delete-crds removes only those. */
+export const INSTALLED_BY_ANNOTATION = 'ome.io/installed-by';
+export const INSTALLED_BY = 'kubectl-ome-admin-cluster-register';
+
+export type AdminClusterClient = Pick<ClusterClient, 'get' | 'create' | 'replace' | 'delete'>;
+
+/** The registry as admin commands use it: the functions' registry plus describe's and deregister's reads and deletes. */
+export interface ClusterAdminRegistry {
+  getCluster(id: string): Promise<ClusterRecord | undefined>;
+  listClusters(): Promise<ClusterRecord[]>;
+  putCluster(record: ClusterRecord): Promise<void>;
+  deleteCluster(record: Pick<ClusterRecord, 'id'>): Promise<void>;
+  listCheckpoints(clusterId: string): Promise<Array<{ resource: string; resourceVersion: string; updatedAt: number }>>;
+  readLease(key: string): Promise<{ holder?: string; expiresAt: number } | undefined>;
+  loadForwarderError(clusterId: string): Promise<{ message: string; at: number } | undefined>;
+}
+
+export type StepAction = 'created' | 'updated' | 'present' | 'skipped' | 'deleted' | 'absent' | 'kept' | 'written';
+
+export interface Step {
+  kind: string;
+  name: string;
+  namespace?: string;
+  action: StepAction;
+  note?: string;
+}
+
+export interface WebhookInput {
+  /** The webhook endpoint without a path (the stack's AdmissionWebhookUrl, or `npm start`'s). */
+  baseUrl: string;
+  key: Buffer;
+  caBundle?: string;
+  failurePolicy?: WebhookFailurePolicy;
+}
+
+export interface RegisterInput {
+  id: string;
+  mode: ClusterMode;
+  server: string;
+  caData?: string;
+  credentials: ClusterCredentials;
+  omeNamespace: string;
+  /** Absent: no webhook is installed (said in the steps). */
+  webhook?: WebhookInput;
+}
+
+const CLUSTER_ID = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** Parses `--mode`: required, no default. */
+export function parseClusterMode(raw: string | undefined): ClusterMode {
+  if (raw === undefined || raw === '') throw new CliError('--mode is required: standalone or delegate');
+  if (!(CLUSTER_MODES as readonly string[]).includes(raw)) throw new CliError(`invalid argument "${raw}" for "--mode" flag: must be standalone or delegate`);
+  return raw as ClusterMode;
+}
+
+/** A cluster id is a DNS label: it names secrets, leases and webhook URLs. */
+export function checkClusterId(id: string | undefined): string {
+  if (!id || !CLUSTER_ID.test(id)) throw new CliError(`cluster id "${id ?? ''}" must be a DNS label: lowercase letters, digits and '-', at most 63 characters`);
+  return id;
+}
+
+/** The record register writes, from its input. */
+export function buildClusterRecord(input: RegisterInput): RegisteredCluster {
+  return {
+    id: input.id,
+    mode: input.mode,
+    server: input.server,
+    ...(input.caData ? { caData: input.caData } : {}),
+    credentials: input.credentials,
+    omeNamespace: input.omeNamespace,
+  };
+}
+
+function describeObject(object: KubeObject): Pick<Step, 'kind' | 'name' | 'namespace'> {
+  return { kind: object.kind ?? '', name: object.metadata.name, ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}) };
+}
+
+/** Creates the object, or replaces the one of that name; a kind the server does not serve is skipped. */
+async function createOrReplace(client: AdminClusterClient, object: KubeObject): Promise<Step> {
+  const type = resourceTypeOf(object.kind ?? '');
+  try {
+    await client.create(type, object);
+    return { ...describeObject(object), action: 'created' };
+  } catch (error) {
+    if (error instanceof NotFoundError) {
+      // The API server does not serve the kind (ValidatingAdmissionPolicy before 1.30).
+      return { ...describeObject(object), action: 'skipped', note: `${type.plural}.${type.group || 'core'} is not served by this API server` };
+    }
+    if (!(error instanceof AlreadyExistsError)) throw error;
+  }
+  const existing = await client.get(type, object.metadata.namespace, object.metadata.name);
+  await client.replace(type, { ...object, metadata: { ...object.metadata, resourceVersion: existing.metadata.resourceVersion } });
+  return { ...describeObject(object), action: 'updated' };
+}
+
+/** Installs a CRD only when the cluster has none of that name: OME's own CRDs win. */
+async function installCrd(client: AdminClusterClient, crd: KubeObject): Promise<Step> {
+  const type = resourceTypeOf('CustomResourceDefinition');
+  try {
+    await client.get(type, undefined, crd.metadata.name);
+    return { ...describeObject(crd), action: 'present' };
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+  }
+  const annotations = { ...(crd.metadata.annotations ?? {}), [INSTALLED_BY_ANNOTATION]: INSTALLED_BY };
+  await client.create(type, { ...crd, metadata: { ...crd.metadata, annotations } });
+  return { ...describeObject(crd), action: 'created' };
+}
+
+export function renderClusterWebhook(manifests: OnboardingManifests, clusterId: string, omeNamespace: string, webhook: WebhookInput): KubeObject {
+  return renderWebhookConfiguration(manifests.webhookTemplate, {
+    baseUrl: webhook.baseUrl,
+    clusterId,
+    omeNamespace,
+    token: deriveWebhookToken(webhook.key, clusterId),
+    ...(webhook.caBundle ? { caBundle: webhook.caBundle } : {}),
+    ...(webhook.failurePolicy ? { failurePolicy: webhook.failurePolicy } : {}),
+  });
+}
+
+/**
+ * Onboards a cluster: CRDs when absent, every access manifest, the webhook, then the record
+ * (last, so the plane never serves a cluster whose permissions are not in place yet).
+ */
+export async function registerCluster(
+  client: AdminClusterClient,
+  registry: Pick<ClusterAdminRegistry, 'putCluster'>,
+  manifests: OnboardingManifests,
+  input: RegisterInput,
+): Promise<Step[]> {
+  const steps: Step[] = [];
+  for (const crd of manifests.crds) steps.push(await installCrd(client, crd));
+  for (const object of manifests.access) steps.push(await createOrReplace(client, object));
+  if (input.mode === 'delegate') {
+    // Upstream OME's own webhooks judge in a delegate cluster (docs/admission.md).
+    steps.push({ kind: 'ValidatingWebhookConfiguration', name: webhookNameOf(manifests), action: 'skipped', note: 'delegate mode: upstream OME\'s webhooks judge' });
+  } else if (input.webhook) {
+    steps.push(await createOrReplace(client, renderClusterWebhook(manifests, input.id, input.omeNamespace, input.webhook)));
+  } else {
+    steps.push({ kind: 'ValidatingWebhookConfiguration', name: webhookNameOf(manifests), action: 'skipped', note: 'no --webhook-url given' });
+  }
+  await registry.putCluster(buildClusterRecord(input));
+  steps.push({ kind: 'ClusterRecord', name: input.id, action: 'written', note: `mode ${input.mode}` });
+  return steps;
+}
+
+function webhookNameOf(manifests: OnboardingManifests): string {
+  const match = /^\s*name:\s*(\S+)/m.exec(manifests.webhookTemplate.replace(/^#.*$/gm, ''));
+  return match?.[1] ?? 'ome-pinning-webhook';
+}
+
+async function deleteIfPresent(client: AdminClusterClient, object: KubeObject): Promise<Step> {
+  const type = resourceTypeOf(object.kind ?? '');
+  try {
+    await client.delete(type, object.metadata.namespace, object.metadata.name);
+    return { ...describeObject(object), action: 'deleted' };
+  } catch (error) {
+    if (error instanceof NotFoundError) return { ...describeObject(object), action: 'absent' };
+    throw error;
+  }
+}
+
+/**
+ * Undoes register: the record and its checkpoints first (the plane stops serving the
+ * cluster), then the webhook and the access manifests. CRDs stay unless `deleteCrds`, and
+ * then only those register created: deleting a CRD deletes every object of its kind.
+ */
+export async function deregisterCluster(
+  client: AdminClusterClient,
+  registry: Pick<ClusterAdminRegistry, 'getCluster' | 'deleteCluster'>,
+  manifests: OnboardingManifests,
+  options: { id: string; deleteCrds: boolean },
+): Promise<Step[]> {
+  const steps: Step[] = [];
+  const record = await registry.getCluster(options.id);
+  if (record) {
+    await registry.deleteCluster(record);
+    steps.push({ kind: 'ClusterRecord', name: options.id, action: 'deleted' });
+  } else {
+    steps.push({ kind: 'ClusterRecord', name: options.id, action: 'absent' });
+  }
+  steps.push(await deleteIfPresent(client, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: webhookNameOf(manifests) } }));
+  for (const object of [...manifests.access].reverse()) steps.push(await deleteIfPresent(client, object));
+  for (const crd of manifests.crds) {
+    if (!options.deleteCrds) {
+      steps.push({ ...describeObject(crd), action: 'kept', note: 'pass --delete-crds to remove CRDs register installed' });
+      continue;
+    }
+    const type = resourceTypeOf('CustomResourceDefinition');
+    let live: KubeObject;
+    try {
+      live = await client.get(type, undefined, crd.metadata.name);
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        steps.push({ ...describeObject(crd), action: 'absent' });
+        continue;
+      }
+      throw error;
+    }
+    if (live.metadata.annotations?.[INSTALLED_BY_ANNOTATION] !== INSTALLED_BY) {
+      steps.push({ ...describeObject(crd), action: 'kept', note: 'not installed by register' });
+      continue;
+    }
+    steps.push(await deleteIfPresent(client, crd));
+  }
+  return steps;
+}
+
+/** The Kubernetes groups the access manifests bind, one per function (`ome-pinning:<function>`). */
+export function boundGroups(manifests: OnboardingManifests): string[] {
+  const groups = new Set<string>();
+  for (const object of manifests.access) {
+    const subjects = (object as KubeObject & { subjects?: Array<{ kind?: string; name?: string }> }).subjects ?? [];
+    for (const subject of subjects) if (subject.kind === 'Group' && subject.name) groups.add(subject.name);
+  }
+  return [...groups].sort();
+}
+
+/** The stack's logical role id of each function group (serverless.yml). */
+export const FUNCTION_ROLES: Readonly<Record<string, string>> = {
+  'ome-pinning:admission-webhook': 'AdmissionWebhookRole',
+  'ome-pinning:drift-check': 'DriftCheckRole',
+  'ome-pinning:forwarder': 'ForwardWatchEventsRole',
+  'ome-pinning:pin': 'PinRole',
+  'ome-pinning:repin-apply': 'RepinApplyRole',
+  'ome-pinning:resync': 'ResyncRole',
+  'ome-pinning:revision-gc': 'RevisionGcRole',
+  'ome-pinning:rollout-run': 'RolloutRunRole',
+};
+
+/**
+ * The `aws eks create-access-entry` commands that map each function's role to its group.
+ * Printed, not run: the roles' ARNs come from the deployed stack, which the operator's own
+ * AWS credentials read. No access policy is associated; the RBAC is all the access.
+ */
+export function eksAccessEntryCommands(manifests: OnboardingManifests, eks: { clusterName: string; region: string; stack: string }): string[] {
+  return boundGroups(manifests).map((group) => {
+    const role = FUNCTION_ROLES[group] ?? '<RoleLogicalId>';
+    const arn =
+      `"$(aws iam get-role --query Role.Arn --output text --role-name "$(aws cloudformation describe-stack-resource --region ${eks.region} ` +
+      `--stack-name ${eks.stack} --logical-resource-id ${role} --query StackResourceDetail.PhysicalResourceId --output text)")"`;
+    return `aws eks create-access-entry --region ${eks.region} --cluster-name ${eks.clusterName} --kubernetes-groups ${group} --principal-arn ${arn}`;
+  });
+}

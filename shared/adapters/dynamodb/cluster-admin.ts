@@ -1,0 +1,98 @@
+import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ClusterRecord, ForwarderError } from '../../ports/store';
+import { DynamoCheckpointStore } from './checkpoint-store';
+import { DynamoClusterRegistry } from './cluster-registry';
+import { mapDynamoError } from './errors';
+import { DEFAULT_TABLE_NAME, FORWARDER_ERROR_SORT_KEY, checkpointItemKey, clusterItemKey, forwarderErrorItemKey, leaseItemKey } from './table';
+import type { CheckpointItem, DynamoStoreOptions, LeaseItem } from './table';
+
+/** One forwarder checkpoint as stored: the resourceVersion and when it was written. */
+export interface CheckpointState {
+  resource: string;
+  resourceVersion: string;
+  /** Epoch ms of the write. */
+  updatedAt: number;
+}
+
+/** Who holds a lease and until when (epoch ms); no holder when free. */
+export interface LeaseState {
+  holder?: string;
+  expiresAt: number;
+}
+
+/**
+ * What `kubectl ome admin cluster` reads and writes beyond the registry the functions use:
+ * a cluster's checkpoints and forwarder lease, for describe, and removal of the record
+ * with its checkpoints, for deregister. Leases stay: their fencing counters must never go
+ * back, so a cluster registered again under the same id keeps fencing out old holders.
+ */
+export class DynamoClusterAdmin extends DynamoClusterRegistry {
+  private readonly table: string;
+  private readonly checkpointStore: DynamoCheckpointStore;
+
+  constructor(
+    private readonly documents: DynamoDBDocumentClient,
+    options: DynamoStoreOptions = {},
+  ) {
+    super(documents, options);
+    this.table = options.tableName ?? DEFAULT_TABLE_NAME;
+    this.checkpointStore = new DynamoCheckpointStore(documents, undefined, options);
+  }
+
+  /** The forwarder's latest warning or error for the cluster, if one was recorded. */
+  loadForwarderError(clusterId: string): Promise<ForwarderError | undefined> {
+    return this.checkpointStore.loadForwarderError(clusterId);
+  }
+
+  async listCheckpoints(clusterId: string): Promise<CheckpointState[]> {
+    const states: CheckpointState[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    try {
+      do {
+        const output = await this.documents.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': checkpointItemKey(clusterId, '').pk },
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of (output.Items ?? []) as CheckpointItem[]) {
+          if (item.sk === FORWARDER_ERROR_SORT_KEY) continue;
+          states.push({ resource: item.sk, resourceVersion: item.resourceVersion, updatedAt: item.updatedAt });
+        }
+        startKey = output.LastEvaluatedKey;
+      } while (startKey !== undefined);
+    } catch (error) {
+      throw mapDynamoError(error, `list checkpoints of ${clusterId}`);
+    }
+    return states;
+  }
+
+  async readLease(key: string): Promise<LeaseState | undefined> {
+    try {
+      const output = await this.documents.send(new GetCommand({ TableName: this.table, Key: leaseItemKey(key), ConsistentRead: true }));
+      const item = output.Item as LeaseItem | undefined;
+      if (!item) return undefined;
+      return { ...(item.holder ? { holder: item.holder } : {}), expiresAt: item.leaseExpiry };
+    } catch (error) {
+      throw mapDynamoError(error, `read lease ${key}`);
+    }
+  }
+
+  /** Deletes the record, the cluster's checkpoints and its recorded forwarder error; a missing record is not an error. */
+  async deleteCluster(record: Pick<ClusterRecord, 'id'>): Promise<void> {
+    const checkpoints = await this.listCheckpoints(record.id);
+    try {
+      for (const checkpoint of checkpoints) {
+        await this.documents.send(new DeleteCommand({ TableName: this.table, Key: checkpointItemKey(record.id, checkpoint.resource) }));
+      }
+      await this.documents.send(new DeleteCommand({ TableName: this.table, Key: forwarderErrorItemKey(record.id) }));
+      await this.documents.send(new DeleteCommand({ TableName: this.table, Key: clusterItemKey(record.id) }));
+    } catch (error) {
+      throw mapDynamoError(error, `delete cluster ${record.id}`);
+    }
+  }
+}

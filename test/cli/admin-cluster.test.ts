@@ -1,0 +1,72 @@
+/** The rules of `admin cluster`: flags, ids, what is installed, and the EKS access entries. */
+import { describe, expect, it } from 'vitest';
+
+import { isOnboardingFile, loadOnboardingManifests } from '../../cli/admin/cluster-manifests';
+import { boundGroups, buildClusterRecord, checkClusterId, eksAccessEntryCommands, FUNCTION_ROLES, parseClusterMode } from '../../cli/admin/cluster-onboarding';
+
+describe('admin cluster rules', () => {
+  it.each([
+    [undefined, '--mode is required: standalone or delegate'],
+    ['', '--mode is required: standalone or delegate'],
+    ['both', 'invalid argument "both" for "--mode" flag: must be standalone or delegate'],
+  ])('refuses --mode %j', (raw, message) => {
+    expect(() => parseClusterMode(raw)).toThrow(message);
+  });
+
+  it.each(['standalone', 'delegate'])('takes --mode %s', (mode) => {
+    expect(parseClusterMode(mode)).toBe(mode);
+  });
+
+  it.each([
+    ['prod-eu-1', true],
+    ['a', true],
+    ['Prod', false],
+    ['-edge', false],
+    ['edge_1', false],
+    ['x'.repeat(64), false],
+  ])('cluster id %s valid: %s', (id, valid) => {
+    if (valid) expect(checkClusterId(id)).toBe(id);
+    else expect(() => checkClusterId(id)).toThrow('must be a DNS label');
+  });
+
+  it.each([
+    ['infra/crds/ome.io_inferenceservices.yaml', true],
+    ['infra/k8s/rbac-pin.yaml', true],
+    ['infra/k8s/policy-owned-deployments.yaml', true],
+    ['infra/k8s/webhook.yaml.tmpl', true],
+    ['infra/k8s/README.md', false],
+    ['infra/k8s/webhook.yaml', false],
+  ])('installs %s: %s', (path, installed) => {
+    expect(isOnboardingFile(path)).toBe(installed);
+  });
+
+  it('writes the mode into the record', () => {
+    expect(buildClusterRecord({ id: 'edge-1', mode: 'delegate', server: 'https://x', credentials: { kind: 'secret' }, omeNamespace: 'ome' })).toEqual({
+      id: 'edge-1',
+      mode: 'delegate',
+      server: 'https://x',
+      credentials: { kind: 'secret' },
+      omeNamespace: 'ome',
+    });
+  });
+});
+
+describe('the manifests register installs', () => {
+  it('has every rbac and policy manifest, the CRDs, and a role for every bound function group', async () => {
+    const manifests = await loadOnboardingManifests();
+    expect(manifests.crds.map((crd) => crd.metadata.name)).toContain('inferenceservices.ome.io');
+    const kinds = new Set(manifests.access.map((object) => object.kind));
+    expect([...kinds].sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    expect(manifests.access.some((object) => object.kind === 'ValidatingWebhookConfiguration')).toBe(false);
+    // Every group the RBAC binds has a role of the stack to map to it.
+    expect(boundGroups(manifests).filter((group) => !FUNCTION_ROLES[group])).toEqual([]);
+  });
+
+  it('prints one access entry command per function group', async () => {
+    const manifests = await loadOnboardingManifests();
+    const commands = eksAccessEntryCommands(manifests, { clusterName: 'prod-eu-1', region: 'eu-west-1', stack: 'ome-pinning-prod' });
+    expect(commands).toHaveLength(boundGroups(manifests).length);
+    expect(commands.find((command) => command.includes('--kubernetes-groups ome-pinning:pin '))).toContain('--logical-resource-id PinRole');
+    for (const command of commands) expect(command).toMatch(/^aws eks create-access-entry --region eu-west-1 --cluster-name prod-eu-1 /);
+  });
+});
