@@ -27,8 +27,8 @@ import { connectLocalCluster, loadKubeConfig } from '../shared/adapters/kubernet
 import { createAppContext, runAsFunction, setAppContext } from '../shared/app/context';
 import type { AppContext } from '../shared/app/context';
 import { loadConfig } from '../shared/config';
-import { listWatchedResources, runForwarder } from '../shared/forwarder';
-import type { ForwarderLogger, ForwarderStats } from '../shared/forwarder';
+import { ConcurrencyLimit, assignShard, listWatchedResources, runForwarder, runForwarderShard } from '../shared/forwarder';
+import type { ForwarderLogger } from '../shared/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import type { ClusterRecord } from '../shared/ports/store';
 import { startLocalBus } from './bus';
@@ -51,6 +51,14 @@ const OME_NAMESPACE = 'ome';
 const FORWARDER_FUNCTION = 'forward-watch-events';
 /** Served over HTTP for the API servers, not on the bus. */
 const WEBHOOK_FUNCTION = 'admission-webhook';
+/** Forwarder shards when neither `forwarderShards` nor FORWARDER_SHARDS says; serverless.yml deploys as many. */
+const LOCAL_FORWARDER_SHARDS = 4;
+/** Forwarders loading their checkpoints at once: DynamoDB Local answers a burst of hundreds with timeouts. */
+const FORWARDER_START_CONCURRENCY = 8;
+/** How often each shard reads the registry for clusters registered since. */
+const SHARD_RESCAN_MS = 10_000;
+/** DynamoDB Local opens connections slowly while hundreds of forwarders start. */
+const LOCAL_DYNAMODB_CONNECTION_TIMEOUT_MS = 5_000;
 
 const WEBHOOK_CONFIGURATIONS: ResourceType = {
   group: 'admissionregistration.k8s.io',
@@ -89,6 +97,8 @@ export interface ControlPlaneOptions {
   wrapTarget?: (functionName: string, target: TargetHandler | undefined) => TargetHandler | undefined;
   /** Log level of the functions' Powertools loggers (default LOG_LEVEL, else INFO). */
   functionLogLevel?: string;
+  /** Forwarder shards the clusters are spread over (default FORWARDER_SHARDS, else 4). */
+  forwarderShards?: number;
 }
 
 export interface ControlPlaneCluster {
@@ -102,6 +112,8 @@ export interface ControlPlaneCluster {
   client?: ClusterClient;
   /** An embedded cluster's authorization decisions: who did what (tests). */
   accessLog?: () => readonly AccessRecord[];
+  /** The forwarder shard that watches it (`assignShard`). */
+  shard: number;
 }
 
 export interface ControlPlane {
@@ -195,7 +207,13 @@ async function startParts(
   stoppers.push({ name: 'local bus', stop: () => bus.stop() });
 
   const busName = bus.busNames.find((name) => name !== 'default') ?? 'default';
-  const env = setFunctionEnvironment({ dynamoDbEndpoint: dynamo.local.endpoint, busEndpoint: bus.endpoint, busName, logLevel: options.functionLogLevel });
+  const env = setFunctionEnvironment({
+    dynamoDbEndpoint: dynamo.local.endpoint,
+    busEndpoint: bus.endpoint,
+    busName,
+    logLevel: options.functionLogLevel,
+    forwarderShards: options.forwarderShards,
+  });
   // Records name the kubeconfig files (kubeconfig-file); only those, the operator's own,
   // may run credential plugins (exec, auth-provider). Anything else in the table is static.
   const app = createAppContext({ config: loadConfig(env), stores, connectCluster: connectLocalCluster });
@@ -205,9 +223,11 @@ async function startParts(
   const handlers = await importHandlers(bus, log);
   const functions = wireBusTargets(bus, handlers, options.wrapTarget, log);
 
-  const forwarders = startForwarders(clusters, app, bus, busName, log);
+  const shardCount = app.config.forwarderShards ?? 1;
+  const listed = new Set<string>();
+  const forwarders = startForwarders(app, bus, busName, log, (clusterId, resource) => listed.add(`${clusterId}/${resource}`));
   stoppers.push({ name: 'forwarders', stop: () => forwarders.stop() });
-  await waitUntilWatching(clusters, app, log);
+  await waitUntilWatching(clusters, listed, shardCount, log);
 
   let webhookUrl: string | undefined;
   const webhookHandler = handlers.get(WEBHOOK_FUNCTION);
@@ -228,6 +248,7 @@ async function startParts(
   return {
     clusters: clusters.map(({ id, kubeconfigPath, identityKubeconfigPath, url, client, embedded }) => ({
       id,
+      shard: assignShard(id, shardCount),
       kubeconfigPath,
       ...(identityKubeconfigPath ? { identityKubeconfigPath } : {}),
       ...(url ? { url } : {}),
@@ -259,7 +280,7 @@ async function startDynamo(log: (line: string) => void): Promise<{ local: Dynamo
       { cause: error },
     );
   }
-  const client = createDynamoClient({ endpoint: local.endpoint, region: LOCAL_REGION });
+  const client = createDynamoClient({ endpoint: local.endpoint, region: LOCAL_REGION, connectionTimeoutMs: LOCAL_DYNAMODB_CONNECTION_TIMEOUT_MS });
   try {
     await ensureTable(client, LOCAL_TABLE_NAME);
   } catch (error) {
@@ -381,8 +402,15 @@ async function startBus(options: ControlPlaneOptions, log: (line: string) => voi
  * modules load. The context built here is installed with setAppContext, so the handlers
  * use these stores rather than building their own.
  */
-function setFunctionEnvironment(input: { dynamoDbEndpoint: string; busEndpoint: string; busName: string; logLevel: string | undefined }): Record<string, string | undefined> {
+function setFunctionEnvironment(input: {
+  dynamoDbEndpoint: string;
+  busEndpoint: string;
+  busName: string;
+  logLevel: string | undefined;
+  forwarderShards: number | undefined;
+}): Record<string, string | undefined> {
   const logLevel = input.logLevel ?? process.env.LOG_LEVEL ?? 'INFO';
+  const forwarderShards = input.forwarderShards ?? (process.env.FORWARDER_SHARDS || LOCAL_FORWARDER_SHARDS);
   const values: Record<string, string> = {
     TABLE_NAME: LOCAL_TABLE_NAME,
     EVENT_BUS_NAME: input.busName,
@@ -395,6 +423,7 @@ function setFunctionEnvironment(input: { dynamoDbEndpoint: string; busEndpoint: 
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
     OME_NAMESPACE,
+    FORWARDER_SHARDS: String(forwarderShards),
     LOG_LEVEL: logLevel,
     POWERTOOLS_LOG_LEVEL: logLevel,
     POWERTOOLS_METRICS_NAMESPACE: 'OmePinning',
@@ -470,64 +499,79 @@ function forwarderLogger(clusterId: string, log: (line: string) => void): Forwar
   return { info: line(''), warn: line('warning: '), error: line('error: ') };
 }
 
+/**
+ * One long-running worker per forwarder shard, as the deployed schedule runs one
+ * invocation per shard: each reads the registry, forwards the clusters `assignShard` gives
+ * it (each under its lease) and picks up clusters registered later at its next scan.
+ */
 function startForwarders(
-  clusters: StartedCluster[],
   app: AppContext,
   bus: LocalBus,
   busName: string,
   log: (line: string) => void,
+  onStreamListed: (clusterId: string, resource: string) => void,
 ): { stop(): Promise<void> } {
   const abort = new AbortController();
   const client = new EventBridgeClient({ endpoint: bus.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const publisher = createEventPublisher({ client, busName, logger: { warn: (message, ...details) => log(`forwarder    publish: ${message} ${JSON.stringify(details)}`) } });
   const holderId = `npm-start-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const runs: Array<Promise<ForwarderStats | undefined>> = clusters.map(async (cluster) => {
-    const handle = await runAsFunction(FORWARDER_FUNCTION, () => app.cluster(cluster.id));
-    return runForwarder({
-      clusterId: cluster.id,
+  const shardCount = app.config.forwarderShards ?? 1;
+  const startLimit = new ConcurrencyLimit(FORWARDER_START_CONCURRENCY);
+  const forwardCluster = async (clusterId: string, signal: AbortSignal): Promise<void> => {
+    const handle = await runAsFunction(FORWARDER_FUNCTION, () => app.cluster(clusterId));
+    await runForwarder({
+      clusterId,
       cluster: handle.client,
       publisher,
       leases: app.stores.leases,
       checkpoints: app.stores.checkpoints,
       omeNamespace: handle.omeNamespace,
-      holderId: `${holderId}-${cluster.id}`,
-      signal: abort.signal,
+      holderId: `${holderId}-${clusterId}`,
+      signal,
       shutdownGraceMs: 2_000,
-      logger: forwarderLogger(cluster.id, log),
+      startLimit,
+      onStreamListed: (resource) => onStreamListed(clusterId, resource),
+      logger: forwarderLogger(clusterId, log),
     });
-  });
-  for (const [index, run] of runs.entries()) {
-    run.catch((error: unknown) => log(`forwarder    ${clusters[index]?.id}: stopped with an error: ${messageOf(error)}`));
-  }
-  log(`forwarder    ${clusters.map((cluster) => cluster.id).join(', ')} (long-running, publishing to ${busName})`);
+  };
+  const shards = Array.from({ length: shardCount }, (_, shard) =>
+    runForwarderShard({
+      shard,
+      shardCount,
+      listClusterIds: async () => (await app.stores.clusters.listClusters()).map((record) => record.id),
+      forwardCluster,
+      rescanMs: SHARD_RESCAN_MS,
+      signal: abort.signal,
+      onStarted: (clusterIds) => log(`forwarder    shard ${shard}/${shardCount}: ${clusterIds.join(', ')} (long-running, publishing to ${busName})`),
+      logger: forwarderLogger(`shard ${shard}`, log),
+    }),
+  );
   return {
     async stop() {
       abort.abort();
-      await Promise.allSettled(runs);
+      await Promise.allSettled(shards);
       client.destroy();
     },
   };
 }
 
 /**
- * Resolves once every forwarder has listed each of its streams (a checkpoint exists for
- * each), so a change made after `ready` arrives as a watch event (`added`, `modified`)
- * rather than in the initial list. Gives up with a warning after `timeoutMs`.
+ * Resolves once every cluster's forwarder has listed each of its streams, so a change made
+ * after `ready` arrives as a watch event (`added`, `modified`) rather than in the initial
+ * list. Gives up with a warning after `timeoutMs` (by default longer with more clusters).
  */
-async function waitUntilWatching(clusters: StartedCluster[], app: AppContext, log: (line: string) => void, timeoutMs = 30_000): Promise<void> {
+async function waitUntilWatching(clusters: StartedCluster[], listed: ReadonlySet<string>, shardCount: number, log: (line: string) => void, timeoutMs = 30_000 + 250 * clusters.length): Promise<void> {
   const started = Date.now();
-  const pending = clusters.flatMap((cluster) =>
-    listWatchedResources(cluster.record.omeNamespace).map((resource) => ({ clusterId: cluster.id, resource: resource.name })),
-  );
+  const expected = clusters.flatMap((cluster) => listWatchedResources(cluster.record.omeNamespace).map((resource) => `${cluster.id}/${resource.name}`));
+  let pending = expected;
   while (pending.length > 0 && Date.now() - started < timeoutMs) {
-    const checks = await Promise.all(pending.map((entry) => app.stores.checkpoints.loadCheckpoint(entry.clusterId, entry.resource)));
-    for (let index = checks.length - 1; index >= 0; index -= 1) if (checks[index] !== undefined) pending.splice(index, 1);
-    if (pending.length > 0) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    pending = pending.filter((entry) => !listed.has(entry));
   }
   if (pending.length > 0) {
-    log(`forwarder    warning: still listing after ${seconds(started)}: ${pending.map((entry) => `${entry.clusterId}/${entry.resource}`).join(', ')}`);
+    log(`forwarder    warning: still listing after ${seconds(started)}: ${pending.join(', ')}`);
   } else {
-    log(`forwarder    watching ${clusters.length} cluster(s)  (${seconds(started)})`);
+    log(`forwarder    watching ${clusters.length} cluster(s) in ${shardCount} shard(s)  (${seconds(started)})`);
   }
 }
 

@@ -10,3 +10,7 @@ export { forwarderLeaseKey } from './forwarder-lease';
 export { listWatchedResources, RENDERED_WORKLOAD_SELECTOR } from './watched-resources';
 export type { WatchedResource } from './watched-resources';
 export type { ForwarderLogger } from './logger';
+export { assignShard, selectShardClusters, validateShard, validateShardCount, MAX_FORWARDER_SHARDS } from './shard-assignment';
+export { runForwarderShard, runForwarderShardOnce } from './run-shard';
+export type { LongRunningShardInput, ShardRunResult, ShardSelection } from './run-shard';
+export { ConcurrencyLimit } from './concurrency';
