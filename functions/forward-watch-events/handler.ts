@@ -80,12 +80,17 @@ function shardOf(event: ForwarderEvent | undefined, shardCount: number): number 
   return raw;
 }
 
-function recordShardMetrics(shard: number, stats: ForwarderStats[]): void {
+/** One line per metric: a single metric is published as soon as its value is added. */
+function addShardMetric(shard: number, name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void {
   const metric = metrics.singleMetric();
   metric.addDimension('Shard', String(shard));
-  metric.addMetric('ForwarderLagSeconds', MetricUnit.Seconds, Math.max(0, ...stats.map((entry) => entry.maxLagMs)) / 1000);
-  metric.addMetric('HintsForwarded', MetricUnit.Count, stats.reduce((sum, entry) => sum + entry.forwarded, 0));
-  metric.addMetric('ForwarderClusters', MetricUnit.Count, stats.length);
+  metric.addMetric(name, unit, value);
+}
+
+function recordShardMetrics(shard: number, stats: ForwarderStats[]): void {
+  addShardMetric(shard, 'ForwarderLagSeconds', MetricUnit.Seconds, Math.max(0, ...stats.map((entry) => entry.maxLagMs)) / 1000);
+  addShardMetric(shard, 'HintsForwarded', MetricUnit.Count, stats.reduce((sum, entry) => sum + entry.forwarded, 0));
+  addShardMetric(shard, 'ForwarderClusters', MetricUnit.Count, stats.length);
 }
 
 async function forward(event: ForwarderEvent | undefined, context: Context): Promise<ForwarderResult> {
