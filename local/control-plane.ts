@@ -53,12 +53,20 @@ const FORWARDER_FUNCTION = 'forward-watch-events';
 const WEBHOOK_FUNCTION = 'admission-webhook';
 /** Forwarder shards when neither `forwarderShards` nor FORWARDER_SHARDS says; serverless.yml deploys as many. */
 const LOCAL_FORWARDER_SHARDS = 4;
-/** Forwarders loading their checkpoints at once: DynamoDB Local answers a burst of hundreds with timeouts. */
+/**
+ * Forwarders starting at once (lease, checkpoint loads, first lists): DynamoDB Local answers
+ * a burst from hundreds of them with timeouts. A start ends when all its streams listed.
+ */
 const FORWARDER_START_CONCURRENCY = 8;
 /** How often each shard reads the registry for clusters registered since. */
 const SHARD_RESCAN_MS = 10_000;
-/** DynamoDB Local opens connections slowly while hundreds of forwarders start. */
+/**
+ * DynamoDB Local (one JVM, sharing the machine with everything else) opens connections and
+ * answers slowly under the load of hundreds of forwarders; a request that times out is
+ * retried, which only adds to that load. Both stay well inside the 30 s lease TTL.
+ */
 const LOCAL_DYNAMODB_CONNECTION_TIMEOUT_MS = 5_000;
+const LOCAL_DYNAMODB_REQUEST_TIMEOUT_MS = 10_000;
 
 const WEBHOOK_CONFIGURATIONS: ResourceType = {
   group: 'admissionregistration.k8s.io',
@@ -280,7 +288,12 @@ async function startDynamo(log: (line: string) => void): Promise<{ local: Dynamo
       { cause: error },
     );
   }
-  const client = createDynamoClient({ endpoint: local.endpoint, region: LOCAL_REGION, connectionTimeoutMs: LOCAL_DYNAMODB_CONNECTION_TIMEOUT_MS });
+  const client = createDynamoClient({
+    endpoint: local.endpoint,
+    region: LOCAL_REGION,
+    connectionTimeoutMs: LOCAL_DYNAMODB_CONNECTION_TIMEOUT_MS,
+    requestTimeoutMs: LOCAL_DYNAMODB_REQUEST_TIMEOUT_MS,
+  });
   try {
     await ensureTable(client, LOCAL_TABLE_NAME);
   } catch (error) {
@@ -518,21 +531,37 @@ function startForwarders(
   const shardCount = app.config.forwarderShards ?? 1;
   const startLimit = new ConcurrencyLimit(FORWARDER_START_CONCURRENCY);
   const forwardCluster = async (clusterId: string, signal: AbortSignal): Promise<void> => {
-    const handle = await runAsFunction(FORWARDER_FUNCTION, () => app.cluster(clusterId));
-    await runForwarder({
-      clusterId,
-      cluster: handle.client,
-      publisher,
-      leases: app.stores.leases,
-      checkpoints: app.stores.checkpoints,
-      omeNamespace: handle.omeNamespace,
-      holderId: `${holderId}-${clusterId}`,
-      signal,
-      shutdownGraceMs: 2_000,
-      startLimit,
-      onStreamListed: (resource) => onStreamListed(clusterId, resource),
-      logger: forwarderLogger(clusterId, log),
+    let run: Promise<unknown> = Promise.resolve();
+    // Holds a start slot from the lease until every stream has listed (or the run ends).
+    await startLimit.run(async () => {
+      const streams = new Set<string>();
+      let started: () => void = () => undefined;
+      const allListed = new Promise<void>((resolveListed) => (started = resolveListed));
+      run = (async () => {
+        const handle = await runAsFunction(FORWARDER_FUNCTION, () => app.cluster(clusterId));
+        const resources = listWatchedResources(handle.omeNamespace);
+        return runForwarder({
+          clusterId,
+          cluster: handle.client,
+          publisher,
+          leases: app.stores.leases,
+          checkpoints: app.stores.checkpoints,
+          omeNamespace: handle.omeNamespace,
+          holderId: `${holderId}-${clusterId}`,
+          signal,
+          shutdownGraceMs: 2_000,
+          resources,
+          onStreamListed: (resource) => {
+            onStreamListed(clusterId, resource);
+            streams.add(resource);
+            if (streams.size >= resources.length) started();
+          },
+          logger: forwarderLogger(clusterId, log),
+        });
+      })();
+      await Promise.race([allListed, run.then(() => undefined, () => undefined)]);
     });
+    await run;
   };
   const shards = Array.from({ length: shardCount }, (_, shard) =>
     runForwarderShard({
