@@ -57,7 +57,7 @@ const LOCAL_FORWARDER_SHARDS = 4;
  * Forwarders starting at once (lease, checkpoint loads, first lists): DynamoDB Local answers
  * a burst from hundreds of them with timeouts. A start ends when all its streams listed.
  */
-const FORWARDER_START_CONCURRENCY = 8;
+const FORWARDER_START_CONCURRENCY = 16;
 /** How often each shard reads the registry for clusters registered since. */
 const SHARD_RESCAN_MS = 10_000;
 /**

@@ -53,7 +53,8 @@ export interface ControlPlaneConfig {
   /**
    * How many forwarder shards split the registered clusters (FORWARDER_SHARDS, default 1);
    * serverless.yml has one schedule rule per shard. `loadConfig` sets this and the three
-   * below; a configuration built by hand (tests) without them gets the defaults. See docs/decisions.md, section 15.
+   * below; a configuration built by hand (tests) without them gets the defaults, except
+   * that without `kubeApiQps` clients have no client-side rate limit at all. See docs/decisions.md, section 15.
    */
   forwarderShards?: number;
   /**

@@ -14,7 +14,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
-import { getAppContext } from '../../shared/app/context';
+import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
 import { InvalidInputError } from '../../shared/errors';
 import { runForwarderFor, runForwarderShardOnce } from '../../shared/forwarder';
@@ -116,4 +116,7 @@ async function forward(event: ForwarderEvent | undefined, context: Context): Pro
   return { shard, shardCount, clusters };
 }
 
-export const handler = middy(forward).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
+// Cluster requests cap their waits (rate limit, Retry-After) by the invocation's remaining time.
+export const handler = middy((event: ForwarderEvent | undefined, context: Context) => runWithinInvocation(context, () => forward(event, context)))
+  .use(injectLambdaContext(logger))
+  .use(publishMetrics(metrics));

@@ -17,6 +17,7 @@ import { apiVersionOf } from '../../model/resources';
 import type { ClusterConnection } from './connection';
 import { errorFromStatus, errorFromTransport, type ApiStatus } from './errors';
 import { collectionPath, objectPath } from './paths';
+import type { TokenBucket } from './rate-limit';
 import { KubeTransport, type Query } from './transport';
 
 export interface ClusterClientOptions {
@@ -27,6 +28,10 @@ export interface ClusterClientOptions {
   userAgent?: string;
   /** Called when the API server answers 401 (the app context then drops the credential). */
   onUnauthorized?: () => void;
+  /** The cluster's client-side rate limit (rate-limit.ts), shared by its clients; none when absent. */
+  rateLimiter?: TokenBucket;
+  /** Milliseconds the current invocation has left, when known: caps waits for the limit and for Retry-After. */
+  remainingTimeMs?: () => number | undefined;
 }
 
 /** A ClusterClient that can also drop its idle connections (at shutdown, in tests). */
@@ -68,6 +73,8 @@ export function createClusterClient(connection: ClusterConnection, options: Clus
     requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
     userAgent: options.userAgent ?? FIELD_MANAGER,
     ...(options.onUnauthorized === undefined ? {} : { onUnauthorized: options.onUnauthorized }),
+    ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
+    ...(options.remainingTimeMs === undefined ? {} : { remainingTimeMs: options.remainingTimeMs }),
   });
 
   const writeQuery = (write: WriteOptions | undefined): Query => ({
