@@ -81,14 +81,21 @@ function shardOf(event: ForwarderEvent | undefined, shardCount: number): number 
 }
 
 /** One line per metric: a single metric is published as soon as its value is added. */
-function addShardMetric(shard: number, name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void {
+function addShardMetric(shard: number | undefined, name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void {
   const metric = metrics.singleMetric();
-  metric.addDimension('Shard', String(shard));
+  if (shard !== undefined) metric.addDimension('Shard', String(shard));
   metric.addMetric(name, unit, value);
 }
 
+/**
+ * Per shard, not per cluster: a `Cluster` dimension would be a custom metric per cluster
+ * (1,000 at fleet size, each billed); the per-cluster lag is in the run's log line. The lag
+ * also goes out without the shard, so one alarm (its Maximum) covers the whole fleet.
+ */
 function recordShardMetrics(shard: number, stats: ForwarderStats[]): void {
-  addShardMetric(shard, 'ForwarderLagSeconds', MetricUnit.Seconds, Math.max(0, ...stats.map((entry) => entry.maxLagMs)) / 1000);
+  const lagSeconds = Math.max(0, ...stats.map((entry) => entry.maxLagMs)) / 1000;
+  addShardMetric(shard, 'ForwarderLagSeconds', MetricUnit.Seconds, lagSeconds);
+  addShardMetric(undefined, 'ForwarderLagSeconds', MetricUnit.Seconds, lagSeconds);
   addShardMetric(shard, 'HintsForwarded', MetricUnit.Count, stats.reduce((sum, entry) => sum + entry.forwarded, 0));
   addShardMetric(shard, 'ForwarderClusters', MetricUnit.Count, stats.length);
 }
