@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startControlPlane } from '../local/control-plane';
 import { Resources } from '../shared/model/resources';
-import type { ClusterClient, KubeObject } from '../shared/ports/cluster';
+import { AlreadyExistsError } from '../shared/errors';
+import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import { buildSeedRuntimeSpec } from '../test/runtime/fixtures/seed-runtime';
 
 const NAMESPACE = 'llama-demo';
@@ -32,10 +33,24 @@ function parseFlags(argv: string[]): { clusters: number; shards: number | undefi
   return { clusters, shards, verbose: values.verbose ?? false };
 }
 
+/** Creates it, or finds it already there; a failed call (the admission webhook timing out on a loaded machine) is tried again, as a user would. */
+async function ensure(client: ClusterClient, type: ResourceType, object: KubeObject): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await client.create(type, object);
+      return;
+    } catch (error) {
+      if (error instanceof AlreadyExistsError) return;
+      if (attempt >= 5) throw error;
+      process.stdout.write(`scale-check  creating ${type.kind} ${object.metadata.name} failed (${error instanceof Error ? error.message : String(error)}); trying again\n`);
+    }
+  }
+}
+
 async function applySeed(client: ClusterClient): Promise<void> {
-  await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-  await client.create(Resources.servingRuntimes, { apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: RUNTIME, namespace: NAMESPACE }, spec: buildSeedRuntimeSpec('0.9') });
-  await client.create(Resources.inferenceServices, {
+  await ensure(client, Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  await ensure(client, Resources.servingRuntimes, { apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: RUNTIME, namespace: NAMESPACE }, spec: buildSeedRuntimeSpec('0.9') });
+  await ensure(client, Resources.inferenceServices, {
     apiVersion: 'ome.io/v1beta1',
     kind: 'InferenceService',
     metadata: { name: ISVC, namespace: NAMESPACE },
@@ -60,9 +75,14 @@ async function main(): Promise<number> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-scale-check-'));
   const started = Date.now();
+  let clustersStarted = 0;
   const log = (line: string): void => {
-    // Without --verbose only the parts' summaries: no line per cluster or lease.
+    if (line.startsWith('cluster ')) clustersStarted += 1;
+    // Without --verbose only the parts' summaries and a progress line per 50 clusters.
     if (flags.verbose || !/^(cluster |forwarder +local)/.test(line)) process.stdout.write(`${line}\n`);
+    else if (line.startsWith('cluster ') && clustersStarted % 50 === 0) {
+      process.stdout.write(`scale-check  ${clustersStarted} clusters started (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+    }
   };
   try {
     const plane = await startControlPlane({
