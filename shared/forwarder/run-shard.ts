@@ -69,6 +69,14 @@ export async function runForwarderShard(input: LongRunningShardInput): Promise<v
       });
     running.set(clusterId, { stop, done });
   };
+  // Starts the newly assigned clusters and stops those no longer registered.
+  const reconcile = (assigned: string[]): void => {
+    const wanted = new Set(assigned);
+    for (const [clusterId, entry] of running) if (!wanted.has(clusterId)) entry.stop.abort();
+    const added = assigned.filter((clusterId) => !running.has(clusterId));
+    for (const clusterId of added) start(clusterId);
+    if (added.length > 0) input.onStarted?.(added);
+  };
   const onAbort = (): void => {
     for (const entry of running.values()) entry.stop.abort();
   };
@@ -77,12 +85,7 @@ export async function runForwarderShard(input: LongRunningShardInput): Promise<v
     while (!input.signal.aborted) {
       try {
         const assigned = selectShardClusters(await input.listClusterIds(), input.shard, input.shardCount);
-        if (input.signal.aborted) break;
-        const wanted = new Set(assigned);
-        for (const [clusterId, entry] of running) if (!wanted.has(clusterId)) entry.stop.abort();
-        const added = assigned.filter((clusterId) => !running.has(clusterId));
-        for (const clusterId of added) start(clusterId);
-        if (added.length > 0) input.onStarted?.(added);
+        if (!input.signal.aborted) reconcile(assigned);
       } catch (error) {
         input.logger?.warn('could not read the cluster registry; trying again at the next scan', { shard: input.shard, error: describeError(error) });
       }

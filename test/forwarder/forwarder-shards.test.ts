@@ -9,7 +9,7 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler } from '../../functions/forward-watch-events/handler';
 import type { ForwarderResult } from '../../functions/forward-watch-events/handler';
-import { eventsOfInvocation, startLocalBus } from '../../local/bus';
+import { startLocalBus } from '../../local/bus';
 import type { LocalBus } from '../../local/bus';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import { loadConfig } from '../../shared/config';
