@@ -589,7 +589,7 @@ function startForwarders(
  * after `ready` arrives as a watch event (`added`, `modified`) rather than in the initial
  * list. Gives up with a warning after `timeoutMs` (by default longer with more clusters).
  */
-async function waitUntilWatching(clusters: StartedCluster[], listed: ReadonlySet<string>, shardCount: number, log: (line: string) => void, timeoutMs = 30_000 + 250 * clusters.length): Promise<void> {
+async function waitUntilWatching(clusters: StartedCluster[], listed: ReadonlySet<string>, shardCount: number, log: (line: string) => void, timeoutMs = 60_000 + 1_000 * clusters.length): Promise<void> {
   const started = Date.now();
   const expected = clusters.flatMap((cluster) => listWatchedResources(cluster.record.omeNamespace).map((resource) => `${cluster.id}/${resource.name}`));
   let pending = expected;
