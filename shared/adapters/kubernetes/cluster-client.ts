@@ -32,6 +32,8 @@ export interface ClusterClientOptions {
   rateLimiter?: TokenBucket;
   /** Milliseconds the current invocation has left, when known: caps waits for the limit and for Retry-After. */
   remainingTimeMs?: () => number | undefined;
+  /** 429s retried within one call after their Retry-After (default 3); 0 hands every 429 to the caller. */
+  maxThrottledRetries?: number;
 }
 
 /** A ClusterClient that can also drop its idle connections (at shutdown, in tests). */
@@ -75,6 +77,7 @@ export function createClusterClient(connection: ClusterConnection, options: Clus
     ...(options.onUnauthorized === undefined ? {} : { onUnauthorized: options.onUnauthorized }),
     ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
     ...(options.remainingTimeMs === undefined ? {} : { remainingTimeMs: options.remainingTimeMs }),
+    ...(options.maxThrottledRetries === undefined ? {} : { maxThrottledRetries: options.maxThrottledRetries }),
   });
 
   const writeQuery = (write: WriteOptions | undefined): Query => ({

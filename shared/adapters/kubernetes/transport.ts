@@ -37,6 +37,8 @@ export interface TransportOptions {
    * a Retry-After that would not fit fails at once with ThrottledError instead.
    */
   remainingTimeMs?: () => number | undefined;
+  /** 429s retried within one call (default MAX_THROTTLED_RETRIES); 0 hands every 429 to the caller. */
+  maxThrottledRetries?: number;
   /** Epoch ms; default Date.now (tests pass a fake clock). */
   now?: () => number;
   /** Waits `ms`; default a timer (tests record the waits instead). */
@@ -82,9 +84,8 @@ export class KubeTransport {
       if (response.statusCode !== 429) break;
       const retryAfterMs = this.noteThrottled(response, text);
       const waitMs = Math.min(retryAfterMs, MAX_RETRY_AFTER_WAIT_MS);
-      if (attempt >= MAX_THROTTLED_RETRIES || !this.fitsInInvocation(waitMs)) {
-        const error = errorFromStatus(429, parseStatus(text), text, request);
-        throw new ThrottledError(`${error.message} (Retry-After ${Math.ceil(retryAfterMs / 1000)} s; ${attempt + 1} attempt(s))`, { cause: (error as { cause?: unknown }).cause });
+      if (attempt >= (this.options.maxThrottledRetries ?? MAX_THROTTLED_RETRIES) || !this.fitsInInvocation(waitMs)) {
+        throw errorFromStatus(429, parseStatus(text), text, request);
       }
       // With a limiter the bucket is paused until then, and the next throttle() waits it out.
       if (!this.options.rateLimiter) await (this.options.sleep ?? waitFor)(waitMs);
