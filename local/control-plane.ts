@@ -27,8 +27,8 @@ import { connectLocalCluster, loadKubeConfig } from '../shared/adapters/kubernet
 import { createAppContext, runAsFunction, setAppContext } from '../shared/app/context';
 import type { AppContext } from '../shared/app/context';
 import { loadConfig } from '../shared/config';
-import { listWatchedResources, recordingLogger, runForwarder } from '../shared/forwarder';
-import type { ForwarderLogger, ForwarderStats } from '../shared/forwarder';
+import { ConcurrencyLimit, assignShard, listWatchedResources, recordingLogger, runForwarder, runForwarderShard } from '../shared/forwarder';
+import type { ForwarderLogger } from '../shared/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import type { ClusterMode, ClusterRecord } from '../shared/ports/store';
 import { startLocalBus } from './bus';
@@ -46,13 +46,28 @@ export const SERVERLESS_YML = join(repositoryRoot, 'serverless.yml');
 /** The table and bus names of the local stage; the bus name is what serverless.yml gives stage `dev`. */
 export const LOCAL_TABLE_NAME = 'ome-pinning-local';
 /** How often the local forwarders check the registry for clusters registered or removed since start. */
-const REGISTRY_FOLLOW_INTERVAL_MS = 2_000;
 const LOCAL_REGION = 'us-east-1';
 const OME_NAMESPACE = 'ome';
 /** Runs as a long-running forwarder per cluster here, so its schedule gets no target. */
 const FORWARDER_FUNCTION = 'forward-watch-events';
 /** Served over HTTP for the API servers, not on the bus. */
 const WEBHOOK_FUNCTION = 'admission-webhook';
+/** Forwarder shards when neither `forwarderShards` nor FORWARDER_SHARDS says; serverless.yml deploys as many. */
+const LOCAL_FORWARDER_SHARDS = 4;
+/**
+ * Forwarders starting at once (lease, checkpoint loads, first lists): DynamoDB Local answers
+ * a burst from hundreds of them with timeouts. A start ends when all its streams listed.
+ */
+const FORWARDER_START_CONCURRENCY = 16;
+/** How often each shard reads the registry for clusters registered since. */
+const SHARD_RESCAN_MS = 2_000;
+/**
+ * DynamoDB Local (one JVM, sharing the machine with everything else) opens connections and
+ * answers slowly under the load of hundreds of forwarders; a request that times out is
+ * retried, which only adds to that load. Both stay well inside the 30 s lease TTL.
+ */
+const LOCAL_DYNAMODB_CONNECTION_TIMEOUT_MS = 5_000;
+const LOCAL_DYNAMODB_REQUEST_TIMEOUT_MS = 10_000;
 
 const WEBHOOK_CONFIGURATIONS: ResourceType = {
   group: 'admissionregistration.k8s.io',
@@ -99,6 +114,8 @@ export interface ControlPlaneOptions {
   wrapTarget?: (functionName: string, target: TargetHandler | undefined) => TargetHandler | undefined;
   /** Log level of the functions' Powertools loggers (default LOG_LEVEL, else INFO). */
   functionLogLevel?: string;
+  /** Forwarder shards the clusters are spread over (default FORWARDER_SHARDS, else 4). */
+  forwarderShards?: number;
 }
 
 export interface ControlPlaneCluster {
@@ -114,6 +131,8 @@ export interface ControlPlaneCluster {
   accessLog?: () => readonly AccessRecord[];
   /** An embedded cluster's writes that lost fields to pruning (tests insist on none). */
   prunedWrites?: () => readonly PruneRecord[];
+  /** The forwarder shard that watches it (`assignShard`). */
+  shard: number;
 }
 
 export interface ControlPlane {
@@ -207,7 +226,13 @@ async function startParts(
   stoppers.push({ name: 'local bus', stop: () => bus.stop() });
 
   const busName = bus.busNames.find((name) => name !== 'default') ?? 'default';
-  const env = setFunctionEnvironment({ dynamoDbEndpoint: dynamo.local.endpoint, busEndpoint: bus.endpoint, busName, logLevel: options.functionLogLevel });
+  const env = setFunctionEnvironment({
+    dynamoDbEndpoint: dynamo.local.endpoint,
+    busEndpoint: bus.endpoint,
+    busName,
+    logLevel: options.functionLogLevel,
+    forwarderShards: options.forwarderShards,
+  });
   // Records name the kubeconfig files (kubeconfig-file); only those, the operator's own,
   // may run credential plugins (exec, auth-provider). Anything else in the table is static.
   const app = createAppContext({ config: loadConfig(env), stores, connectCluster: connectLocalCluster });
@@ -217,9 +242,11 @@ async function startParts(
   const handlers = await importHandlers(bus, log);
   const functions = wireBusTargets(bus, handlers, options.wrapTarget, log);
 
-  const forwarders = startForwarders(clusters, app, bus, busName, log);
+  const shardCount = app.config.forwarderShards ?? 1;
+  const listed = new Set<string>();
+  const forwarders = startForwarders(app, bus, busName, log, (clusterId, resource) => listed.add(`${clusterId}/${resource}`));
   stoppers.push({ name: 'forwarders', stop: () => forwarders.stop() });
-  await waitUntilWatching(clusters, app, log);
+  await waitUntilWatching(clusters, listed, shardCount, log);
 
   let webhookUrl: string | undefined;
   const webhookHandler = handlers.get(WEBHOOK_FUNCTION);
@@ -240,6 +267,7 @@ async function startParts(
   return {
     clusters: clusters.map(({ id, kubeconfigPath, identityKubeconfigPath, url, client, embedded }) => ({
       id,
+      shard: assignShard(id, shardCount),
       kubeconfigPath,
       ...(identityKubeconfigPath ? { identityKubeconfigPath } : {}),
       ...(url ? { url } : {}),
@@ -271,7 +299,12 @@ async function startDynamo(log: (line: string) => void): Promise<{ local: Dynamo
       { cause: error },
     );
   }
-  const client = createDynamoClient({ endpoint: local.endpoint, region: LOCAL_REGION });
+  const client = createDynamoClient({
+    endpoint: local.endpoint,
+    region: LOCAL_REGION,
+    connectionTimeoutMs: LOCAL_DYNAMODB_CONNECTION_TIMEOUT_MS,
+    requestTimeoutMs: LOCAL_DYNAMODB_REQUEST_TIMEOUT_MS,
+  });
   try {
     await ensureTable(client, LOCAL_TABLE_NAME);
   } catch (error) {
@@ -394,8 +427,15 @@ async function startBus(options: ControlPlaneOptions, log: (line: string) => voi
  * modules load. The context built here is installed with setAppContext, so the handlers
  * use these stores rather than building their own.
  */
-function setFunctionEnvironment(input: { dynamoDbEndpoint: string; busEndpoint: string; busName: string; logLevel: string | undefined }): Record<string, string | undefined> {
+function setFunctionEnvironment(input: {
+  dynamoDbEndpoint: string;
+  busEndpoint: string;
+  busName: string;
+  logLevel: string | undefined;
+  forwarderShards: number | undefined;
+}): Record<string, string | undefined> {
   const logLevel = input.logLevel ?? process.env.LOG_LEVEL ?? 'INFO';
+  const forwarderShards = input.forwarderShards ?? (process.env.FORWARDER_SHARDS || LOCAL_FORWARDER_SHARDS);
   const values: Record<string, string> = {
     TABLE_NAME: LOCAL_TABLE_NAME,
     EVENT_BUS_NAME: input.busName,
@@ -408,6 +448,7 @@ function setFunctionEnvironment(input: { dynamoDbEndpoint: string; busEndpoint: 
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
     OME_NAMESPACE,
+    FORWARDER_SHARDS: String(forwarderShards),
     LOG_LEVEL: logLevel,
     POWERTOOLS_LOG_LEVEL: logLevel,
     POWERTOOLS_METRICS_NAMESPACE: 'OmePinning',
@@ -483,94 +524,98 @@ function forwarderLogger(clusterId: string, log: (line: string) => void): Forwar
   return { info: line(''), warn: line('warning: '), error: line('error: ') };
 }
 
+/**
+ * One long-running worker per forwarder shard, as the deployed schedule runs one
+ * invocation per shard: each reads the registry, forwards the clusters `assignShard` gives
+ * it (each under its lease) and picks up clusters registered later at its next scan.
+ */
 function startForwarders(
-  clusters: StartedCluster[],
   app: AppContext,
   bus: LocalBus,
   busName: string,
   log: (line: string) => void,
+  onStreamListed: (clusterId: string, resource: string) => void,
 ): { stop(): Promise<void> } {
   const client = new EventBridgeClient({ endpoint: bus.endpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const publisher = createEventPublisher({ client, busName, logger: { warn: (message, ...details) => log(`forwarder    publish: ${message} ${JSON.stringify(details)}`) } });
   const holderId = `npm-start-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const running = new Map<string, { abort: AbortController; run: Promise<ForwarderStats | undefined> }>();
-  const start = (clusterId: string): void => {
-    const abort = new AbortController();
-    const run = (async () => {
-      const handle = await runAsFunction(FORWARDER_FUNCTION, () => app.cluster(clusterId));
-      return runForwarder({
-        clusterId,
-        cluster: handle.client,
-        publisher,
-        leases: app.stores.leases,
-        checkpoints: app.stores.checkpoints,
-        omeNamespace: handle.omeNamespace,
-        holderId: `${holderId}-${clusterId}`,
-        signal: abort.signal,
-        shutdownGraceMs: 2_000,
-        logger: recordingLogger(forwarderLogger(clusterId, log), (message) => app.stores.checkpoints.recordForwarderError(clusterId, message)),
+  const abort = new AbortController();
+  const shardCount = app.config.forwarderShards ?? 1;
+  const startLimit = new ConcurrencyLimit(FORWARDER_START_CONCURRENCY);
+  const forwardCluster = async (clusterId: string, signal: AbortSignal): Promise<void> => {
+    let run: Promise<unknown> = Promise.resolve();
+    // Holds a start slot from the lease until every stream has listed (or the run ends).
+    await startLimit.run(async () => {
+      const streams = new Set<string>();
+      let started: () => void = () => undefined;
+      const allListed = new Promise<void>((resolveListed) => (started = resolveListed));
+      run = (async () => {
+        const handle = await runAsFunction(FORWARDER_FUNCTION, () => app.cluster(clusterId));
+        const resources = listWatchedResources(handle.omeNamespace);
+        return runForwarder({
+          clusterId,
+          cluster: handle.client,
+          publisher,
+          leases: app.stores.leases,
+          checkpoints: app.stores.checkpoints,
+          omeNamespace: handle.omeNamespace,
+          holderId: `${holderId}-${clusterId}`,
+          signal,
+          shutdownGraceMs: 2_000,
+          resources,
+          onStreamListed: (resource) => {
+            onStreamListed(clusterId, resource);
+            streams.add(resource);
+            if (streams.size >= resources.length) started();
+          },
+          logger: recordingLogger(forwarderLogger(clusterId, log), (message) => app.stores.checkpoints.recordForwarderError(clusterId, message)),
+        });
+      })();
+      run.catch((error: unknown) => {
+        app.stores.checkpoints.recordForwarderError(clusterId, `forwarder stopped: ${messageOf(error)}`).catch(() => undefined);
       });
-    })();
-    run.catch((error: unknown) => {
-      log(`forwarder    ${clusterId}: stopped with an error: ${messageOf(error)}`);
-      app.stores.checkpoints.recordForwarderError(clusterId, `forwarder stopped: ${messageOf(error)}`).catch(() => undefined);
+      await Promise.race([allListed, run.then(() => undefined, () => undefined)]);
     });
-    running.set(clusterId, { abort, run });
+    await run;
   };
-  for (const cluster of clusters) start(cluster.id);
-  log(`forwarder    ${clusters.map((cluster) => cluster.id).join(', ')} (long-running, publishing to ${busName})`);
-  // As the deployed forwarder lists the registry on each scheduled run, follow it here:
-  // a cluster registered later (kubectl ome admin cluster register) gets a forwarder, a
-  // deregistered one loses it.
-  const follow = setInterval(() => {
-    app.stores.clusters.listClusters().then(
-      (records) => {
-        const ids = new Set(records.map((record) => record.id));
-        for (const id of ids) {
-          if (running.has(id)) continue;
-          log(`forwarder    ${id}: registered; starting its forwarder`);
-          start(id);
-        }
-        for (const [id, entry] of running) {
-          if (ids.has(id)) continue;
-          log(`forwarder    ${id}: deregistered; stopping its forwarder`);
-          entry.abort.abort();
-          running.delete(id);
-        }
-      },
-      (error: unknown) => log(`forwarder    registry: ${messageOf(error)}`),
-    );
-  }, REGISTRY_FOLLOW_INTERVAL_MS);
-  follow.unref();
+  const shards = Array.from({ length: shardCount }, (_, shard) =>
+    runForwarderShard({
+      shard,
+      shardCount,
+      listClusterIds: async () => (await app.stores.clusters.listClusters()).map((record) => record.id),
+      forwardCluster,
+      rescanMs: SHARD_RESCAN_MS,
+      signal: abort.signal,
+      onStarted: (clusterIds) => log(`forwarder    shard ${shard}/${shardCount}: ${clusterIds.join(', ')} (long-running, publishing to ${busName})`),
+      logger: forwarderLogger(`shard ${shard}`, log),
+    }),
+  );
   return {
     async stop() {
-      clearInterval(follow);
-      for (const entry of running.values()) entry.abort.abort();
-      await Promise.allSettled([...running.values()].map((entry) => entry.run));
+      abort.abort();
+      await Promise.allSettled(shards);
       client.destroy();
     },
   };
 }
 
 /**
- * Resolves once every forwarder has listed each of its streams (a checkpoint exists for
- * each), so a change made after `ready` arrives as a watch event (`added`, `modified`)
- * rather than in the initial list. Gives up with a warning after `timeoutMs`.
+ * Resolves once every cluster's forwarder has listed each of its streams, so a change made
+ * after `ready` arrives as a watch event (`added`, `modified`) rather than in the initial
+ * list. Gives up with a warning after `timeoutMs` (by default longer with more clusters).
  */
-async function waitUntilWatching(clusters: StartedCluster[], app: AppContext, log: (line: string) => void, timeoutMs = 30_000): Promise<void> {
+async function waitUntilWatching(clusters: StartedCluster[], listed: ReadonlySet<string>, shardCount: number, log: (line: string) => void, timeoutMs = 60_000 + 1_000 * clusters.length): Promise<void> {
   const started = Date.now();
-  const pending = clusters.flatMap((cluster) =>
-    listWatchedResources(cluster.record.omeNamespace).map((resource) => ({ clusterId: cluster.id, resource: resource.name })),
-  );
+  const expected = clusters.flatMap((cluster) => listWatchedResources(cluster.record.omeNamespace).map((resource) => `${cluster.id}/${resource.name}`));
+  let pending = expected;
   while (pending.length > 0 && Date.now() - started < timeoutMs) {
-    const checks = await Promise.all(pending.map((entry) => app.stores.checkpoints.loadCheckpoint(entry.clusterId, entry.resource)));
-    for (let index = checks.length - 1; index >= 0; index -= 1) if (checks[index] !== undefined) pending.splice(index, 1);
-    if (pending.length > 0) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    pending = pending.filter((entry) => !listed.has(entry));
   }
   if (pending.length > 0) {
-    log(`forwarder    warning: still listing after ${seconds(started)}: ${pending.map((entry) => `${entry.clusterId}/${entry.resource}`).join(', ')}`);
+    log(`forwarder    warning: still listing after ${seconds(started)}: ${pending.join(', ')}`);
   } else {
-    log(`forwarder    watching ${clusters.length} cluster(s)  (${seconds(started)})`);
+    log(`forwarder    watching ${clusters.length} cluster(s) in ${shardCount} shard(s)  (${seconds(started)})`);
   }
 }
 

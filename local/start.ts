@@ -25,6 +25,9 @@ Options:
                      delegate with --kubeconfig
   -h, --help         show this help
 
+Environment: FORWARDER_SHARDS=N spreads the clusters over N forwarder shards (default 4),
+as the deployed schedule rules do.
+
 Then: KUBECONFIG=<data-dir>/kubeconfig kubectl get inferenceservices -A
 `;
 

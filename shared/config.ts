@@ -52,6 +52,22 @@ export interface ControlPlaneConfig {
   /** How long one scheduled forwarder run works before it checkpoints (FORWARDER_MAX_RUNTIME); unset: the invocation's time. */
   forwarderMaxRuntimeMs?: number;
   /**
+   * How many forwarder shards split the registered clusters (FORWARDER_SHARDS, default 1);
+   * serverless.yml has one schedule rule per shard. `loadConfig` sets this and the three
+   * below; a configuration built by hand (tests) without them gets the defaults, except
+   * that without `kubeApiQps` clients have no client-side rate limit at all. See docs/decisions.md, section 15.
+   */
+  forwarderShards?: number;
+  /**
+   * How often a scheduled forwarder run tries a lease still held by the run before it
+   * (FORWARDER_LEASE_POLL, default 1s): the hand-over waits at most this long.
+   */
+  forwarderLeasePollMs?: number;
+  /** Client-side rate limit per cluster and process: requests per second (KUBE_API_QPS, default 20). */
+  kubeApiQps?: number;
+  /** Requests a cluster's limit lets through at once after a quiet spell (KUBE_API_BURST, default 30). */
+  kubeApiBurst?: number;
+  /**
    * The only Secrets Manager names cluster records may point at (CLUSTER_SECRET_PREFIX);
    * empty refuses every secret record.
    */
@@ -67,6 +83,18 @@ function readInt(env: Env, name: string, fallback: number, min: number): number 
   if (!Number.isInteger(value) || value < min) {
     throw new InvalidInputError(`${name}=${JSON.stringify(raw)} is not an integer >= ${min}`);
   }
+  return value;
+}
+
+/** controller-runtime's defaults for a client's QPS and burst. */
+export const DEFAULT_KUBE_API_QPS = 20;
+export const DEFAULT_KUBE_API_BURST = 30;
+
+function readPositiveNumber(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new InvalidInputError(`${name}=${JSON.stringify(raw)} is not a number > 0`);
   return value;
 }
 
@@ -135,6 +163,10 @@ export function loadConfig(env: Env): ControlPlaneConfig {
     leaseTtlMs: parseDurationSetting('LEASE_TTL', env.LEASE_TTL || '30s'),
     maxConflictRetries: readInt(env, 'MAX_CONFLICT_RETRIES', 5, 0),
     clusterSecretPrefix: env.CLUSTER_SECRET_PREFIX ?? '',
+    forwarderShards: readInt(env, 'FORWARDER_SHARDS', 1, 1),
+    forwarderLeasePollMs: parseDurationSetting('FORWARDER_LEASE_POLL', env.FORWARDER_LEASE_POLL || '1s'),
+    kubeApiQps: readPositiveNumber(env, 'KUBE_API_QPS', DEFAULT_KUBE_API_QPS),
+    kubeApiBurst: readInt(env, 'KUBE_API_BURST', DEFAULT_KUBE_API_BURST, 1),
   };
   if (env.DYNAMODB_ENDPOINT) config.dynamoDbEndpoint = env.DYNAMODB_ENDPOINT;
   if (env.EVENTBRIDGE_ENDPOINT) config.eventBridgeEndpoint = env.EVENTBRIDGE_ENDPOINT;

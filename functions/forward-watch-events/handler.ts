@@ -1,9 +1,12 @@
 /**
- * Scheduled forwarder: for each registered cluster (or the one the event names), forward
- * watch events for as long as this invocation may run, then checkpoint and let the next
- * scheduled run resume. Clients live as long as the container (see `getAppContext`: one
- * per cluster, renewed inside the 15-minute life of EKS tokens; secret and EKS
- * credentials plug in there as its credential resolver).
+ * Scheduled forwarder, one invocation per shard and minute: each schedule rule passes its
+ * shard index (`{"shard": i}`); the run lists the registry, keeps the clusters that
+ * `assignShard` gives to that shard (of FORWARDER_SHARDS) and forwards their watch events
+ * for as long as the invocation may run, then checkpoints and releases each cluster's
+ * lease. The run works a little longer than the schedule's period, so the next one is
+ * already waiting for the leases when this one hands them over (docs/events.md). An event
+ * naming one cluster (`detail.clusterId`) forwards only that cluster. Clients live as long
+ * as the container (see `getAppContext`).
  */
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -11,9 +14,10 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
-import { getAppContext } from '../../shared/app/context';
+import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
-import { recordingLogger, runForwarderFor } from '../../shared/forwarder';
+import { InvalidInputError } from '../../shared/errors';
+import { recordingLogger, runForwarderFor, runForwarderShardOnce } from '../../shared/forwarder';
 import type { ForwarderStats } from '../../shared/forwarder';
 import { publishMetrics } from '../../shared/app/publish-metrics';
 
@@ -24,6 +28,18 @@ const SAFETY_MARGIN_MS = 3_000;
 const logger = new Logger({ serviceName: SERVICE });
 const metrics = new Metrics({ serviceName: SERVICE, namespace: 'OmePinning' });
 const publisherOf = lazyEventPublisher(logger);
+
+interface ForwarderEvent {
+  /** The schedule rule's input: which shard this invocation forwards. */
+  shard?: unknown;
+  detail?: { clusterId?: string };
+}
+
+export interface ForwarderResult {
+  shard?: number;
+  shardCount?: number;
+  clusters: ForwarderStats[];
+}
 
 async function forwardCluster(app: AppContext, clusterId: string, budgetMs: number, context: Context): Promise<ForwarderStats | undefined> {
   const clusterLogger = recordingLogger(logger.createChild({ persistentKeys: { cluster: clusterId } }), (message) =>
@@ -41,13 +57,12 @@ async function forwardCluster(app: AppContext, clusterId: string, budgetMs: numb
       clock: app.clock,
       logger: clusterLogger,
       leaseTtlMs: app.config.leaseTtlMs,
+      leasePollMs: app.config.forwarderLeasePollMs ?? 1_000,
       holderId: `${context.functionName}/${context.awsRequestId}`,
       budgetMs,
     });
-    const metric = metrics.singleMetric();
-    metric.addDimension('cluster', clusterId);
-    metric.addMetric('HintsForwarded', MetricUnit.Count, stats.forwarded);
-    clusterLogger.info('forwarder run done', { ...stats });
+    // Per cluster in the log (Logs Insights), per shard in metrics: see docs/operations.md.
+    clusterLogger.info('forwarder run done', { ...stats, lagSeconds: stats.maxLagMs / 1000 });
     return stats;
   } catch (error) {
     clusterLogger.error('forwarder run failed', { error: error as Error });
@@ -56,14 +71,61 @@ async function forwardCluster(app: AppContext, clusterId: string, budgetMs: numb
   }
 }
 
-async function forward(event: { detail?: { clusterId?: string } } | undefined, context: Context): Promise<{ clusters: ForwarderStats[] }> {
-  const app = getAppContext();
-  const named = event?.detail?.clusterId;
-  const clusterIds = named ? [named] : (await app.stores.clusters.listClusters()).map((record) => record.id);
-  const remaining = context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS;
-  const budgetMs = Math.max(0, Math.min(remaining, app.config.forwarderMaxRuntimeMs ?? remaining));
-  const stats = await Promise.all(clusterIds.map((clusterId) => forwardCluster(app, clusterId, budgetMs, context)));
-  return { clusters: stats.filter((entry): entry is ForwarderStats => entry !== undefined) };
+/** The schedule's shard index; absent only when there is a single shard. */
+function shardOf(event: ForwarderEvent | undefined, shardCount: number): number {
+  const raw = event?.shard;
+  if (raw === undefined) {
+    if (shardCount === 1) return 0;
+    throw new InvalidInputError(`the forwarder runs in ${shardCount} shards (FORWARDER_SHARDS); the event must name one as {"shard": 0..${shardCount - 1}}`);
+  }
+  if (typeof raw !== 'number') throw new InvalidInputError(`"shard" must be a number (got ${JSON.stringify(raw)})`);
+  return raw;
 }
 
-export const handler = middy(forward).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
+/** One line per metric: a single metric is published as soon as its value is added. */
+function addShardMetric(shard: number | undefined, name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void {
+  const metric = metrics.singleMetric();
+  if (shard !== undefined) metric.addDimension('Shard', String(shard));
+  metric.addMetric(name, unit, value);
+}
+
+/**
+ * Per shard, not per cluster: a `Cluster` dimension would be a custom metric per cluster
+ * (1,000 at fleet size, each billed); the per-cluster lag is in the run's log line. The lag
+ * also goes out without the shard, so one alarm (its Maximum) covers the whole fleet.
+ */
+function recordShardMetrics(shard: number, stats: ForwarderStats[]): void {
+  const lagSeconds = Math.max(0, ...stats.map((entry) => entry.maxLagMs)) / 1000;
+  addShardMetric(shard, 'ForwarderLagSeconds', MetricUnit.Seconds, lagSeconds);
+  addShardMetric(undefined, 'ForwarderLagSeconds', MetricUnit.Seconds, lagSeconds);
+  addShardMetric(shard, 'HintsForwarded', MetricUnit.Count, stats.reduce((sum, entry) => sum + entry.forwarded, 0));
+  addShardMetric(shard, 'ForwarderClusters', MetricUnit.Count, stats.length);
+}
+
+async function forward(event: ForwarderEvent | undefined, context: Context): Promise<ForwarderResult> {
+  const app = getAppContext();
+  const remaining = context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS;
+  const budgetMs = Math.max(0, Math.min(remaining, app.config.forwarderMaxRuntimeMs ?? remaining));
+  const named = event?.detail?.clusterId;
+  if (named) {
+    const stats = await forwardCluster(app, named, budgetMs, context);
+    return { clusters: stats ? [stats] : [] };
+  }
+  const shardCount = app.config.forwarderShards ?? 1;
+  const shard = shardOf(event, shardCount);
+  const run = await runForwarderShardOnce({
+    shard,
+    shardCount,
+    listClusterIds: async () => (await app.stores.clusters.listClusters()).map((record) => record.id),
+    forwardCluster: (clusterId) => forwardCluster(app, clusterId, budgetMs, context),
+  });
+  const clusters = run.results.filter((entry): entry is ForwarderStats => entry !== undefined);
+  recordShardMetrics(shard, clusters);
+  logger.info('forwarder shard run done', { shard, shardCount, clusters: run.clusterIds.length, failed: run.clusterIds.length - clusters.length });
+  return { shard, shardCount, clusters };
+}
+
+// Cluster requests cap their waits (rate limit, Retry-After) by the invocation's remaining time.
+export const handler = middy((event: ForwarderEvent | undefined, context: Context) => runWithinInvocation(context, () => forward(event, context)))
+  .use(injectLambdaContext(logger))
+  .use(publishMetrics(metrics));

@@ -425,6 +425,8 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
 
   function fireSchedule(rule: LocalRule): void {
     if (stopped || !targets.has(rule.functionName)) return;
+    // A constant input replaces the scheduled event (the forwarder's rules pass their shard).
+    if (rule.input) return enqueue(rule, rule.input as unknown as EventBridgeEnvelope);
     enqueue(rule, {
       version: '0',
       id: randomUUID(),

@@ -48,6 +48,8 @@ export interface LocalRule {
   deadLetterQueue?: string;
   /** Logical id of the SQS queue the rule targets; absent when it invokes the function itself. */
   queue?: string;
+  /** A target's constant input (`input:`): sent instead of the event, as EventBridge does. */
+  input?: Record<string, unknown>;
 }
 
 /** An SQS queue between rules and a function, with the numbers that govern redelivery. */
@@ -158,6 +160,7 @@ function toRule(functionName: string, index: number, source: Doc, doc: Doc, reso
     rule.pattern = source.pattern;
   }
   if (typeof source.schedule === 'string') rule.schedule = source.schedule;
+  if (isRecord(source.input)) rule.input = source.input;
   const dlq = logicalIdOf(source.deadLetterQueueArn);
   if (dlq) rule.deadLetterQueue = dlq;
   return rule;

@@ -54,12 +54,13 @@ function negotiate(accept: string | undefined, query: URLSearchParams): Renderin
   return { as: 'object' };
 }
 
-function send(res: http.ServerResponse, code: number, body: unknown, warnings: string[] = []): void {
+function send(res: http.ServerResponse, code: number, body: unknown, warnings: string[] = [], extraHeaders: http.OutgoingHttpHeaders = {}): void {
   const text = JSON.stringify(body);
   const headers: http.OutgoingHttpHeaders = {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(text),
     'Cache-Control': 'no-cache, private',
+    ...extraHeaders,
   };
   if (warnings.length > 0) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
   res.writeHead(code, headers);
@@ -72,7 +73,9 @@ function sendError(res: http.ServerResponse, error: unknown): void {
     res.end();
     return;
   }
-  send(res, status.code, status);
+  // As kube-apiserver: a 429 names its wait in the header too, which clients honour first.
+  const retryAfter = (status.details as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds;
+  send(res, status.code, status, [], status.code === 429 && retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {});
 }
 
 function readBody(req: http.IncomingMessage): Promise<Buffer> {

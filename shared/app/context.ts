@@ -10,6 +10,7 @@ import { createDynamoClient, createDynamoStores } from '../adapters/dynamodb';
 // The adapter files, not the kubernetes index: that also exports the @kubernetes/client-node
 // based kubeconfig loading, which the function bundles must not carry.
 import { createClusterClient } from '../adapters/kubernetes/cluster-client';
+import { TokenBucket } from '../adapters/kubernetes/rate-limit';
 import type { ClusterConnection, ResolvedCredentials } from '../adapters/kubernetes/connection';
 import { connectionFromRecord } from '../adapters/kubernetes/record-connection';
 import type { ConnectionPolicy } from '../adapters/kubernetes/record-connection';
@@ -54,6 +55,27 @@ const functionIdentity = new AsyncLocalStorage<string>();
 /** Runs `work` as function `functionName`: clusters it connects to use that function's credentials. */
 export function runAsFunction<T>(functionName: string, work: () => T): T {
   return functionIdentity.run(functionName, work);
+}
+
+/** What the clients need to know of the invocation they serve (Lambda's Context fits). */
+export interface InvocationClock {
+  getRemainingTimeInMillis(): number;
+}
+
+/**
+ * The invocation work runs for. Clients are shared across invocations, so they look its
+ * remaining time up here when a wait for the rate limit or a Retry-After must fit in it.
+ */
+const invocation = new AsyncLocalStorage<InvocationClock>();
+
+/** Runs `work` on behalf of the invocation `context`: cluster requests cap their waits by its remaining time. */
+export function runWithinInvocation<T>(context: InvocationClock, work: () => T): T {
+  if (typeof context?.getRemainingTimeInMillis !== 'function') return work();
+  return invocation.run(context, work);
+}
+
+function invocationRemainingMs(): number | undefined {
+  return invocation.getStore()?.getRemainingTimeInMillis();
 }
 
 export interface AppContext {
@@ -104,6 +126,18 @@ export function createAppContext(options: AppContextOptions): AppContext {
   const connectCluster = options.connectCluster ?? connectionFromRecord;
   const mode = options.config.mode ?? 'local';
   const handles = new Map<string, { handle: Promise<ClusterHandle>; expiresAt: number }>();
+  // One bucket per cluster, shared by every function's client to it and outliving client renewals.
+  const { kubeApiQps: qps, kubeApiBurst: burst } = options.config;
+  const limiters = new Map<string, TokenBucket>();
+  const limiterOf = (clusterId: string): TokenBucket | undefined => {
+    if (qps === undefined) return undefined;
+    let limiter = limiters.get(clusterId);
+    if (!limiter) {
+      limiter = new TokenBucket({ qps, burst: burst ?? Math.max(1, Math.ceil(qps * 1.5)) }, () => clock.now());
+      limiters.set(clusterId, limiter);
+    }
+    return limiter;
+  };
 
   async function connect(clusterId: string, functionName: string | undefined, dropHandle: () => void): Promise<{ handle: ClusterHandle; expiresAt: number | undefined }> {
     const record = await options.stores.clusters.getCluster(clusterId);
@@ -118,7 +152,12 @@ export function createAppContext(options: AppContextOptions): AppContext {
       dropHandle();
       resolver.forget(record, functionName, resolved);
     };
-    const client = createClusterClient(connectCluster(record, resolved, policy), { onUnauthorized });
+    const rateLimiter = limiterOf(record.id);
+    const client = createClusterClient(connectCluster(record, resolved, policy), {
+      onUnauthorized,
+      remainingTimeMs: invocationRemainingMs,
+      ...(rateLimiter ? { rateLimiter } : {}),
+    });
     const handle = { id: record.id, client, omeNamespace: record.omeNamespace || options.config.omeNamespace, mode: clusterMode };
     return { handle, expiresAt: resolved.expiresAt };
   }

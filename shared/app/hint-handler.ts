@@ -19,7 +19,7 @@ import { isRetryable } from '../errors';
 import { readHintDetail } from '../events/hint-event';
 import type { HintDetail } from '../events/hint-event';
 import type { AppContext, ClusterHandle } from './context';
-import { getAppContext } from './context';
+import { getAppContext, runWithinInvocation } from './context';
 import { publishMetrics } from './publish-metrics';
 
 export interface HintInvocation {
@@ -119,5 +119,8 @@ export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandl
     return { batchItemFailures };
   };
 
-  return middy(run).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
+  // Cluster requests cap their waits (rate limit, Retry-After) by the invocation's remaining time.
+  return middy((event: SQSEvent, context: Context) => runWithinInvocation(context, () => run(event, context)))
+    .use(injectLambdaContext(logger))
+    .use(publishMetrics(metrics));
 }

@@ -34,7 +34,7 @@ export async function waitForLease(options: {
     try {
       const lease = await options.leases.acquire(options.key, options.holder, options.ttlMs);
       if (lease) return lease;
-      if (!announced) options.logger?.info('another forwarder holds the lease; waiting for it to expire', { lease: options.key });
+      if (!announced) options.logger?.info('another forwarder holds the lease; waiting for it to be released or to expire', { lease: options.key });
       announced = true;
     } catch (error) {
       options.logger?.warn('could not acquire the forwarder lease', { lease: options.key, error: describeError(error) });

@@ -11,3 +11,7 @@ export { listWatchedResources, RENDERED_WORKLOAD_SELECTOR } from './watched-reso
 export type { WatchedResource } from './watched-resources';
 export { recordingLogger } from './logger';
 export type { ForwarderLogger } from './logger';
+export { assignShard, selectShardClusters, validateShard, validateShardCount, MAX_FORWARDER_SHARDS } from './shard-assignment';
+export { runForwarderShard, runForwarderShardOnce } from './run-shard';
+export type { LongRunningShardInput, ShardRunResult, ShardSelection } from './run-shard';
+export { ConcurrencyLimit } from './concurrency';

@@ -9,6 +9,7 @@ import { toHintEvent } from '../events/hint-event';
 import type { ObservedChange } from '../events/hint-event';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient, KubeObject, WatchEvent } from '../ports/cluster';
+import { computeChangeTime, recordLag } from './forwarder-lag';
 import { decideObservedChange } from './forwarding-policy';
 import type { HintBatcher } from './hint-batcher';
 import { describeError } from './hint-batcher';
@@ -26,6 +27,8 @@ export interface StreamCounters {
   dropped: number;
   relists: number;
   watchRestarts: number;
+  /** The longest a change waited for its hint to reach the bus (see forwarder-lag.ts). */
+  maxLagMs: number;
 }
 
 export interface ResourceStreamOptions {
@@ -40,6 +43,8 @@ export interface ResourceStreamOptions {
   retryMaxDelayMs: number;
   /** Aborted: stop observing at once. */
   signal: AbortSignal;
+  /** Called once the first list (or, after a checkpoint, the priming list) is through and watching begins. */
+  onListed?: () => void;
   logger?: ForwarderLogger;
 }
 
@@ -66,13 +71,22 @@ export class ResourceStream {
     const { signal } = this.options;
     let failures = 0;
     let primed = this.observed === undefined;
+    let announced = false;
+    const announce = (): void => {
+      if (announced || signal.aborted) return;
+      announced = true;
+      this.options.onListed?.();
+    };
     while (!signal.aborted) {
       try {
         if (this.observed === undefined) {
           await this.relist();
+          // From here a change reaches us as a watch event from the list's version.
+          announce();
         } else {
           if (!primed) await this.prime();
           primed = true;
+          announce();
           const startedAt = this.options.clock.now();
           await this.watchFrom(this.observed);
           if (signal.aborted) return;
@@ -204,8 +218,16 @@ export class ResourceStream {
       this.position.pass(position);
       return;
     }
-    const event = toHintEvent(clusterId, change, object, previous, { observedAt: new Date(clock.now()).toISOString() });
-    const ticket = this.position.hold(position);
-    await this.options.batcher.add({ event, settle: () => this.position.settle(ticket) });
+    const observedAt = clock.now();
+    const event = toHintEvent(clusterId, change, object, previous, { observedAt: new Date(observedAt).toISOString() });
+    const changedAt = computeChangeTime(change, object, observedAt);
+    const ticket = this.position.hold(position, changedAt);
+    await this.options.batcher.add({
+      event,
+      settle: () => {
+        this.position.settle(ticket);
+        recordLag(counters, changedAt, clock.now());
+      },
+    });
   }
 }

@@ -16,11 +16,13 @@ import { systemClock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
 import type { EventPublisher } from '../ports/event-publisher';
 import type { CheckpointStore, Lease, LeaseStore } from '../ports/store';
+import type { ConcurrencyLimit } from './concurrency';
+import { recordLag } from './forwarder-lag';
 import { forwarderLeaseKey, startHeartbeat, waitForLease } from './forwarder-lease';
 import { HintBatcher, describeError } from './hint-batcher';
 import type { ForwarderLogger } from './logger';
 import { ResourceStream } from './resource-stream';
-import { anySignal, sleep } from './timing';
+import { anySignal, computeBackoff, sleep } from './timing';
 import { listWatchedResources } from './watched-resources';
 import type { WatchedResource } from './watched-resources';
 
@@ -58,6 +60,13 @@ export interface ForwarderOptions {
   retryMaxDelayMs?: number;
   /** The streams to follow; defaults to `listWatchedResources(omeNamespace)`. */
   resources?: WatchedResource[];
+  /**
+   * Shared by the forwarders of one process: bounds how many load their checkpoints at
+   * once. A start that fails anyway is retried with backoff.
+   */
+  startLimit?: ConcurrencyLimit;
+  /** Called when a stream's first list is through and it watches (once per stream and tenure). */
+  onStreamListed?: (resource: string) => void;
 }
 
 export interface ForwarderStats {
@@ -82,6 +91,12 @@ export interface ForwarderStats {
   relists: number;
   watchRestarts: number;
   leaseLosses: number;
+  /**
+   * The longest a change waited for its hint to reach the bus, counted from the change's
+   * last write as the API server recorded it (see forwarder-lag.ts); hints still pending
+   * at the end count up to then.
+   */
+  maxLagMs: number;
 }
 
 export interface LongRunningForwarderInput extends ForwarderDependencies, ForwarderOptions {
@@ -114,6 +129,7 @@ interface Settings {
   retryMaxDelayMs: number;
   resources: WatchedResource[];
   clock: Clock;
+  startLimit: ConcurrencyLimit | undefined;
 }
 
 function settingsOf(input: ForwarderDependencies & ForwarderOptions): Settings {
@@ -136,6 +152,7 @@ function settingsOf(input: ForwarderDependencies & ForwarderOptions): Settings {
     retryMaxDelayMs: input.retryMaxDelayMs ?? 5_000,
     resources: input.resources ?? listWatchedResources(input.omeNamespace),
     clock: input.clock ?? systemClock,
+    startLimit: input.startLimit,
   };
 }
 
@@ -173,6 +190,7 @@ function newCounters(): Counters {
     relists: 0,
     watchRestarts: 0,
     leaseLosses: 0,
+    maxLagMs: 0,
   };
 }
 
@@ -194,7 +212,14 @@ interface SessionSignals {
   stopPublishing: AbortSignal;
 }
 
-type SessionEnd = 'stopped' | 'lease-lost';
+/** `start-failed`: the checkpoints could not be loaded; the lease was given back. */
+type SessionEnd = 'stopped' | 'lease-lost' | 'start-failed';
+
+/** Waits after a session ends: a TTL after a lost lease, a growing backoff after failed starts. */
+async function pauseAfter(end: SessionEnd, failedStarts: number, settings: Settings, signal: AbortSignal): Promise<void> {
+  if (end === 'lease-lost') await sleep(settings.leaseTtlMs, signal);
+  else if (end === 'start-failed') await sleep(computeBackoff(failedStarts, settings.retryBaseDelayMs, settings.retryMaxDelayMs), signal);
+}
 
 /**
  * Runs the forwarder for one cluster until `signal` aborts. While another forwarder
@@ -206,6 +231,7 @@ export async function runForwarder(input: LongRunningForwarderInput): Promise<Fo
   const counters = newCounters();
   let leaseAcquired = false;
   const graceMs = input.shutdownGraceMs ?? 5_000;
+  let failedStarts = 0;
   for (let tenure = 1; !input.signal.aborted; tenure += 1) {
     const lease = await waitForLease(leaseWaitOf(input, { ...settings, holderId: holderFor(settings, tenure) }, input.signal));
     if (lease === undefined) break;
@@ -217,7 +243,8 @@ export async function runForwarder(input: LongRunningForwarderInput): Promise<Fo
     input.signal.addEventListener('abort', onStop, { once: true });
     try {
       const end = await runSession(input, settings, counters, lease, { stopWatching: input.signal, stopPublishing: stopPublishing.signal });
-      if (end === 'lease-lost') await sleep(settings.leaseTtlMs, input.signal);
+      failedStarts = end === 'start-failed' ? failedStarts + 1 : 0;
+      await pauseAfter(end, failedStarts, settings, input.signal);
     } finally {
       input.signal.removeEventListener('abort', onStop);
     }
@@ -244,13 +271,15 @@ export async function runForwarderFor(input: BoundedForwarderInput): Promise<For
     setTimeout(() => stopPublishing.abort(), workMs + reserveMs / 2),
   ];
   let leaseAcquired = false;
+  let failedStarts = 0;
   try {
     for (let tenure = 1; !stopWatching.signal.aborted; tenure += 1) {
       const lease = await waitForLease(leaseWaitOf(input, { ...settings, holderId: holderFor(settings, tenure) }, stopWatching.signal));
       if (lease === undefined) break;
       leaseAcquired = true;
       const end = await runSession(input, settings, counters, lease, { stopWatching: stopWatching.signal, stopPublishing: stopPublishing.signal });
-      if (end === 'lease-lost') await sleep(settings.leaseTtlMs, stopWatching.signal);
+      failedStarts = end === 'start-failed' ? failedStarts + 1 : 0;
+      await pauseAfter(end, failedStarts, settings, stopWatching.signal);
     }
   } finally {
     for (const timer of timers) clearTimeout(timer);
@@ -260,7 +289,7 @@ export async function runForwarderFor(input: BoundedForwarderInput): Promise<For
 
 /** One tenure of the lease: follow every stream until told to stop or the lease is lost. */
 async function runSession(
-  input: ForwarderDependencies,
+  input: ForwarderDependencies & ForwarderOptions,
   settings: Settings,
   counters: Counters,
   lease: Lease,
@@ -294,9 +323,13 @@ async function runSession(
   const streams: ResourceStream[] = [];
   const saver = new CheckpointSaver(input.checkpoints, clusterId, streams, heartbeat.current, loseLease, logger);
   let saveTimer: NodeJS.Timeout | undefined;
+  let startFailed = false;
   try {
-    for (const resource of settings.resources) {
-      const checkpoint = await input.checkpoints.loadCheckpoint(clusterId, resource.name);
+    const loadAll = (): Promise<Array<string | undefined>> =>
+      Promise.all(settings.resources.map((resource) => input.checkpoints.loadCheckpoint(clusterId, resource.name)));
+    const checkpoints = settings.startLimit ? await settings.startLimit.run(loadAll) : await loadAll();
+    for (const [index, resource] of settings.resources.entries()) {
+      const checkpoint = checkpoints[index];
       streams.push(
         new ResourceStream(
           {
@@ -310,6 +343,7 @@ async function runSession(
             retryBaseDelayMs: settings.retryBaseDelayMs,
             retryMaxDelayMs: settings.retryMaxDelayMs,
             signal: stopWatching,
+            ...(input.onStreamListed ? { onListed: () => input.onStreamListed?.(resource.name) } : {}),
             ...(logger ? { logger } : {}),
           },
           checkpoint,
@@ -323,7 +357,7 @@ async function runSession(
     // Loading a checkpoint failed: give the lease back and let the caller try again later.
     logger?.error('forwarder session failed', { error: describeError(error) });
     if (error instanceof LeaseLostError) loseLease(error);
-    else await sleep(settings.retryBaseDelayMs, stopWatching);
+    else startFailed = true;
   } finally {
     if (saveTimer !== undefined) clearInterval(saveTimer);
     heartbeat.stop();
@@ -332,6 +366,10 @@ async function runSession(
   const unsettled = streams.reduce((sum, stream) => sum + stream.position.unsettled, 0);
   if (unsettled > 0) logger?.warn('hints left unpublished; the checkpoint stays before them', { unsettled: unsettledByStream, queued: batcher.queued });
   counters.failed += unsettled;
+  for (const stream of streams) {
+    const oldest = stream.position.oldestUnsettledChangedAt;
+    if (oldest !== undefined) recordLag(counters, oldest, settings.clock.now());
+  }
   if (lost.signal.aborted) {
     batcher.discard();
     return 'lease-lost';
@@ -344,7 +382,8 @@ async function runSession(
     logger?.warn('could not release the forwarder lease; it will expire', { lease: lease.key, error: describeError(error) });
   }
   logger?.info('forwarder stopped', { lease: lease.key, unsettled });
-  return lost.signal.aborted ? 'lease-lost' : 'stopped';
+  if (lost.signal.aborted) return 'lease-lost';
+  return startFailed ? 'start-failed' : 'stopped';
 }
 
 function asError(error: unknown): Error {

@@ -9,6 +9,8 @@
 export interface PositionTicket {
   readonly resourceVersion: string | undefined;
   done: boolean;
+  /** When the change it stands for was made (epoch ms), for the lag metric. */
+  readonly changedAt?: number;
 }
 
 export class StreamPosition {
@@ -31,8 +33,8 @@ export class StreamPosition {
   }
 
   /** An observation waiting for its publish. */
-  hold(resourceVersion: string | undefined): PositionTicket {
-    const ticket: PositionTicket = { resourceVersion, done: false };
+  hold(resourceVersion: string | undefined, changedAt?: number): PositionTicket {
+    const ticket: PositionTicket = { resourceVersion, done: false, ...(changedAt === undefined ? {} : { changedAt }) };
     this.queue.push(ticket);
     return ticket;
   }
@@ -48,6 +50,16 @@ export class StreamPosition {
   /** Observations still waiting for their publish. */
   get unsettled(): number {
     return this.queue.filter((ticket) => !ticket.done).length;
+  }
+
+  /** When the oldest change still waiting for its publish was made; undefined when none waits. */
+  get oldestUnsettledChangedAt(): number | undefined {
+    let oldest: number | undefined;
+    for (const ticket of this.queue) {
+      if (ticket.done || ticket.changedAt === undefined) continue;
+      if (oldest === undefined || ticket.changedAt < oldest) oldest = ticket.changedAt;
+    }
+    return oldest;
   }
 
   /** The resourceVersion to save, when it moved since the last save. */

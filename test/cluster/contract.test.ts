@@ -100,7 +100,8 @@ describe('in-process client and client-node over HTTP', () => {
   beforeAll(async () => {
     cluster = await startEmbeddedCluster({ crdDir: FIXTURE_CRDS, namespaces: ['default', NS] });
     await cluster.writeKubeconfig(join(dir, 'kubeconfig'));
-    http = createClusterClient(connectionFromKubeConfig(loadKubeConfig({ env: { KUBECONFIG: join(dir, 'kubeconfig') } })), { requestTimeoutMs: 5000 });
+    // The contract is the server's answers: 429s are handed back, not retried (throttling.test.ts covers that).
+    http = createClusterClient(connectionFromKubeConfig(loadKubeConfig({ env: { KUBECONFIG: join(dir, 'kubeconfig') } })), { requestTimeoutMs: 5000, maxThrottledRetries: 0 });
   });
 
   afterAll(async () => {

@@ -103,6 +103,10 @@ describe('Local bus', () => {
     }
     expect(bus.rules.filter((rule) => rule.pattern).every((rule) => rule.eventBusName === BUS)).toBe(true);
     expect(bus.rules.filter((rule) => rule.schedule).map((rule) => [rule.functionName, rule.schedule])).toEqual([
+      // One per forwarder shard.
+      ['forward-watch-events', 'rate(1 minute)'],
+      ['forward-watch-events', 'rate(1 minute)'],
+      ['forward-watch-events', 'rate(1 minute)'],
       ['forward-watch-events', 'rate(1 minute)'],
       ['rollout-run', 'rate(1 minute)'],
       ['revision-gc', 'rate(5 minutes)'],

@@ -10,6 +10,11 @@ export interface DynamoClientOptions {
   maxAttempts?: number;
   /** Per-request socket timeout in ms. Default 3000: store calls are single small items. */
   requestTimeoutMs?: number;
+  /**
+   * How long opening a connection may take, in ms. Default 1000, ample for DynamoDB; DynamoDB
+   * Local (one JVM on the developer's machine) can take longer under a burst of new connections.
+   */
+  connectionTimeoutMs?: number;
 }
 
 /**
@@ -25,7 +30,7 @@ export function createDynamoClient(options: DynamoClientOptions): DynamoDBDocume
     ...(credentials === undefined ? {} : { credentials }),
     maxAttempts: options.maxAttempts ?? 3,
     retryMode: 'standard',
-    requestHandler: { connectionTimeout: 1_000, requestTimeout: options.requestTimeoutMs ?? 3_000 },
+    requestHandler: { connectionTimeout: options.connectionTimeoutMs ?? 1_000, requestTimeout: options.requestTimeoutMs ?? 3_000 },
   });
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },

@@ -17,6 +17,7 @@ import { apiVersionOf } from '../../model/resources';
 import type { ClusterConnection } from './connection';
 import { errorFromStatus, errorFromTransport, type ApiStatus } from './errors';
 import { collectionPath, objectPath } from './paths';
+import type { TokenBucket } from './rate-limit';
 import { KubeTransport, type Query, type ResponseRecord } from './transport';
 
 export interface ClusterClientOptions {
@@ -29,6 +30,12 @@ export interface ClusterClientOptions {
   onUnauthorized?: () => void;
   /** Called after each non-watch request with its outcome (the CLI's `-v` log). */
   onResponse?: (record: ResponseRecord) => void;
+  /** The cluster's client-side rate limit (rate-limit.ts), shared by its clients; none when absent. */
+  rateLimiter?: TokenBucket;
+  /** Milliseconds the current invocation has left, when known: caps waits for the limit and for Retry-After. */
+  remainingTimeMs?: () => number | undefined;
+  /** 429s retried within one call after their Retry-After (default 3); 0 hands every 429 to the caller. */
+  maxThrottledRetries?: number;
 }
 
 /** A ClusterClient that can also drop its idle connections (at shutdown, in tests). */
@@ -71,6 +78,9 @@ export function createClusterClient(connection: ClusterConnection, options: Clus
     userAgent: options.userAgent ?? FIELD_MANAGER,
     ...(options.onUnauthorized === undefined ? {} : { onUnauthorized: options.onUnauthorized }),
     ...(options.onResponse === undefined ? {} : { onResponse: options.onResponse }),
+    ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
+    ...(options.remainingTimeMs === undefined ? {} : { remainingTimeMs: options.remainingTimeMs }),
+    ...(options.maxThrottledRetries === undefined ? {} : { maxThrottledRetries: options.maxThrottledRetries }),
   });
 
   const writeQuery = (write: WriteOptions | undefined): Query => ({

@@ -12,3 +12,5 @@ export { apiFailureOf, errorFromStatus, errorFromTransport } from './errors';
 export type { ApiFailure, ApiStatus } from './errors';
 export { collectionPath, objectPath } from './paths';
 export type { KubeConfig } from '@kubernetes/client-node';
+export { TokenBucket, parseRetryAfter, DEFAULT_RETRY_AFTER_MS } from './rate-limit';
+export type { RateLimitSettings } from './rate-limit';

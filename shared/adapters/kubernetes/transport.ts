@@ -1,9 +1,18 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import { InvalidInputError, UnavailableError } from '../../errors';
+import { InvalidInputError, ThrottledError, UnavailableError } from '../../errors';
 import type { ClusterConnection, ConnectionRequestOptions } from './connection';
 import { errorFromStatus, errorFromTransport, parseStatus } from './errors';
+import { parseRetryAfter } from './rate-limit';
+import type { TokenBucket } from './rate-limit';
+
+/** A 429 is retried this often within one call; then ThrottledError goes to the caller (and the platform redelivers). */
+export const MAX_THROTTLED_RETRIES = 3;
+/** The longest one Retry-After is waited for within a call, whatever the server asks. */
+export const MAX_RETRY_AFTER_WAIT_MS = 10_000;
+/** Kept back from the invocation's remaining time when deciding whether a wait still fits. */
+export const THROTTLE_DEADLINE_MARGIN_MS = 1_000;
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -21,6 +30,19 @@ export interface TransportOptions {
   userAgent: string;
   /** Called when the server answers 401: the credential was refused and should not be reused. */
   onUnauthorized?: () => void;
+  /** The cluster's client-side rate limit, shared by its clients in this process; none when absent. */
+  rateLimiter?: TokenBucket;
+  /**
+   * Milliseconds the current invocation has left, when known: a wait for the rate limit or
+   * a Retry-After that would not fit fails at once with ThrottledError instead.
+   */
+  remainingTimeMs?: () => number | undefined;
+  /** 429s retried within one call (default MAX_THROTTLED_RETRIES); 0 hands every 429 to the caller. */
+  maxThrottledRetries?: number;
+  /** Epoch ms; default Date.now (tests pass a fake clock). */
+  now?: () => number;
+  /** Waits `ms`; default a timer (tests record the waits instead). */
+  sleep?: (ms: number) => Promise<void>;
   /** Called after each request with its outcome (the CLI's `-v` log). */
   onResponse?: (record: ResponseRecord) => void;
 }
@@ -35,6 +57,8 @@ export interface ResponseRecord {
   error?: string;
   elapsedMs: number;
 }
+
+const waitFor = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * HTTP to one API server, authenticated by a ClusterConnection (from a cluster record, or
@@ -58,17 +82,34 @@ export class KubeTransport {
     }
   }
 
-  /** Sends a request and parses the JSON answer; every failure is a typed error. */
+  /**
+   * Sends a request and parses the JSON answer; every failure is a typed error. Waits for
+   * the cluster's rate limit first, and on 429 waits the Retry-After and tries again (a
+   * 429 means the server did not act on the request, so any verb may be resent).
+   */
   async request<T>(request: TransportRequest): Promise<T> {
-    const started = Date.now();
     let response: IncomingMessage;
     let text: string;
-    try {
-      response = await this.send(request, undefined, this.options.requestTimeoutMs);
-      text = await readText(response, request);
-    } catch (error) {
-      this.record(request, started, undefined, error);
-      throw error;
+    let started = Date.now();
+    for (let attempt = 0; ; attempt += 1) {
+      await this.throttle(request);
+      started = Date.now();
+      try {
+        response = await this.send(request, undefined, this.options.requestTimeoutMs);
+        text = await readText(response, request);
+      } catch (error) {
+        this.record(request, started, undefined, error);
+        throw error;
+      }
+      if (response.statusCode !== 429) break;
+      this.record(request, started, 429, undefined);
+      const retryAfterMs = this.noteThrottled(response, text);
+      const waitMs = Math.min(retryAfterMs, MAX_RETRY_AFTER_WAIT_MS);
+      if (attempt >= (this.options.maxThrottledRetries ?? MAX_THROTTLED_RETRIES) || !this.fitsInInvocation(waitMs)) {
+        throw errorFromStatus(429, parseStatus(text), text, request);
+      }
+      // With a limiter the bucket is paused until then, and the next throttle() waits it out.
+      if (!this.options.rateLimiter) await (this.options.sleep ?? waitFor)(waitMs);
     }
     const code = response.statusCode ?? 0;
     this.record(request, started, code, undefined);
@@ -84,15 +125,45 @@ export class KubeTransport {
 
   /** Opens a streaming GET (a watch). Resolves with the 200 response; any other answer is a typed error. */
   async stream(request: TransportRequest, signal: AbortSignal | undefined): Promise<IncomingMessage> {
+    await this.throttle(request);
     const response = await this.send(request, signal, undefined);
     const code = response.statusCode ?? 0;
     if (code === 401) this.options.onUnauthorized?.();
     if (code !== 200) {
       const text = await readText(response, request);
+      // The caller (the forwarder's stream) backs off; the paused bucket holds its retry back.
+      if (code === 429) this.noteThrottled(response, text);
       throw errorFromStatus(code, parseStatus(text), text, request);
     }
     response.socket?.setKeepAlive(true, 30_000);
     return response;
+  }
+
+  /** Waits for a token of the cluster's rate limit; ThrottledError when the wait would outlast the invocation. */
+  private async throttle(request: TransportRequest): Promise<void> {
+    const limiter = this.options.rateLimiter;
+    if (!limiter) return;
+    const waitMs = limiter.reserve();
+    if (waitMs <= 0) return;
+    if (!this.fitsInInvocation(waitMs)) {
+      limiter.cancel();
+      const { qps, burst } = limiter.settings;
+      throw new ThrottledError(`${request.method} ${request.path}: the client-side rate limit (${qps} QPS, burst ${burst}) needs a ${waitMs} ms wait, more than this invocation has left`);
+    }
+    await (this.options.sleep ?? waitFor)(waitMs);
+  }
+
+  /** Pauses the cluster's bucket for the 429's Retry-After; returns that wait in ms. */
+  private noteThrottled(response: IncomingMessage, text: string): number {
+    const now = (this.options.now ?? Date.now)();
+    const retryAfterMs = parseRetryAfter(response.headers['retry-after'], parseStatus(text), now);
+    this.options.rateLimiter?.pauseUntil(now + Math.min(retryAfterMs, MAX_RETRY_AFTER_WAIT_MS));
+    return retryAfterMs;
+  }
+
+  private fitsInInvocation(waitMs: number): boolean {
+    const remaining = this.options.remainingTimeMs?.();
+    return remaining === undefined || waitMs <= remaining - THROTTLE_DEADLINE_MARGIN_MS;
   }
 
   private async send(request: TransportRequest, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<IncomingMessage> {

@@ -37,7 +37,8 @@ describe('Kubernetes adapter against the embedded API server', () => {
   beforeAll(async () => {
     cluster = await startEmbeddedCluster({ watchWindow: 20 });
     await cluster.writeKubeconfig(join(dir, 'kubeconfig'));
-    client = createClusterClient(connectionFromKubeConfig(loadKubeConfig({ env: { KUBECONFIG: join(dir, 'kubeconfig') } })), { requestTimeoutMs: 5000 });
+    // 429s map straight to ThrottledError here; their retries are in throttling.test.ts.
+    client = createClusterClient(connectionFromKubeConfig(loadKubeConfig({ env: { KUBECONFIG: join(dir, 'kubeconfig') } })), { requestTimeoutMs: 5000, maxThrottledRetries: 0 });
     await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   });
   afterAll(async () => {

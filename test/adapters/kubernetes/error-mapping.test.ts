@@ -39,7 +39,8 @@ describe('Kubernetes adapter: error mapping', () => {
 
   beforeAll(async () => {
     server = await startCannedServer();
-    client = createClusterClient(server.connection, { requestTimeoutMs: 300 });
+    // 429s map straight to ThrottledError here; their retries are in throttling.test.ts.
+    client = createClusterClient(server.connection, { requestTimeoutMs: 300, maxThrottledRetries: 0 });
   });
   afterAll(async () => {
     client.close();
