@@ -66,13 +66,11 @@ export async function runFleetWaves(event: ResyncEvent, app: AppContext = getApp
   const waveId = textOf(event?.detail?.waveId);
   const deps = fleetDepsOf(app);
   let outcomes: WaveOutcome[];
-  if (waveId === undefined) outcomes = await advanceSyncWaves(deps);
-  else {
-    try {
-      outcomes = [await advanceSyncWave(deps, waveId)];
-    } catch (error) {
-      outcomes = [{ waveId, outcome: 'failed', error: error instanceof Error ? error : new Error(String(error)) }];
-    }
+  // A wave the table cannot be read for waits for the next run; it never holds the relist back.
+  try {
+    outcomes = waveId === undefined ? await advanceSyncWaves(deps) : [await advanceSyncWave(deps, waveId)];
+  } catch (error) {
+    outcomes = [{ waveId: waveId ?? '*', outcome: 'failed', error: error instanceof Error ? error : new Error(String(error)) }];
   }
   outcomes.forEach(reportWave);
   return outcomes;

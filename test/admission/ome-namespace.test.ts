@@ -56,7 +56,10 @@ describe('the revision webhook of a cluster whose OME namespace is ome-system', 
     writeFileSync(join(keyDir, 'key'), KEY, { mode: 0o600 });
     const env = { [WebhookEnv.keyFile]: join(keyDir, 'key') };
     cluster = await startEmbeddedCluster();
-    const app = { cluster: async (id: string) => ({ id, client: cluster.client, omeNamespace: OME_NAMESPACE }) } as unknown as AppContext;
+    const app = {
+      cluster: async (id: string) => ({ id, client: cluster.client, omeNamespace: OME_NAMESPACE, mode: 'standalone' }),
+      clusterMode: async () => 'standalone',
+    } as unknown as AppContext;
     server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));

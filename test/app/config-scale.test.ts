@@ -19,7 +19,7 @@ describe('Function: loadConfig — forwarder shards and API budgets', () => {
   it.each<[Record<string, string>, string]>([
     [{ FORWARDER_SHARDS: '0' }, 'FORWARDER_SHARDS="0" is not an integer >= 1'],
     [{ FORWARDER_SHARDS: 'four' }, 'FORWARDER_SHARDS="four" is not an integer >= 1'],
-    [{ FORWARDER_LEASE_POLL: '1' }, 'FORWARDER_LEASE_POLL="1" is not a duration such as 30s, 5m or 24h'],
+    [{ FORWARDER_LEASE_POLL: '1' }, 'FORWARDER_LEASE_POLL="1" is not a duration (time: missing unit in duration "1"); use Go duration syntax such as 30s, 5m, 1h30m, 1.5h or 300ms'],
     [{ KUBE_API_QPS: '0' }, 'KUBE_API_QPS="0" is not a number > 0'],
     [{ KUBE_API_QPS: 'fast' }, 'KUBE_API_QPS="fast" is not a number > 0'],
     [{ KUBE_API_BURST: '0' }, 'KUBE_API_BURST="0" is not an integer >= 1'],

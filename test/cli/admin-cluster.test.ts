@@ -2,7 +2,20 @@
 import { describe, expect, it } from 'vitest';
 
 import { isOnboardingFile, loadOnboardingManifests } from '../../cli/admin/cluster-manifests';
-import { boundGroups, buildClusterRecord, checkClusterId, eksAccessEntryCommands, FUNCTION_ROLES, parseClusterMode } from '../../cli/admin/cluster-onboarding';
+import {
+  boundGroups,
+  buildClusterRecord,
+  checkClusterId,
+  eksAccessEntryCommands,
+  FUNCTION_ROLES,
+  parseClusterMode,
+  registerCluster,
+  type AdminClusterClient,
+  type RegisterInput,
+} from '../../cli/admin/cluster-onboarding';
+import { NotFoundError } from '../../shared/errors';
+import type { KubeObject } from '../../shared/ports/cluster';
+import type { ClusterMode, ClusterRecord } from '../../shared/ports/store';
 
 describe('admin cluster rules', () => {
   it.each([
@@ -68,5 +81,43 @@ describe('the manifests register installs', () => {
     expect(commands).toHaveLength(boundGroups(manifests).length);
     expect(commands.find((command) => command.includes('--kubernetes-groups ome-pinning:pin '))).toContain('--logical-resource-id PinRole');
     for (const command of commands) expect(command).toMatch(/^aws eks create-access-entry --region eu-west-1 --cluster-name prod-eu-1 /);
+  });
+});
+
+describe('register by mode', () => {
+  /** A cluster that has nothing yet, recording what register creates. */
+  function emptyCluster(): { client: AdminClusterClient; created: KubeObject[] } {
+    const created: KubeObject[] = [];
+    const client = {
+      get: async () => Promise.reject(new NotFoundError('absent')),
+      create: async (_type: unknown, object: KubeObject) => {
+        created.push(object);
+        return object;
+      },
+      replace: async (_type: unknown, object: KubeObject) => object,
+      delete: async () => undefined,
+    } as unknown as AdminClusterClient;
+    return { client, created };
+  }
+  const webhook = { baseUrl: 'https://hooks.example/prod', key: Buffer.alloc(32, 1) };
+  const input = (mode: ClusterMode): RegisterInput => ({
+    id: 'edge-1',
+    mode,
+    server: 'https://edge-1.example',
+    credentials: { kind: 'secret' },
+    omeNamespace: 'ome-system',
+    webhook,
+  });
+
+  it.each([
+    ['standalone', 1],
+    ['delegate', 0],
+  ] as const)('a %s cluster gets %i webhook configuration (upstream OME\'s own webhooks judge beside its controller)', async (mode, webhooks) => {
+    const { client, created } = emptyCluster();
+    const records: ClusterRecord[] = [];
+    const steps = await registerCluster(client, { putCluster: async (record) => void records.push(record) }, await loadOnboardingManifests(), input(mode));
+    expect(created.filter((object) => object.kind === 'ValidatingWebhookConfiguration')).toHaveLength(webhooks);
+    expect(steps.find((step) => step.kind === 'ValidatingWebhookConfiguration')?.action).toBe(webhooks ? 'created' : 'skipped');
+    expect(records).toMatchObject([{ id: 'edge-1', mode, omeNamespace: 'ome-system' }]);
   });
 });

@@ -149,7 +149,7 @@ describe('kubectl ome admin cluster', () => {
 
   it('describe shows the forwarder\'s last error for a cluster it cannot reach', async () => {
     const register = await kubectl([
-      'ome', 'admin', 'cluster', 'register', 'broken-1', '--mode', 'delegate',
+      'ome', 'admin', 'cluster', 'register', 'broken-1', '--mode', 'standalone',
       '--credentials', 'kubeconfig-file', '--credentials-file', join(clusterDir, 'absent.kubeconfig'), '--skip-webhook', ...registry(),
     ]);
     expect(register.code).toBe(0);

@@ -96,10 +96,11 @@ const NEEDS: Record<string, Needs> = {
     deadLetterQueue: 'RevisionGcDeadLetterQueue',
     hintQueue: 'RevisionGcHintQueue',
   },
-  // Lists the registry and reads each cluster's record; publishes relisted hints.
+  // Lists the registry and reads each cluster's record; publishes relisted hints; advances
+  // fleet sync waves and stores each cluster's drift report.
   resync: {
     role: 'ResyncRole',
-    dynamodb: { REGISTRY: ['GetItem', 'Query'] },
+    dynamodb: { REGISTRY: ['GetItem', 'Query'], FLEET: ['GetItem', 'PutItem', 'Query'] },
     publishes: true,
     deadLetterQueue: 'ResyncDeadLetterQueue',
   },

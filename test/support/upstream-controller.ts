@@ -35,6 +35,7 @@ import { checkRuntimeDrift, pinInferenceService, PIN_REPORTING_CONTROLLER, type 
 import { systemClock, type Clock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType, WatchEvent } from '../../shared/ports/cluster';
 import { advanceUnderLease, applyRepin, rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
+import { refreshPolicyStatus } from '../../shared/rollout-runs/refresh-policy-status';
 import type { RolloutWork } from '../../shared/rollout-runs/hint-use-cases';
 import { createMemoryStores } from '../../shared/stores/memory';
 import { Annotation, DEFAULT_OME_NAMESPACE, EventReason, WorkloadLabel } from '../../shared/vocabulary';
@@ -97,12 +98,14 @@ export interface UpstreamController {
 
 type Job =
   | { kind: 'isvc'; namespace: string; name: string }
+  | { kind: 'policy'; namespace: string; name: string }
   | { kind: 'runtime'; type: string; namespace?: string; name: string; change: 'added' | 'modified' | 'deleted' | 'relisted'; object: KubeObject };
 
 /** A reconcile stopped before a held step; it runs again when the hold is released. */
 class HeldError extends Error {}
 
 function jobKey(job: Job): string {
+  if (job.kind === 'policy') return `policy/${job.namespace}/${job.name}`;
   return job.kind === 'isvc' ? `isvc/${job.namespace}/${job.name}` : `runtime/${job.type}/${job.namespace ?? ''}/${job.name}/${job.change === 'deleted' ? 'deleted' : 'present'}`;
 }
 
@@ -152,6 +155,12 @@ const WATCHED: Array<{ type: ResourceType; toJobs: (event: WatchEvent, relisted:
       return [{ kind: 'runtime', type: type.kind, ...(event.object.metadata.namespace ? { namespace: event.object.metadata.namespace } : {}), name: event.object.metadata.name, change, object: event.object }];
     },
   })),
+  // Upstream's RolloutPolicy status controller: a policy's own changes, and (below) the
+  // InferenceServices that reference it, which change its attached groups.
+  {
+    type: Resources.rolloutPolicies,
+    toJobs: ({ object }) => [{ kind: 'policy', namespace: object.metadata.namespace ?? '', name: object.metadata.name }],
+  },
   {
     type: Resources.deployments,
     toJobs: ({ object }) => {
@@ -160,6 +169,12 @@ const WATCHED: Array<{ type: ResourceType; toJobs: (event: WatchEvent, relisted:
     },
   },
 ];
+
+/** The RolloutPolicies an InferenceService's rollout groups name. */
+function referencedPolicies(isvc: KubeObject): string[] {
+  const groups = ((isvc.spec as { rollout?: { groups?: Array<{ policyRef?: { name?: string } }> } } | undefined)?.rollout?.groups ?? []);
+  return [...new Set(groups.flatMap((group) => (group.policyRef?.name ? [group.policyRef.name] : [])))];
+}
 
 /** Starts the stand-in over `client`; it lists and watches until `stop`. */
 export function startUpstreamController(client: ClusterClient, options: UpstreamControllerOptions = {}): UpstreamController {
@@ -235,6 +250,10 @@ export function startUpstreamController(client: ClusterClient, options: Upstream
   };
 
   const run = async (job: Job): Promise<void> => {
+    if (job.kind === 'policy') {
+      await refreshPolicyStatus({ client: writer, clock }, { namespace: job.namespace, name: job.name });
+      return;
+    }
     if (job.kind === 'runtime') {
       step('drift-check', job.name);
       await checkRuntimeDrift(deps, { kind: job.type, name: job.name, change: job.change, ...(job.namespace ? { namespace: job.namespace } : {}) });
@@ -274,6 +293,7 @@ export function startUpstreamController(client: ClusterClient, options: Upstream
     step('rollout-run', job.name);
     await advanceUnderLease(work, key);
     options.onHandled?.('rollout-run', isvc);
+    for (const policy of referencedPolicies(isvc)) enqueue({ kind: 'policy', namespace: job.namespace, name: policy });
   };
 
   const watchOne = async (entry: (typeof WATCHED)[number]): Promise<void> => {
