@@ -10,6 +10,7 @@ export default {
     'shared/rollout/**/*.ts',
     'shared/events/**/*.ts',
     'shared/go-duration.ts',
+    'shared/go-json.ts',
     // Types and re-exports only: nothing to mutate.
     '!shared/runtime/index.ts',
     '!shared/rollout/types.ts',
