@@ -217,15 +217,9 @@ class GoEncoder {
       case 'pointer':
         return isAbsent(value) ? 'null' : this.encode(value, type.to, path);
       case 'slice':
-        if (isAbsent(value)) return 'null';
-        if (!Array.isArray(value)) return this.fail(path, type, value);
-        return `[${value.map((item, i) => this.encode(item, type.of, `${path}[${i}]`)).join(',')}]`;
-      case 'map': {
-        if (isAbsent(value)) return 'null';
-        if (!isObject(value)) return this.fail(path, type, value);
-        const keys = Object.keys(value).sort(compareGoStrings);
-        return `{${keys.map((key) => `${quoteGoString(key)}:${this.encode(value[key], type.of, `${path}.${key}`)}`).join(',')}}`;
-      }
+        return this.encodeSlice(value, type, path);
+      case 'map':
+        return this.encodeMap(value, type, path);
       case 'struct':
         return this.encodeStruct(value, type, path);
     }
@@ -234,6 +228,19 @@ class GoEncoder {
   private encodeInt(value: unknown, type: GoType, path: string): string {
     if (isAbsent(value)) return '0';
     return typeof value === 'number' && Number.isInteger(value) ? String(value) : this.fail(path, type, value);
+  }
+
+  private encodeSlice(value: unknown, type: Extract<GoType, { kind: 'slice' }>, path: string): string {
+    if (isAbsent(value)) return 'null';
+    if (!Array.isArray(value)) return this.fail(path, type, value);
+    return `[${value.map((item, i) => this.encode(item, type.of, `${path}[${i}]`)).join(',')}]`;
+  }
+
+  private encodeMap(value: unknown, type: Extract<GoType, { kind: 'map' }>, path: string): string {
+    if (isAbsent(value)) return 'null';
+    if (!isObject(value)) return this.fail(path, type, value);
+    const keys = Object.keys(value).sort(compareGoStrings);
+    return `{${keys.map((key) => `${quoteGoString(key)}:${this.encode(value[key], type.of, `${path}.${key}`)}`).join(',')}}`;
   }
 
   private encodeRaw(value: unknown, path: string): string {
