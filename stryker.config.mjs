@@ -10,6 +10,9 @@ export default {
     'shared/rollout/**/*.ts',
     'shared/events/**/*.ts',
     'shared/go-duration.ts',
+    'shared/go-json.ts',
+    // The EventBridge pattern matcher the local bus routes with.
+    'local/bus/pattern.ts',
     // Types and re-exports only: nothing to mutate.
     '!shared/runtime/index.ts',
     '!shared/rollout/types.ts',

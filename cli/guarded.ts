@@ -9,7 +9,7 @@ import type { ActionTarget, DryRunMode } from './action-result';
 import { describeApiRefusal, INFERENCE_SERVICE_RESOURCE } from './api-refusal';
 import { Deadline, DeadlineExceededError, type CommandEnv } from './env';
 import { CliError, CliMessage, ExitCode } from './errors';
-import { formatTable } from './output';
+import { formatTable, type OutputFormat } from './output';
 import { InferenceServices } from './resources';
 
 /** A whole guarded command has 45 seconds, the prompt included. */
@@ -154,6 +154,44 @@ export async function confirmAction(env: CommandEnv, deadline: Deadline, yes: bo
   }
   const normalized = (answer ?? '').trim().toLowerCase();
   if (normalized !== 'y' && normalized !== 'yes') throw new CliError(CliMessage.notConfirmed);
+}
+
+/** What every guarded command is given: its target, and how to run and report. */
+export interface GuardedActionOptions {
+  name: string;
+  namespace: string;
+  dryRun: DryRunMode;
+  yes: boolean;
+  output: OutputFormat;
+}
+
+/** One annotation a guarded command sets, and how its outcome is reported. */
+export interface GuardedAnnotation {
+  key: string;
+  value: string;
+  /** Also test the annotation's old value, so a concurrent writer's value is not overwritten. */
+  testOldValue: boolean;
+  refreshCommand: string;
+  outcomeUnknownMessage: string;
+}
+
+/** Sets one annotation on `object` with the guarded patch; see `sendGuardedPatch`. */
+export function sendGuardedAnnotation(
+  env: CommandEnv,
+  deadline: Deadline,
+  object: KubeObject,
+  options: Pick<GuardedActionOptions, 'name' | 'namespace' | 'dryRun'>,
+  annotation: GuardedAnnotation,
+): Promise<boolean> {
+  return sendGuardedPatch(env, deadline, {
+    namespace: options.namespace,
+    name: options.name,
+    patch: buildAnnotationPatch(object, annotation.key, annotation.value, { testOldValue: annotation.testOldValue }),
+    dryRun: options.dryRun,
+    refreshCommand: annotation.refreshCommand,
+    outcomeUnknownMessage: annotation.outcomeUnknownMessage,
+    annotation: { key: annotation.key, value: annotation.value },
+  });
 }
 
 export interface GuardedPatchRequest {

@@ -1,7 +1,7 @@
 /**
- * Go's encoding/json string rules, shared by the two Go-compatible encoders (runtime
- * specs in shared/runtime, rollout progressions in shared/rollout): hashes and digests
- * computed here must equal upstream's byte for byte.
+ * Go's encoding/json string rules, used by the Go-JSON encoder (shared/go-json.ts) for
+ * runtime specs and rollout progressions: hashes and digests computed here must equal
+ * upstream's byte for byte.
  */
 
 const HEX = '0123456789abcdef';

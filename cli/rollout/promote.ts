@@ -3,30 +3,24 @@
  * `ome.io/rollout-promote` to the canary revision.
  */
 import { Annotation } from '../../shared/vocabulary';
-import { buildActionResult, formatActionResult, ResultMessage, type DryRunMode } from '../action-result';
+import { buildActionResult, formatActionResult, ResultMessage } from '../action-result';
 import { evaluatePromote } from '../domain/rollout';
 import type { CommandEnv } from '../env';
 import { CliError, CliMessage } from '../errors';
 import {
-  buildAnnotationPatch,
+  type GuardedActionOptions,
   checkTargetIdentity,
   confirmAction,
   formatPreview,
   readTarget,
-  sendGuardedPatch,
+  sendGuardedAnnotation,
   startGuardedDeadline,
   targetOf,
 } from '../guarded';
 import type { InferenceServiceObject } from '../isvc';
-import type { OutputFormat } from '../output';
 
-export interface RolloutPromoteOptions {
-  name: string;
-  namespace: string;
+export interface RolloutPromoteOptions extends GuardedActionOptions {
   omeNamespace: string;
-  dryRun: DryRunMode;
-  yes: boolean;
-  output: OutputFormat;
 }
 
 export async function runRolloutPromote(env: CommandEnv, options: RolloutPromoteOptions): Promise<number> {
@@ -61,14 +55,12 @@ export async function runRolloutPromote(env: CommandEnv, options: RolloutPromote
     }),
   );
   await confirmAction(env, deadline, options.yes);
-  const sent = await sendGuardedPatch(env, deadline, {
-    namespace: options.namespace,
-    name: options.name,
-    patch: buildAnnotationPatch(isvc, Annotation.rolloutPromote, evaluation.canaryRevision, { testOldValue: false }),
-    dryRun: options.dryRun,
+  const sent = await sendGuardedAnnotation(env, deadline, isvc, options, {
+    key: Annotation.rolloutPromote,
+    value: evaluation.canaryRevision,
+    testOldValue: false,
     refreshCommand: 'rollout explain',
     outcomeUnknownMessage: CliMessage.promoteOutcomeUnknown,
-    annotation: { key: Annotation.rolloutPromote, value: evaluation.canaryRevision },
   });
   const message = { client: ResultMessage.clientDryRun, server: ResultMessage.serverDryRun, none: ResultMessage.promoteAccepted }[options.dryRun];
   const result = buildActionResult({

@@ -3,30 +3,23 @@
  * plan, by setting `ome.io/rollout-repin` to the live plan's digest.
  */
 import { Annotation } from '../../shared/vocabulary';
-import { buildActionResult, formatActionResult, ResultMessage, type DryRunMode } from '../action-result';
+import { buildActionResult, formatActionResult, ResultMessage } from '../action-result';
 import { evaluateRepin } from '../domain/rollout';
 import type { CommandEnv } from '../env';
 import { CliError, CliMessage } from '../errors';
 import {
-  buildAnnotationPatch,
+  type GuardedActionOptions,
   checkTargetIdentity,
   confirmAction,
   formatPreview,
   readTarget,
-  sendGuardedPatch,
+  sendGuardedAnnotation,
   startGuardedDeadline,
   targetOf,
 } from '../guarded';
 import type { InferenceServiceObject } from '../isvc';
-import type { OutputFormat } from '../output';
 
-export interface RolloutRepinOptions {
-  name: string;
-  namespace: string;
-  dryRun: DryRunMode;
-  yes: boolean;
-  output: OutputFormat;
-}
+export type RolloutRepinOptions = GuardedActionOptions;
 
 const CLIENT_DRY_RUN_MESSAGE = 'Validated locally; no patch sent. Controller repin was not observed.';
 
@@ -68,14 +61,12 @@ export async function runRolloutRepin(env: CommandEnv, options: RolloutRepinOpti
   );
   await confirmAction(env, deadline, options.yes);
 
-  const sent = await sendGuardedPatch(env, deadline, {
-    namespace: options.namespace,
-    name: options.name,
-    patch: buildAnnotationPatch(isvc, Annotation.rolloutRepin, request.requestedPlanDigest, { testOldValue: false }),
-    dryRun: options.dryRun,
+  const sent = await sendGuardedAnnotation(env, deadline, isvc, options, {
+    key: Annotation.rolloutRepin,
+    value: request.requestedPlanDigest,
+    testOldValue: false,
     refreshCommand: 'rollout explain',
     outcomeUnknownMessage: CliMessage.repinOutcomeUnknown,
-    annotation: { key: Annotation.rolloutRepin, value: request.requestedPlanDigest },
   });
   const message =
     options.dryRun === 'client'

@@ -9,34 +9,28 @@ import { previewAnnotationValue } from '../../shared/annotation-value';
 import type { Event as EventObject } from '../../shared/model/core';
 import { Resources } from '../../shared/model/resources';
 import { Annotation, EventReason, RuntimeKind, SyncTokenMessage } from '../../shared/vocabulary';
-import { buildActionResult, formatActionResult, ResultMessage, type DryRunMode } from '../action-result';
+import { buildActionResult, formatActionResult, ResultMessage } from '../action-result';
 import { collectRuntimeEvidence, type RuntimeEvidence } from '../domain/runtime';
 import { DeadlineExceededError, type CommandEnv, type Deadline } from '../env';
 import { CliError, CliMessage, ExitCode } from '../errors';
 import {
-  buildAnnotationPatch,
+  type GuardedActionOptions,
   checkTargetIdentity,
   confirmAction,
   formatPreview,
   GUARDED_REQUEST_CAP_MS,
   readTarget,
   requestFailed,
-  sendGuardedPatch,
+  sendGuardedAnnotation,
   startGuardedDeadline,
   targetOf,
 } from '../guarded';
 import { annotationOf, type InferenceServiceObject } from '../isvc';
-import type { OutputFormat } from '../output';
 
 export const RUNTIME_SYNC_TOKEN_PREFIX = 'cli-runtime-sync-';
 
-export interface RuntimeSyncOptions {
-  name: string;
-  namespace: string;
+export interface RuntimeSyncOptions extends GuardedActionOptions {
   omeNamespace: string;
-  dryRun: DryRunMode;
-  yes: boolean;
-  output: OutputFormat;
   /** Called with the request ID once the API server stored the token (not for dry runs). */
   onApplied?: (requestID: string) => void;
 }
@@ -159,14 +153,12 @@ export async function runRuntimeSync(env: CommandEnv, options: RuntimeSyncOption
   }
   if (fingerprint(again, againEvidence) !== fingerprint(isvc, evidence)) throw new CliError(SNAPSHOT_CHANGED, ExitCode.conflict);
 
-  const sent = await sendGuardedPatch(env, deadline, {
-    namespace: options.namespace,
-    name: options.name,
-    patch: buildAnnotationPatch(isvc, Annotation.runtimeSync, token, { testOldValue: true }),
-    dryRun: options.dryRun,
+  const sent = await sendGuardedAnnotation(env, deadline, isvc, options, {
+    key: Annotation.runtimeSync,
+    value: token,
+    testOldValue: true,
     refreshCommand: 'runtime effective',
     outcomeUnknownMessage: CliMessage.syncOutcomeUnknown,
-    annotation: { key: Annotation.runtimeSync, value: token },
   });
   const message = { client: ResultMessage.clientDryRun, server: ResultMessage.serverDryRun, none: ResultMessage.syncAccepted }[options.dryRun];
   const result = buildActionResult({

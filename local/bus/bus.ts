@@ -33,7 +33,7 @@ import type { AddressInfo } from 'node:net';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { InvalidInputError } from '../../shared/errors.js';
 import type { EventBridgeEnvelope } from '../../shared/events/hint-event.js';
-import { matchesPattern } from '../../shared/events/pattern.js';
+import { matchesPattern } from './pattern.js';
 import { createRandom } from './random.js';
 import type { Random } from './random.js';
 import { loadServerlessRouting } from './rules.js';

@@ -12,8 +12,8 @@
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { InvalidInputError } from '../../shared/errors.js';
-import { validatePattern } from '../../shared/events/pattern.js';
-import type { EventPattern } from '../../shared/events/pattern.js';
+import { validatePattern } from './pattern.js';
+import type { EventPattern } from './pattern.js';
 
 /** AWS's defaults when a target has no retry policy. */
 export const DEFAULT_RETRY_POLICY = { maximumRetryAttempts: 185, maximumEventAgeSeconds: 86_400 } as const;

@@ -24,6 +24,17 @@ export interface RememberedObject {
   readiness?: string;
 }
 
+/** What identifies a remembered object: enough to report its deletion. */
+function identityOf(object: KubeObject, uid: string): RememberedObject {
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    uid,
+    name: object.metadata.name,
+    ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+  };
+}
+
 /** Top-level fields that are not "the spec", as `hint-event.ts` counts them. */
 const NON_SPEC_FIELDS = new Set(['apiVersion', 'kind', 'metadata', 'status']);
 
@@ -96,11 +107,7 @@ export class ObjectMemory {
     if (!metadata.uid) return;
     const readiness = digestWorkloadReadiness(object);
     this.objects.set(metadata.uid, {
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      uid: metadata.uid,
-      name: metadata.name,
-      ...(metadata.namespace ? { namespace: metadata.namespace } : {}),
+      ...identityOf(object, metadata.uid),
       ...(metadata.resourceVersion ? { resourceVersion: metadata.resourceVersion } : {}),
       metadata: slimMetadata(metadata),
       specDigest: digestOf(specOf(object)),
@@ -112,13 +119,7 @@ export class ObjectMemory {
   prime(object: KubeObject): void {
     const { metadata } = object;
     if (!metadata.uid || this.objects.has(metadata.uid)) return;
-    this.objects.set(metadata.uid, {
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      uid: metadata.uid,
-      name: metadata.name,
-      ...(metadata.namespace ? { namespace: metadata.namespace } : {}),
-    });
+    this.objects.set(metadata.uid, identityOf(object, metadata.uid));
   }
 
   forget(uid: string): void {

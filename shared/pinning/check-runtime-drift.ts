@@ -12,13 +12,14 @@
  * (its workload is rendered again), and one that follows the live runtime (its workload
  * is rendered from the new spec).
  */
-import { objectLeaseKey, reconcileUnderLease, type ReconcileDeps } from '../app/reconcile';
+import { objectLeaseKey, reconcileUnderLease } from '../app/reconcile';
 import { ControlPlaneError, isRetryable, NotFoundError } from '../errors';
 import type { InferenceService } from '../model/inference-service';
 import { Resources } from '../model/resources';
 import { decidePin, normalizeRuntimeKind, type LiveRuntimeResolution, type PinDecision } from '../runtime';
 import { FIELD_MANAGER, RuntimeKind } from '../vocabulary';
-import { pinInferenceService, type PinningDeps } from './pin-inference-service';
+import { pinInferenceService, reconcileDepsOf, type PinningDeps } from './pin-inference-service';
+import { forEachBounded } from '../app/bounded';
 import { changesPin, computeNextStatus, isPausedByDrift, toPinningSubject } from './pin-status';
 import { RevisionCache } from './revisions';
 import { fetchLiveRuntime, listAll, loadRuntimeCatalog, toLiveRuntime, type RuntimeRef } from './runtime-source';
@@ -127,18 +128,6 @@ export async function checkRuntimeDrift(deps: DriftCheckDeps, trigger: DriftTrig
   return report;
 }
 
-async function forEachBounded<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next] as T;
-      next += 1;
-      await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
 type Verdict = { kind: 'none' } | { kind: 'error' } | { kind: 'pin' } | { kind: 'status'; decision: PinDecision };
 
 async function judge(fanOut: FanOut, isvc: InferenceService): Promise<Verdict> {
@@ -190,15 +179,7 @@ async function pinOne(fanOut: FanOut, isvc: InferenceService): Promise<void> {
  */
 async function writeDriftStatus(fanOut: FanOut, listed: InferenceService, listedVerdict: Verdict): Promise<'written' | 'unchanged' | 'delegate'> {
   const { deps } = fanOut;
-  const reconcileDeps: ReconcileDeps = {
-    leases: deps.leases,
-    clock: deps.clock,
-    holder: deps.holder,
-    leaseTtlMs: deps.config.leaseTtlMs,
-    maxConflictRetries: deps.config.maxConflictRetries,
-    ...(deps.leaseWaitMs === undefined ? {} : { leaseWaitMs: deps.leaseWaitMs }),
-    ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
-  };
+  const reconcileDeps = reconcileDepsOf(deps);
   const key = objectLeaseKey(deps.clusterId, Resources.inferenceServices.kind, listed.metadata.namespace, listed.metadata.name);
   return reconcileUnderLease(reconcileDeps, key, async ({ attempt }) => {
     const isvc = attempt === 1 ? listed : await reread(fanOut, listed);

@@ -118,9 +118,9 @@ export function formatTokenReusedMessage(token: string): string {
 
 const NOTHING_DONE = { revisionCreated: false, statusWritten: false, workload: 'none' } as const;
 
-/** Pins one InferenceService; see the module comment. Safe to call again with the same target. */
-export async function pinInferenceService(deps: PinningDeps, target: PinTarget): Promise<PinResult> {
-  const reconcileDeps: ReconcileDeps = {
+/** What reconciling one object under its lease needs, from the pinning dependencies. */
+export function reconcileDepsOf(deps: PinningDeps): ReconcileDeps {
+  return {
     leases: deps.leases,
     clock: deps.clock,
     holder: deps.holder,
@@ -129,6 +129,11 @@ export async function pinInferenceService(deps: PinningDeps, target: PinTarget):
     ...(deps.leaseWaitMs === undefined ? {} : { leaseWaitMs: deps.leaseWaitMs }),
     ...(deps.sleep === undefined ? {} : { sleep: deps.sleep }),
   };
+}
+
+/** Pins one InferenceService; see the module comment. Safe to call again with the same target. */
+export async function pinInferenceService(deps: PinningDeps, target: PinTarget): Promise<PinResult> {
+  const reconcileDeps = reconcileDepsOf(deps);
   const key = objectLeaseKey(deps.clusterId, Resources.inferenceServices.kind, target.namespace, target.name);
   return reconcileUnderLease(reconcileDeps, key, (context) => attemptPin(deps, target, context));
 }

@@ -17,6 +17,7 @@
  * Memory: revisions are listed page by page and reduced to the few fields the plan and
  * the preconditions need; their data is never held beyond one page.
  */
+import { forEachBounded } from '../app/bounded';
 import { ConflictError, NotFoundError } from '../errors';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { Resources } from '../model/resources';
@@ -151,19 +152,6 @@ async function listRevisions(
     token = page.continue;
   } while (token);
   return preconditions;
-}
-
-/** Runs `work` over `items` with at most `limit` in flight. */
-async function forEachBounded<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const item = items[next] as T;
-      next += 1;
-      await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
 }
 
 class SweepWriter {

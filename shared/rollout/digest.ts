@@ -3,7 +3,7 @@
  * upstream OME hashes so that the CLI, the controller and `printf … | sha256sum` agree.
  */
 import { createHash } from 'node:crypto';
-import { marshalGoJson } from './go-json';
+import { marshalGoJson } from '../go-json';
 import { rolloutPolicySpecSchema } from './schema';
 import type { ProgressionKind, RolloutGroup, RolloutPolicySpec } from './types';
 

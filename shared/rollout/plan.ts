@@ -7,7 +7,7 @@
 import { PlanReadyReason } from '../vocabulary';
 import { findAnalysisProblem, findUnboundProvider, NO_METRICS, type MetricsBinding } from './analysis';
 import { digestGroupProgression, digestPlan, digestPolicySpec } from './digest';
-import { marshalGoJson } from './go-json';
+import { marshalGoJson } from '../go-json';
 import { durationSchema } from './schema';
 import {
   PROGRESSION_KINDS,

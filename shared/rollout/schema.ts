@@ -14,7 +14,7 @@ import {
   goString,
   goStruct,
   type GoType,
-} from './go-json';
+} from '../go-json';
 
 const rolloutPause = goStruct([{ name: 'duration', type: goPointer(goDuration), omitempty: true }]);
 

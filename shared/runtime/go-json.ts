@@ -1,24 +1,37 @@
 import { InvalidInputError } from '../errors';
-import { compareGoStrings, quoteGoString } from '../go-string';
+import {
+  goBool,
+  goFloat,
+  goInt,
+  goIntOrString,
+  goMap,
+  goPointer,
+  goRaw,
+  goSlice,
+  goString,
+  goStruct,
+  goTypeName,
+  marshalGoJson as marshalTyped,
+  type GoDecoding,
+  type GoField,
+  type GoType,
+  type JsonValue,
+} from '../go-json';
+import { quoteGoString } from '../go-string';
 import { GO_ALIASES, GO_STRUCTS, type GoFieldSpec } from './go-types';
 import { canonicalizeQuantity } from './quantity';
 
 /**
- * Serialises a value the way Go's `encoding/json` marshals the Go struct it would be
- * decoded into. Upstream OME hashes `json.Marshal(ServingRuntimeSpec)`, so to agree on
- * revision names we reproduce, from the type table in `go-types.ts`:
- * - struct fields in declaration order, embedded (`inline`) structs promoted in place,
- *   with Go's rule that a shallower or tagged field hides a clashing one;
- * - `omitempty` drops false, 0, "", nil pointers and empty slices and maps, but never a
- *   struct value (so a container always carries `"resources":{}`);
- * - fields without `omitempty` are always written: a missing slice as `null`, a missing
- *   string as `""`;
- * - map keys sorted by code point (Go sorts the UTF-8 bytes: same order);
- * - strings escaped as Go does, including `<`, `>`, `&`, U+2028 and U+2029;
- * - quantities canonicalised; keys that the Go struct lacks dropped.
+ * The runtime's Go types for the one Go-JSON encoder (shared/go-json.ts). Upstream OME
+ * hashes `json.Marshal(ServingRuntimeSpec)`, so to agree on revision names the schema
+ * comes from the type table in `go-types.ts`: struct fields in declaration order,
+ * embedded (`inline`) structs promoted in place with Go's rule that a shallower or
+ * tagged field hides a clashing one, quantities canonicalised. Input keys match
+ * case-insensitively and a value that cannot decode is reported in Go's own words, as
+ * the controller's decoder would.
  */
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type { JsonValue } from '../go-json';
 
 /** The root type of a runtime revision's data. */
 export const SERVING_RUNTIME_SPEC_TYPE = 'ome.ServingRuntimeSpec';
@@ -107,115 +120,69 @@ export function resolveGoType(type: string): string {
   return GO_ALIASES[type] ?? type;
 }
 
-/** Splits `map[string]T` into `T`. */
-function mapElement(type: string): string {
-  return type.slice('map[string]'.length);
-}
+/** `resource.Quantity`, a struct: always written, in its canonical form. */
+const GO_QUANTITY: GoType = {
+  kind: 'scalar',
+  name: 'resource.Quantity',
+  zero: '"0"',
+  encode: (value, fail) => (typeof value === 'string' || typeof value === 'number' ? quoteGoString(canonicalizeQuantity(value)) : fail()),
+};
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+/** `metav1.Time`, a struct: a nil time is written as `null`. */
+const GO_TIME: GoType = {
+  kind: 'scalar',
+  name: 'metav1.Time',
+  zero: 'null',
+  encode: (value, fail) => (typeof value === 'string' ? quoteGoString(value) : fail()),
+};
 
-function fail(path: string, expected: string, value: unknown): never {
-  throw new InvalidInputError(`json: cannot unmarshal ${JSON.stringify(value)} into ${path || 'value'} of type ${expected}`);
-}
+/** `[]byte`, base64 text in JSON: empty when nil or of length zero. */
+const GO_BYTES: GoType = {
+  kind: 'scalar',
+  name: '[]byte',
+  zero: 'null',
+  encode: (value, fail) => (typeof value === 'string' ? quoteGoString(value) : fail()),
+  isEmpty: (value) => value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0),
+};
 
-/** True when Go's `omitempty` would drop this field after decoding `value` into `type`. */
-function isEmptyGoValue(value: unknown, type: string): boolean {
-  const resolved = resolveGoType(type);
-  if (value === undefined || value === null) {
-    return resolved.startsWith('*') || resolved.startsWith('[]') || resolved.startsWith('map[') ||
-      ['string', 'bool', 'int', 'float', 'bytes', 'raw'].includes(resolved);
+const SCALARS: Readonly<Record<string, GoType>> = {
+  string: goString,
+  bool: goBool,
+  int: goInt,
+  float: goFloat,
+  quantity: GO_QUANTITY,
+  intstr: goIntOrString,
+  time: GO_TIME,
+  bytes: GO_BYTES,
+  raw: goRaw,
+};
+
+const compiled = new Map<string, GoType>();
+
+/** The encoder's type for a type expression of the table (`[]core.Container`, `*int`, …). */
+function goTypeOf(expression: string): GoType {
+  const type = resolveGoType(expression);
+  const cached = compiled.get(type);
+  if (cached) return cached;
+  let result: GoType;
+  if (type.startsWith('*')) result = goPointer(goTypeOf(type.slice(1)));
+  else if (type.startsWith('[]')) result = goSlice(goTypeOf(type.slice(2)));
+  else if (type.startsWith('map[string]')) result = goMap(goTypeOf(type.slice('map[string]'.length)));
+  else {
+    let fields: readonly GoField[] | undefined;
+    const flatten = (): readonly GoField[] =>
+      (fields ??= flattenGoStruct(type).map((field) => ({ name: field.json, type: goTypeOf(field.type), omitempty: field.omitEmpty })));
+    result = SCALARS[type] ?? goStruct(flatten, type);
   }
-  if (resolved.startsWith('[]') || resolved === 'bytes') return Array.isArray(value) ? value.length === 0 : value === '';
-  if (resolved.startsWith('map[')) return isObject(value) && Object.keys(value).length === 0;
-  if (resolved === 'string') return value === '';
-  if (resolved === 'bool') return value === false;
-  if (resolved === 'int' || resolved === 'float') return value === 0;
-  return false;
+  compiled.set(type, result);
+  return result;
 }
 
-function findKey(object: Record<string, unknown>, name: string): string | undefined {
-  if (Object.hasOwn(object, name)) return name;
-  const folded = name.toLowerCase();
-  // Go's decoder also accepts a key that differs only in case.
-  return Object.keys(object).find((key) => key.toLowerCase() === folded);
-}
-
-function encodeRaw(value: unknown, path: string): string {
-  if (value === null || value === undefined) return 'null';
-  if (typeof value === 'string') return quoteGoString(value);
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (typeof value === 'number') return formatGoFloat(value, path);
-  if (Array.isArray(value)) return `[${value.map((item, i) => encodeRaw(item, `${path}[${i}]`)).join(',')}]`;
-  if (isObject(value)) {
-    return `{${Object.entries(value)
-      .map(([key, item]) => `${quoteGoString(key)}:${encodeRaw(item, `${path}.${key}`)}`)
-      .join(',')}}`;
-  }
-  return fail(path, 'json', value);
-}
-
-/** Go writes float64 like ECMAScript's Number#toString, including the 1e21/1e-6 switch to exponents. */
-function formatGoFloat(value: number, path: string): string {
-  if (!Number.isFinite(value)) fail(path, 'float64', value);
-  return Object.is(value, -0) ? '-0' : String(value);
-}
-
-function encodeStruct(value: unknown, structName: string, path: string): string {
-  if (value !== undefined && value !== null && !isObject(value)) fail(path, structName, value);
-  const object = (value ?? {}) as Record<string, unknown>;
-  const parts: string[] = [];
-  for (const field of flattenGoStruct(structName)) {
-    const key = findKey(object, field.json);
-    const fieldValue = key === undefined ? undefined : object[key];
-    if (field.omitEmpty && isEmptyGoValue(fieldValue, field.type)) continue;
-    parts.push(`${quoteGoString(field.json)}:${encodeGoValue(fieldValue, field.type, `${path}.${field.json}`)}`);
-  }
-  return `{${parts.join(',')}}`;
-}
-
-function encodeGoValue(value: unknown, rawType: string, path: string): string {
-  const type = resolveGoType(rawType);
-  const absent = value === undefined || value === null;
-  if (type.startsWith('*')) return absent ? 'null' : encodeGoValue(value, type.slice(1), path);
-  if (type.startsWith('[]')) {
-    if (absent) return 'null';
-    if (!Array.isArray(value)) return fail(path, type, value);
-    return `[${value.map((item, i) => encodeGoValue(item, type.slice(2), `${path}[${i}]`)).join(',')}]`;
-  }
-  if (type.startsWith('map[')) {
-    if (absent) return 'null';
-    if (!isObject(value)) return fail(path, type, value);
-    const keys = Object.keys(value).sort(compareGoStrings);
-    return `{${keys.map((key) => `${quoteGoString(key)}:${encodeGoValue(value[key], mapElement(type), `${path}.${key}`)}`).join(',')}}`;
-  }
-  const scalar = SCALAR_ENCODERS[type];
-  if (scalar) return absent ? scalar.zero : scalar.encode(value, path);
-  return type === 'raw' ? encodeRaw(value, path) : encodeStruct(value, type, path);
-}
-
-interface ScalarEncoder {
-  /** What Go writes for the type's zero value (a field absent from the input). */
-  zero: string;
-  encode: (value: unknown, path: string) => string;
-}
-
-const SCALAR_ENCODERS: Readonly<Record<string, ScalarEncoder>> = {
-  string: { zero: '""', encode: (v, p) => (typeof v === 'string' ? quoteGoString(v) : fail(p, 'string', v)) },
-  bool: { zero: 'false', encode: (v, p) => (typeof v === 'boolean' ? String(v) : fail(p, 'bool', v)) },
-  int: { zero: '0', encode: (v, p) => (typeof v === 'number' && Number.isInteger(v) ? String(v) : fail(p, 'int', v)) },
-  float: { zero: '0', encode: (v, p) => (typeof v === 'number' ? formatGoFloat(v, p) : fail(p, 'float64', v)) },
-  quantity: {
-    zero: '"0"',
-    encode: (v, p) => (typeof v === 'string' || typeof v === 'number' ? quoteGoString(canonicalizeQuantity(v)) : fail(p, 'resource.Quantity', v)),
-  },
-  intstr: {
-    zero: '0',
-    encode: (v, p) => (typeof v === 'number' && Number.isInteger(v) ? String(v) : typeof v === 'string' ? quoteGoString(v) : fail(p, 'intstr.IntOrString', v)),
-  },
-  time: { zero: 'null', encode: (v, p) => (typeof v === 'string' ? quoteGoString(v) : fail(p, 'metav1.Time', v)) },
-  bytes: { zero: 'null', encode: (v, p) => (typeof v === 'string' ? quoteGoString(v) : fail(p, '[]byte', v)) },
+/** Go's decoder: keys folded for case, and its `json: cannot unmarshal` wording. */
+const GO_DECODING: GoDecoding = {
+  root: '',
+  foldKeyCase: true,
+  message: (path, type, value) => `json: cannot unmarshal ${JSON.stringify(value)} into ${path || 'value'} of type ${goTypeName(type)}`,
 };
 
 /**
@@ -224,7 +191,7 @@ const SCALAR_ENCODERS: Readonly<Record<string, ScalarEncoder>> = {
  * @throws InvalidInputError when a value cannot decode into its Go field type
  */
 export function marshalGoJson(value: unknown, type: string = SERVING_RUNTIME_SPEC_TYPE): string {
-  return encodeGoValue(value, type, '');
+  return marshalTyped(value, goTypeOf(type), GO_DECODING);
 }
 
 /**

@@ -125,6 +125,20 @@ function pinLive(input: PinInput, spec: JsonValue): { revisionName: string; crea
   return input.lookupRevision(revisionName) ? { revisionName } : { revisionName, createRevision: revision };
 }
 
+/** Pins to the live spec's revision (created when absent), recording `token` in status. */
+function pinToLive(input: PinInput, spec: JsonValue, token: string, tokenConsumed: boolean): PinDecision {
+  const { revisionName, createRevision } = pinLive(input, spec);
+  return {
+    outcome: 'pinned',
+    serve: { source: 'revision', revisionName, spec },
+    ...(createRevision ? { createRevision } : {}),
+    status: { pinnedRevisionName: revisionName, lastRuntimeSyncToken: token },
+    drift: { action: 'remove' },
+    pausesUpdates: false,
+    tokenConsumed,
+  };
+}
+
 /**
  * Upstream compares only `ome.io/runtime-of`, so a same-named runtime of another kind or
  * namespace passes its check and gets rendered. Its revisions also carry
@@ -183,18 +197,7 @@ function decideManagedPin(input: PinInput, runtimeName: string, pinnedName: stri
     // A token seen now is deliberately not recorded, so it rolls forward at the next change.
     return { outcome: 'pinned', serve: servePinned, drift: { action: 'remove' }, pausesUpdates: false, tokenConsumed: false };
   }
-  if (token !== '' && token !== (isvc.lastRuntimeSyncToken ?? '')) {
-    const { revisionName, createRevision } = pinLive(input, live.spec);
-    return {
-      outcome: 'pinned',
-      serve: { source: 'revision', revisionName, spec: live.spec },
-      ...(createRevision ? { createRevision } : {}),
-      status: { pinnedRevisionName: revisionName, lastRuntimeSyncToken: token },
-      drift: { action: 'remove' },
-      pausesUpdates: false,
-      tokenConsumed: true,
-    };
-  }
+  if (token !== '' && token !== (isvc.lastRuntimeSyncToken ?? '')) return pinToLive(input, live.spec, token, true);
   return drifted(DriftReason.revisionMismatch, Message.revisionMismatch(pinnedName));
 }
 
@@ -238,17 +241,8 @@ function decideTokenSteps(input: PinInput, runtimeName: string, token: string): 
   const pinnedName = isvc.pinnedRevisionName ?? '';
   if (pinnedName === '') {
     if (live.status !== 'found') return pinError(`resolve live runtime ${runtimeName}: ${live.message}`);
-    const { revisionName, createRevision } = pinLive(input, live.spec);
     // A token present at the first pin is recorded, not acted on.
-    return {
-      outcome: 'pinned',
-      serve: { source: 'revision', revisionName, spec: live.spec },
-      ...(createRevision ? { createRevision } : {}),
-      status: { pinnedRevisionName: revisionName, lastRuntimeSyncToken: token },
-      drift: { action: 'remove' },
-      pausesUpdates: false,
-      tokenConsumed: false,
-    };
+    return pinToLive(input, live.spec, token, false);
   }
   return decideManagedPin(input, runtimeName, pinnedName, token);
 }

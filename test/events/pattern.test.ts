@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidPatternError, findPatternProblems, matchesPattern, validatePattern } from '../../shared/events/pattern.js';
-import type { EventPattern } from '../../shared/events/pattern.js';
+import { InvalidPatternError, findPatternProblems, matchesPattern, validatePattern } from '../../local/bus/pattern.js';
+import type { EventPattern } from '../../local/bus/pattern.js';
 
 /** The EC2 state-change event AWS's pattern documentation uses throughout. */
 const ec2Event = {

@@ -3,7 +3,7 @@
  * through record-connection.ts, and client-node (with tr46, whatwg-url, ws, js-yaml…) would
  * almost double every bundle and its cold start. One import of the kubernetes adapter's
  * index, or of kube-config.ts, from code a function reaches brings it back; this catches it.
- * Every function's bundle, not written to disk, in a few seconds.
+ * Nor may it carry code from local/. Every function's bundle, not written to disk, in a few seconds.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,5 +26,8 @@ describe('function bundles', () => {
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs.some((input) => input.includes('shared/adapters/kubernetes/cluster-client.ts'))).toBe(true);
     expect(inputs.filter((input) => input.includes('node_modules/@kubernetes/client-node'))).toEqual([]);
+    // Code only the local stack runs (the local bus's pattern matcher, the embedded API
+    // server) lives in local/ and must never reach a deployed function.
+    expect(inputs.filter((input) => /(^|\/)local\//.test(input))).toEqual([]);
   }, 60_000);
 });

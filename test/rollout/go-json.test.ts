@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatGoDuration, normalizeGoDuration, parseGoDuration } from '../../shared/go-duration';
 import { quoteGoString } from '../../shared/go-string';
-import { goBool, goDuration, goInt, goIntOrString, goMap, goPointer, goSlice, goString, goStruct, marshalGoJson, type GoType } from '../../shared/rollout/go-json';
+import { goBool, goDuration, goInt, goIntOrString, goMap, goPointer, goSlice, goString, goStruct, marshalGoJson, type GoType } from '../../shared/go-json';
 import { rolloutGroupSchema, rolloutPolicySpecSchema } from '../../shared/rollout/schema';
 
 describe('Function: normalizeGoDuration', () => {

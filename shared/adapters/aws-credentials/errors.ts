@@ -4,12 +4,12 @@
  * terminal and names the IAM action to grant.
  */
 import { ControlPlaneError, InvalidInputError, NotFoundError, ThrottledError, UnavailableError } from '../../errors';
+import { NETWORK_CODES, sdkErrorShape } from '../sdk-error';
 
 const THROTTLING = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded']);
 const ACCESS_DENIED = new Set(['AccessDeniedException', 'AccessDenied', 'UnauthorizedOperation', 'UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException']);
 const UNAVAILABLE = new Set(['InternalServiceError', 'ServerException', 'ServiceUnavailableException', 'ServiceUnavailable', 'TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
 const INVALID = new Set(['InvalidParameterException', 'InvalidRequestException', 'ValidationException', 'ClientException', 'BadRequestException']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export interface AwsCall {
   /** What was being done, for the message: `read secret ome/dev/clusters/prod`. */
@@ -20,22 +20,10 @@ export interface AwsCall {
   resource: string;
 }
 
-interface SdkErrorShape {
-  name?: string;
-  code?: string;
-  message?: string;
-  $fault?: 'client' | 'server';
-  $metadata?: { httpStatusCode?: number };
-}
-
-function shapeOf(error: unknown): SdkErrorShape {
-  return typeof error === 'object' && error !== null ? (error as SdkErrorShape) : {};
-}
-
 /** Maps any error from a Secrets Manager or EKS call (or the credential chain) to a ControlPlaneError; the original is the cause. */
 export function mapAwsError(error: unknown, call: AwsCall): ControlPlaneError {
   if (error instanceof ControlPlaneError) return error;
-  const shape = shapeOf(error);
+  const shape = sdkErrorShape(error);
   const name = shape.name ?? '';
   const status = shape.$metadata?.httpStatusCode;
   const detail = `${call.action}: ${name || 'error'}${shape.message ? ` (${shape.message})` : ''}`;

@@ -1,9 +1,10 @@
-import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterRecord, ForwarderError } from '../../ports/store';
 import { DynamoCheckpointStore } from './checkpoint-store';
 import { DynamoClusterRegistry } from './cluster-registry';
 import { mapDynamoError } from './errors';
+import { queryPartition } from './query';
 import { DEFAULT_TABLE_NAME, FORWARDER_ERROR_SORT_KEY, checkpointItemKey, clusterItemKey, forwarderErrorItemKey, leaseItemKey } from './table';
 import type { CheckpointItem, DynamoStoreOptions, LeaseItem } from './table';
 
@@ -46,29 +47,11 @@ export class DynamoClusterAdmin extends DynamoClusterRegistry {
   }
 
   async listCheckpoints(clusterId: string): Promise<CheckpointState[]> {
-    const states: CheckpointState[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    try {
-      do {
-        const output = await this.documents.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': checkpointItemKey(clusterId, '').pk },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of (output.Items ?? []) as CheckpointItem[]) {
-          if (item.sk === FORWARDER_ERROR_SORT_KEY) continue;
-          states.push({ resource: item.sk, resourceVersion: item.resourceVersion, updatedAt: item.updatedAt });
-        }
-        startKey = output.LastEvaluatedKey;
-      } while (startKey !== undefined);
-    } catch (error) {
-      throw mapDynamoError(error, `list checkpoints of ${clusterId}`);
-    }
-    return states;
+    const query = { tableName: this.table, partition: checkpointItemKey(clusterId, '').pk };
+    const items = await queryPartition<CheckpointItem>(this.documents, query, `list checkpoints of ${clusterId}`);
+    return items
+      .filter((item) => item.sk !== FORWARDER_ERROR_SORT_KEY)
+      .map((item) => ({ resource: item.sk, resourceVersion: item.resourceVersion, updatedAt: item.updatedAt }));
   }
 
   async readLease(key: string): Promise<LeaseState | undefined> {

@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterRecord, ClusterRegistry } from '../../ports/store';
 import { mapDynamoError } from './errors';
+import { queryPartition } from './query';
 import { CLUSTER_SORT_PREFIX, DEFAULT_TABLE_NAME, REGISTRY_PARTITION, clusterItemKey } from './table';
 import type { ClusterItem, DynamoStoreOptions } from './table';
 
@@ -27,26 +28,9 @@ export class DynamoClusterRegistry implements ClusterRegistry {
 
   /** Every registered cluster, ordered by id. */
   async listClusters(): Promise<ClusterRecord[]> {
-    const records: ClusterRecord[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    try {
-      do {
-        const output = await this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': REGISTRY_PARTITION, ':prefix': CLUSTER_SORT_PREFIX },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of (output.Items ?? []) as ClusterItem[]) records.push(item.record as unknown as ClusterRecord);
-        startKey = output.LastEvaluatedKey;
-      } while (startKey !== undefined);
-    } catch (error) {
-      throw mapDynamoError(error, 'list clusters');
-    }
-    return records;
+    const query = { tableName: this.tableName, partition: REGISTRY_PARTITION, sortPrefix: CLUSTER_SORT_PREFIX };
+    const items = await queryPartition<ClusterItem>(this.client, query, 'list clusters');
+    return items.map((item) => item.record as unknown as ClusterRecord);
   }
 
   /** Creates or replaces the record. */

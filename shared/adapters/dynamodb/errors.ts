@@ -3,6 +3,7 @@
  * not mapped here: each store decides what it means (lease taken, duplicate, fenced out).
  */
 import { ConflictError, ControlPlaneError, InvalidInputError, ThrottledError, UnavailableError } from '../../errors';
+import { NETWORK_CODES, sdkErrorShape } from '../sdk-error';
 
 const THROTTLING = new Set([
   'ProvisionedThroughputExceededException',
@@ -22,23 +23,9 @@ const UNAVAILABLE = new Set([
   'RequestTimeoutException',
 ]);
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-interface SdkErrorShape {
-  name?: string;
-  code?: string;
-  message?: string;
-  $fault?: 'client' | 'server';
-  $metadata?: { httpStatusCode?: number };
-}
-
-function shapeOf(error: unknown): SdkErrorShape {
-  return typeof error === 'object' && error !== null ? (error as SdkErrorShape) : {};
-}
-
 /** True when DynamoDB rejected a write because its ConditionExpression did not hold. */
 export function isConditionalCheckFailed(error: unknown): boolean {
-  return shapeOf(error).name === 'ConditionalCheckFailedException';
+  return sdkErrorShape(error).name === 'ConditionalCheckFailedException';
 }
 
 /**
@@ -47,7 +34,7 @@ export function isConditionalCheckFailed(error: unknown): boolean {
  */
 export function mapDynamoError(error: unknown, action: string): ControlPlaneError {
   if (error instanceof ControlPlaneError) return error;
-  const shape = shapeOf(error);
+  const shape = sdkErrorShape(error);
   const name = shape.name ?? '';
   const status = shape.$metadata?.httpStatusCode;
   const detail = `${action}: ${name || 'error'}${shape.message ? ` (${shape.message})` : ''}`;

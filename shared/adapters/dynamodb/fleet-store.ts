@@ -1,10 +1,11 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../../errors';
 import type { FleetDriftReport } from '../../fleet/fleet-drift';
 import type { SyncWave } from '../../fleet/sync-wave';
 import type { FleetStore } from '../../ports/store';
 import { isConditionalCheckFailed, mapDynamoError } from './errors';
+import { queryPartition } from './query';
 import { DEFAULT_TABLE_NAME, DRIFT_SORT_PREFIX, FLEET_PARTITION, WAVE_SORT_PREFIX, driftReportItemKey, waveItemKey } from './table';
 import type { DriftReportItem, DynamoStoreOptions, WaveItem } from './table';
 
@@ -97,26 +98,7 @@ export class DynamoFleetStore implements FleetStore {
     return (await this.query<DriftReportItem>(DRIFT_SORT_PREFIX, 'list drift reports')).map((item) => JSON.parse(item.report) as FleetDriftReport);
   }
 
-  private async query<T>(prefix: string, action: string): Promise<T[]> {
-    const items: T[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    try {
-      do {
-        const output = await this.client.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': FLEET_PARTITION, ':prefix': prefix },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        items.push(...((output.Items ?? []) as T[]));
-        startKey = output.LastEvaluatedKey;
-      } while (startKey !== undefined);
-    } catch (error) {
-      throw mapDynamoError(error, action);
-    }
-    return items;
+  private query<T>(prefix: string, action: string): Promise<T[]> {
+    return queryPartition<T>(this.client, { tableName: this.tableName, partition: FLEET_PARTITION, sortPrefix: prefix }, action);
   }
 }
