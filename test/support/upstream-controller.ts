@@ -260,6 +260,10 @@ export function startUpstreamController(client: ClusterClient, options: Upstream
       options.onHandled?.('drift-check', job.object);
       return;
     }
+    await reconcileInferenceService(job);
+  };
+
+  const reconcileInferenceService = async (job: Extract<Job, { kind: 'isvc' }>): Promise<void> => {
     let isvc: KubeObject;
     try {
       isvc = await client.get(Resources.inferenceServices, job.namespace, job.name);
