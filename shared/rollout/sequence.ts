@@ -100,3 +100,103 @@ function soakRemaining(member: SequenceMember, now: Date): number {
   const elapsedMs = Number.isNaN(started) ? 0 : Math.max(0, now.getTime() - started);
   return Math.max(0, Math.ceil((soakMs - elapsedMs) / 1000));
 }
+
+/**
+ * One entry of `status.rolloutCoordination.groups[]`, in upstream's field names: `name`
+ * is the group's index as a string; `phase` is `Waiting` while the group's new revision
+ * comes up and `Idle` once it completed, `lastTransitionTime` when that phase began (so
+ * an Idle entry records when the group completed, from which its soak counts), and
+ * `compositePhase` is `Sequential.AwaitingNextComponent` during its soak.
+ */
+export interface CoordinationGroupStatus {
+  name: string;
+  components?: string[];
+  phase?: string;
+  compositePhase?: string;
+  lastTransitionTime?: string;
+  [field: string]: unknown;
+}
+
+export const CoordinationPhase = { waiting: 'Waiting', idle: 'Idle' } as const;
+export const SEQUENTIAL_AWAITING_NEXT = 'Sequential.AwaitingNextComponent';
+
+/** A sequence group as the executor sees it on one pass. */
+export interface SequenceGroupObservation {
+  index: number;
+  components: readonly string[];
+  targeted: boolean;
+  complete: boolean;
+  soak?: string;
+}
+
+/** The members as recorded: a group is complete once its entry is Idle, from that entry's time. */
+export function recordedMembers(
+  groups: readonly Omit<SequenceGroupObservation, 'complete'>[],
+  recorded: readonly CoordinationGroupStatus[] | undefined,
+): SequenceMember[] {
+  return groups.map((group) => {
+    const entry = recorded?.find((candidate) => candidate.name === String(group.index));
+    const complete = entry?.phase === CoordinationPhase.idle;
+    return {
+      index: group.index,
+      targeted: group.targeted,
+      complete,
+      ...(complete && entry?.lastTransitionTime ? { completedAt: entry.lastTransitionTime } : {}),
+      ...(group.soak ? { soak: group.soak } : {}),
+    };
+  });
+}
+
+export interface SequencePass {
+  /** The entries to store in `status.rolloutCoordination.groups`. */
+  groups: CoordinationGroupStatus[];
+  turn: SequenceTurn;
+  /** Groups whose turn began on this pass: their held workload is now due to be written. */
+  begun: number[];
+}
+
+/**
+ * One executor pass over the sequence: a group seen complete is recorded Idle at `now`
+ * (kept at its earlier time when already recorded); the group whose turn it is is
+ * recorded Waiting; the turn follows from the recorded completions, so a soak counts
+ * from the pass that first saw its group complete.
+ */
+export function passSequence(
+  observed: readonly SequenceGroupObservation[],
+  recorded: readonly CoordinationGroupStatus[] | undefined,
+  at: string,
+  now: Date,
+): SequencePass {
+  const entries = new Map<string, CoordinationGroupStatus>((recorded ?? []).map((entry) => [entry.name, { ...entry }]));
+  for (const group of observed) {
+    const name = String(group.index);
+    const entry = entries.get(name);
+    if (group.targeted && group.complete && entry?.phase !== CoordinationPhase.idle) {
+      entries.set(name, { name, components: [...group.components], phase: CoordinationPhase.idle, lastTransitionTime: at });
+    }
+  }
+  const members = recordedMembers(observed, [...entries.values()]);
+  const turn = sequenceTurn(members, now);
+  const begun: number[] = [];
+  if (turn.active !== undefined) {
+    const name = String(turn.active);
+    const entry = entries.get(name);
+    if (entry?.phase !== CoordinationPhase.waiting) {
+      const components = observed.find((group) => group.index === turn.active)?.components ?? [];
+      entries.set(name, { name, components: [...components], phase: CoordinationPhase.waiting, lastTransitionTime: at });
+      begun.push(turn.active);
+    }
+  }
+  for (const entry of entries.values()) {
+    delete entry.compositePhase;
+  }
+  if (turn.soakRemainingSeconds !== undefined) {
+    // The soaking group is the last completed one before the first held group.
+    const firstHeld = turn.held[0] ?? Number.POSITIVE_INFINITY;
+    const soaking = members.filter((member) => member.targeted && member.complete && member.index < firstHeld).pop();
+    const entry = soaking ? entries.get(String(soaking.index)) : undefined;
+    if (entry) entry.compositePhase = SEQUENTIAL_AWAITING_NEXT;
+  }
+  const groups = [...entries.values()].sort((a, b) => Number(a.name) - Number(b.name));
+  return { groups, turn, begun };
+}
