@@ -206,6 +206,17 @@ export async function requestRepin(bench: Bench, name: string, value: string) {
   return 'repin' in result ? result.repin : undefined;
 }
 
+/** One pass of the run, as rollout-run makes on a hint. */
+export function advanceOnce(bench: Bench, name: string): Promise<AdvanceRolloutRunResult> {
+  const work = {
+    clusterId: CLUSTER_ID,
+    client: bench.client,
+    clock: bench.clock,
+    reconcile: { leases: bench.stores.leases, clock: bench.clock, holder: 'advance', leaseTtlMs: 10_000, maxConflictRetries: 5 },
+  };
+  return advanceUnderLease(work, { namespace: NAMESPACE, name });
+}
+
 /** Advances the run (as rollout-run does on each hint) until `done` holds or time runs out. */
 export async function advanceUntil(
   bench: Bench,
