@@ -8,7 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../shared/model/resources';
 import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
 import type { RolloutGroup } from '../../shared/rollout/types';
-import { activeRunOf, advanceOnce, advanceUntil, eventsOf, getDeployment, getIsvc, NAMESPACE, renderPass, startBench, type Bench } from './harness';
+import type { HintEvent } from '../../shared/events/hint-event';
+import type { EventPublisher } from '../../shared/ports/event-publisher';
+import { advanceAndRender } from '../../shared/rollout-runs/hint-use-cases';
+import { activeRunOf, advanceOnce, advanceUntil, CLUSTER_ID, eventsOf, getDeployment, getIsvc, NAMESPACE, renderPass, startBench, type Bench } from './harness';
 
 let bench: Bench;
 beforeAll(async () => {
@@ -74,8 +77,26 @@ describe('decoder then engine, blueGreen groups with soak', () => {
 
     // The soak ends: the engine's turn begins, and the next render writes its workload.
     bench.clock.tick(remaining);
-    const turn = await advanceOnce(bench, 'seq');
+    // As rollout-run does: the pass, then a relisted hint of the InferenceService for the pin function to render on.
+    const published: HintEvent[] = [];
+    const publisher: EventPublisher = {
+      publish: async (events) => {
+        published.push(...events);
+        return { published: events.length, skipped: [], failed: [] };
+      },
+    };
+    const turn = await advanceAndRender(
+      {
+        clusterId: CLUSTER_ID,
+        client: bench.client,
+        clock: bench.clock,
+        reconcile: { leases: bench.stores.leases, clock: bench.clock, holder: 'seq', leaseTtlMs: 10_000, maxConflictRetries: 5 },
+        publisher,
+      },
+      { namespace: NAMESPACE, name: 'seq' },
+    );
     expect(turn.renderDue).toEqual(['engine']);
+    expect(published.map((event) => [event.detail.kind, event.detail.name, event.detail.change])).toEqual([['InferenceService', 'seq', 'relisted']]);
     const begun = await getIsvc(bench, 'seq');
     expect(coordinationOf(begun)?.map((entry) => [entry.name, entry.phase])).toEqual([
       ['0', 'Idle'],
@@ -116,7 +137,7 @@ describe('decoder then engine, blueGreen groups with soak', () => {
       apiVersion: 'ome.io/v1beta1',
       kind: 'InferenceService',
       metadata: { name: 'conc', namespace: NAMESPACE },
-      spec: { engine: { minReplicas: 2 }, decoder: { minReplicas: 3 }, model: { name: 'llama' }, runtime: { name: 'srt' }, rollout: { groups, groupOrdering: 'Concurrent' } },
+      spec: { engine: { minReplicas: 2 }, decoder: { minReplicas: 3 }, model: { name: 'llama' }, runtime: { name: 'srt' }, rollout: { groups, groupOrdering: 'Concurrent' } } as RolloutIsvc['spec'],
     });
     await renderPass(bench, 'conc', { engine: 'srt:v1', decoder: 'dec:v1' });
     bench.clock.tick();
