@@ -150,12 +150,18 @@ async function applyComponentWorkloads(deps: RolloutWorkloadWriterDeps, requests
     if (decision.kind === 'open') changes.push(decision.change);
   }
   const opened = new Set<string>();
+  const parked = new Set<string>();
   if (changes.length > 1) {
     const outcome = await openRunFor(deps, isvc, changes, first.fence, new Map());
-    if (outcome === 'run-opened') for (const change of changes) opened.add(change.component);
+    // A plan that does not render parks every change at once (one event), leaving each stable Deployment serving.
+    for (const change of changes) (outcome === 'run-opened' ? opened : parked).add(change.component);
   }
   const outcomes: EngineWorkloadOutcome[] = [];
   for (const request of requests) {
+    if (parked.has(request.component ?? 'engine')) {
+      outcomes.push('unchanged');
+      continue;
+    }
     // Read afresh for each: the run just opened, and each component's writes move the ISVC on.
     const current = (await getRolloutIsvc(deps.client, first.isvc.metadata.namespace ?? '', first.isvc.metadata.name)) ?? request.isvc;
     const outcome = await applyComponentWorkload(deps, { ...request, isvc: current });

@@ -138,6 +138,22 @@ describe('engine and decoder changed by one runtime change', () => {
     expect(done.status?.components?.decoder?.rolloutPhase).toBe('Stable');
   });
 
+  it('park together, with one event, when the plan does not render', async () => {
+    const groups = [
+      { components: ['engine'], policyRef: { name: 'missing', progression: 'blueGreen' } },
+      { components: ['decoder'], policyRef: { name: 'missing', progression: 'blueGreen' } },
+    ] as RolloutGroup[];
+    await createService('parked', groups, { rollout: { groups, groupOrdering: 'Concurrent' } });
+    await renderPass(bench, 'parked', { engine: 'srt:v1', decoder: 'dec:v1' });
+    const engineV1 = (await getDeployment(bench, 'parked-engine'))?.metadata.annotations?.[WORKLOAD_REVISION];
+    bench.clock.tick();
+    expect(await renderPass(bench, 'parked', { engine: 'srt:v2', decoder: 'dec:v2' })).toEqual({ engine: 'unchanged', decoder: 'unchanged' });
+    expect((await getIsvc(bench, 'parked')).status?.rollout?.activeRun).toBeUndefined();
+    expect((await getDeployment(bench, 'parked-engine'))?.metadata.annotations?.[WORKLOAD_REVISION]).toBe(engineV1);
+    const events = await eventsOf(bench, 'parked', 'RolloutPlanParked');
+    expect(events.map((event) => event.count ?? 1)).toEqual([1]);
+  });
+
   it('still end in one run when rendered one component at a time', async () => {
     const groups = [{ components: ['engine'] }, { components: ['decoder'] }] as RolloutGroup[];
     await createService('apart', groups, { rollout: { groups, groupOrdering: 'Concurrent' } });
