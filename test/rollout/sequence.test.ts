@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { collapsesToSequential, sequenceTurn, type SequenceMember } from '../../shared/rollout/sequence';
+import {
+  collapsesToSequential,
+  passSequence,
+  sequenceTurn,
+  type CoordinationGroupStatus,
+  type SequenceGroupObservation,
+  type SequenceMember,
+} from '../../shared/rollout/sequence';
 import type { RolloutGroup } from '../../shared/rollout/types';
 
 const blueGreen = (component: string, extra: Partial<RolloutGroup> = {}): RolloutGroup => ({ components: [component], blueGreen: {}, ...extra }) as RolloutGroup;
@@ -60,5 +67,63 @@ describe('sequenceTurn', () => {
   ];
   it.each(cases)('%s', (_name, members, expected) => {
     expect(sequenceTurn(members, now)).toEqual(expected);
+  });
+});
+
+describe('passSequence', () => {
+  const at = '2026-01-01T00:10:00Z';
+  const now = new Date(at);
+  const group = (index: number, fields: Partial<SequenceGroupObservation> = {}): SequenceGroupObservation => ({
+    index,
+    components: [['decoder', 'engine', 'router'][index] as string],
+    targeted: true,
+    complete: false,
+    ...fields,
+  });
+  const cases: [string, SequenceGroupObservation[], CoordinationGroupStatus[] | undefined, ReturnType<typeof passSequence>][] = [
+    [
+      'at run open the first group begins',
+      [group(0), group(1)],
+      undefined,
+      { groups: [{ name: '0', components: ['decoder'], phase: 'Waiting', lastTransitionTime: at }], turn: { active: 0, held: [1] }, begun: [0] },
+    ],
+    [
+      'a group still coming up keeps its entry and does not begin again',
+      [group(0), group(1)],
+      [{ name: '0', components: ['decoder'], phase: 'Waiting', lastTransitionTime: '2026-01-01T00:05:00Z' }],
+      { groups: [{ name: '0', components: ['decoder'], phase: 'Waiting', lastTransitionTime: '2026-01-01T00:05:00Z' }], turn: { active: 0, held: [1] }, begun: [] },
+    ],
+    [
+      'a group seen complete is recorded Idle now and its soak starts',
+      [group(0, { complete: true, soak: '1m' }), group(1)],
+      [{ name: '0', components: ['decoder'], phase: 'Waiting', lastTransitionTime: '2026-01-01T00:05:00Z' }],
+      {
+        groups: [{ name: '0', components: ['decoder'], phase: 'Idle', lastTransitionTime: at, compositePhase: 'Sequential.AwaitingNextComponent' }],
+        turn: { held: [1], soakRemainingSeconds: 60 },
+        begun: [],
+      },
+    ],
+    [
+      'a recorded completion keeps its time; once the soak elapsed the next group begins',
+      [group(0, { complete: true, soak: '1m' }), group(1)],
+      [{ name: '0', components: ['decoder'], phase: 'Idle', lastTransitionTime: '2026-01-01T00:08:00Z', compositePhase: 'Sequential.AwaitingNextComponent' }],
+      {
+        groups: [
+          { name: '0', components: ['decoder'], phase: 'Idle', lastTransitionTime: '2026-01-01T00:08:00Z' },
+          { name: '1', components: ['engine'], phase: 'Waiting', lastTransitionTime: at },
+        ],
+        turn: { active: 1, held: [] },
+        begun: [1],
+      },
+    ],
+    [
+      'an untargeted group gets no entry',
+      [group(0, { targeted: false }), group(1)],
+      undefined,
+      { groups: [{ name: '1', components: ['engine'], phase: 'Waiting', lastTransitionTime: at }], turn: { active: 1, held: [] }, begun: [1] },
+    ],
+  ];
+  it.each(cases)('%s', (_name, observed, recorded, expected) => {
+    expect(passSequence(observed, recorded, at, now)).toEqual(expected);
   });
 });
