@@ -3,7 +3,9 @@
  * Deployment it wants and hands it here; for an InferenceService whose engine belongs to
  * a rollout group, a new revision does not replace the running one: a rollout run opens,
  * pins the live plan, and brings the revision up as that plan says. Everything else goes
- * straight to the direct writer.
+ * straight to the direct writer. A pin pass hands its components over together
+ * (`applyAll`), so one change opens one run for all of them; in a plan that collapses to a
+ * sequence, a later group's workload is held until its turn (`heldBySequence`).
  */
 import { Resources } from '../model/resources';
 import { checkFence, withFence } from '../pinning/direct-workload-writer';
