@@ -8,6 +8,7 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context, SQSEvent } from 'aws-lambda';
+import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { getAppContext } from '../../shared/app/context';
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
@@ -16,12 +17,14 @@ import { handleRolloutRunHint, sweepRolloutRuns } from '../../shared/rollout-run
 
 const SERVICE_NAME = 'rollout-run';
 const logger = new Logger({ serviceName: SERVICE_NAME });
+// Asks for a render when a held sequence group's turn begins.
+const publisherOf = lazyEventPublisher(logger);
 
 const onHint = createHintHandler(
   async (invocation) => {
     const { hint } = invocation;
     const result = await forClusterMode(invocation.cluster, {
-      standalone: () => handleRolloutRunHint(invocation),
+      standalone: () => handleRolloutRunHint(invocation, publisherOf(invocation.app.config)),
       delegate: async () =>
         hint.kind === 'InferenceService' && hint.namespace
           ? reportDelegatedInferenceService(invocation.cluster.client, { namespace: hint.namespace, name: hint.name, uid: hint.uid })
@@ -35,7 +38,8 @@ const onHint = createHintHandler(
 
 // A failed sweep is rethrown: Lambda retries it (maximumRetryAttempts), then dead-letters it; the next runs in a minute.
 const onSchedule = middy(async (_event: unknown, context: Context) => {
-  const summary = await sweepRolloutRuns(getAppContext(), context.awsRequestId);
+  const app = getAppContext();
+  const summary = await sweepRolloutRuns(app, context.awsRequestId, publisherOf(app.config));
   logger.info('swept rollout runs', { summary });
   return summary;
 }).use(injectLambdaContext(logger));

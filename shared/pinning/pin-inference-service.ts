@@ -20,7 +20,7 @@ import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { idempotencyKey, type IdempotencyStore, type LeaseStore } from '../ports/store';
-import type { EngineWorkloadOutcome, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
+import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
 import { hashIdempotencyPayload } from '../stores/idempotency-rules';
 import {
   buildControllerRevision,
@@ -364,14 +364,21 @@ async function applyWorkload(deps: PinningDeps, evaluation: Evaluation, fence: W
   };
   const desired = renderEngineDeployment({ isvc: subject, runtimeName: ref.name, spec, revisionName });
   try {
-    const outcome = await deps.workloads.apply({ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence });
+    const requests: EngineWorkloadRequest[] = [{ clusterId: deps.clusterId, isvc, desired, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence }];
     // Decoder and router render beside the engine when the ISVC has them and the runtime configures them.
     for (const component of ['decoder', 'router'] as const) {
       if (!isvc.spec[component] || !runtimeConfigures(component, spec)) continue;
       const rendered = renderComponentDeployment(component, { isvc: subject, runtimeName: ref.name, spec, revisionName });
-      await deps.workloads.apply({ clusterId: deps.clusterId, component, isvc, desired: rendered, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence });
+      requests.push({ clusterId: deps.clusterId, component, isvc, desired: rendered, renderedFrom: revisionName ?? RENDERED_FROM_LIVE, fence });
     }
-    return outcome;
+    // Handed over together, so one change that renders several grouped components opens one run.
+    if (deps.workloads.applyAll) {
+      const [outcome] = await deps.workloads.applyAll(requests);
+      return outcome ?? 'unchanged';
+    }
+    const outcomes: EngineWorkloadOutcome[] = [];
+    for (const request of requests) outcomes.push(await deps.workloads.apply(request));
+    return outcomes[0] ?? 'unchanged';
   } catch (error) {
     // Our status write stands (it carried the resourceVersion); the Deployment is the newer holder's.
     if (error instanceof WorkloadSupersededError) return 'superseded';

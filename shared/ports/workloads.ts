@@ -38,4 +38,10 @@ export type EngineWorkloadOutcome = 'unchanged' | 'created' | 'updated' | 'run-o
 
 export interface EngineWorkloadWriter {
   apply(request: EngineWorkloadRequest): Promise<EngineWorkloadOutcome>;
+  /**
+   * One pin pass's renders of the same InferenceService (engine, decoder, router), in
+   * that order, with one outcome each. A writer that opens rollout runs opens one run for
+   * every component the pass changed; without it, the components are applied one by one.
+   */
+  applyAll?(requests: readonly EngineWorkloadRequest[]): Promise<EngineWorkloadOutcome[]>;
 }

@@ -14,10 +14,11 @@ import type { ClusterClient } from '../ports/cluster';
 import { unboundSample, type AnalysisVerdict, type MetricsBinding } from '../rollout/analysis';
 import { advanceCanary, advanceReplacement, canaryReplicasFor, isCanaryFinished } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
-import { closeRun } from '../rollout/run';
+import { closeRun, formatKubeTime } from '../rollout/run';
+import { passSequence, type CoordinationGroupStatus, type SequenceTurn } from '../rollout/sequence';
 import type { CanaryState, RolloutGroup, RolloutRun, RunOutcome, RunTarget } from '../rollout/types';
 import { Annotation, EventReason } from '../vocabulary';
-import { RolloutRunMessage } from './rollout-workload-writer';
+import { RolloutRunMessage, sequenceGroupsOf } from './rollout-workload-writer';
 import {
   applyPlanStatus,
   commitStatus,
@@ -60,8 +61,13 @@ export interface AdvanceRolloutRunResult {
   runID?: string;
   phase?: string;
   closed?: RunOutcome;
-  /** Look again after this long even without a hint (timed pauses). */
+  /** Look again after this long even without a hint (timed pauses, soaks). */
   requeueAfterSeconds?: number;
+  /**
+   * Components of sequence groups whose turn began on this pass: their new workload was
+   * held and is written by the next render of the InferenceService (a pin pass).
+   */
+  renderDue?: string[];
 }
 
 interface RunStep {
@@ -72,6 +78,7 @@ interface RunStep {
   requeueAfterSeconds?: number;
   /** Workload writes to make once the status is stored. */
   workloads: () => Promise<void>;
+  renderDue?: string[];
 }
 
 /** One pass over the ISVC's active run. Call under the object's lease. */
@@ -119,6 +126,7 @@ export async function advanceRolloutRun(
     runID: run.runID,
     phase: step.phase,
     ...(step.requeueAfterSeconds === undefined ? {} : { requeueAfterSeconds: step.requeueAfterSeconds }),
+    ...(step.renderDue && step.renderDue.length > 0 ? { renderDue: step.renderDue } : {}),
   };
 }
 
@@ -160,6 +168,7 @@ async function stepRun(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, run: Roll
   const pinned = run.plan.groups ?? [];
   const targets = new Map((run.targetRevisions ?? []).filter((entry) => entry.revision).map((entry) => [entry.component, entry]));
   const outcomes: GroupOutcome[] = [];
+  const byIndex = new Map<number, GroupOutcome>();
   for (const [index, { group }] of pinned.entries()) {
     const components = (group.components ?? []).filter((component) => targets.has(component));
     if (components.length === 0) continue;
@@ -167,12 +176,15 @@ async function stepRun(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, run: Roll
     const outcome = declaredKindOf(group) === 'canary' ? await stepCanaryGroup(deps, isvc, input) : await stepReplacementGroup(deps, isvc, input);
     setRolloutPhase(status, group.components ?? components, outcome.phase);
     outcomes.push(outcome);
+    byIndex.set(index, outcome);
   }
   if (outcomes.length === 0) return parkUnexecutable(deps, isvc, run, status);
+  const sequence = stepSequence(isvc, run, status, byIndex, now);
   const rolledBack = outcomes.find((outcome) => outcome.closeAs === 'RolledBack');
   const closeAs = rolledBack ? 'RolledBack' : outcomes.every((outcome) => outcome.closeAs === 'Completed') ? 'Completed' : undefined;
   const waiting = outcomes.find((outcome) => outcome.closeAs === undefined) ?? outcomes[outcomes.length - 1];
   const requeues = outcomes.flatMap((outcome) => (outcome.requeueAfterSeconds === undefined ? [] : [outcome.requeueAfterSeconds]));
+  if (sequence?.turn.soakRemainingSeconds !== undefined) requeues.push(sequence.turn.soakRemainingSeconds);
   return {
     status,
     phase: rolledBack?.phase ?? waiting?.phase ?? 'Stable',
@@ -182,7 +194,31 @@ async function stepRun(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, run: Roll
     workloads: async () => {
       for (const outcome of outcomes) await outcome.workloads();
     },
+    ...(sequence && sequence.renderDue.length > 0 ? { renderDue: sequence.renderDue } : {}),
   };
+}
+
+/**
+ * A run whose plan collapses to a sequence: records in `status.rolloutCoordination`
+ * which group completed when and whose turn it is (see passSequence). A held group
+ * shows PHASE `Pending` (its Deployment is not at the target yet). The components of a
+ * group whose turn began are due to be rendered: the writer held their workload until now.
+ */
+function stepSequence(
+  isvc: RolloutIsvc,
+  run: RolloutRun,
+  status: RolloutIsvcStatus,
+  outcomes: ReadonlyMap<number, GroupOutcome>,
+  now: Date,
+): { turn: SequenceTurn; renderDue: string[] } | undefined {
+  const groups = sequenceGroupsOf(isvc, run);
+  if (!groups) return undefined;
+  const observed = groups.map((group) => ({ ...group, complete: outcomes.get(group.index)?.closeAs === 'Completed' }));
+  const recorded = (status.rolloutCoordination as { groups?: CoordinationGroupStatus[] } | undefined)?.groups;
+  const pass = passSequence(observed, recorded, formatKubeTime(now), now);
+  status.rolloutCoordination = { ...(status.rolloutCoordination as object | undefined), groups: pass.groups };
+  const begun = new Set(pass.begun);
+  return { turn: pass.turn, renderDue: groups.filter((group) => begun.has(group.index)).flatMap((group) => group.components) };
 }
 
 async function parkUnexecutable(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, run: RolloutRun, status: RolloutIsvcStatus): Promise<RunStep> {

@@ -1,7 +1,7 @@
 import { assertOwnedDeployment, createDirectWorkloadWriter, workloadOwnerOf } from '../pinning/direct-workload-writer';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
-import type { EngineWorkloadWriter } from '../ports/workloads';
+import type { EngineWorkloadRequest, EngineWorkloadWriter } from '../ports/workloads';
 import { fenceDeploymentWrites } from './fenced-deployments';
 import { createRolloutWorkloadWriter } from './rollout-workload-writer';
 import { getOptional } from './workloads';
@@ -16,15 +16,24 @@ export const rolloutAwareWorkloadWriter =
   (clock: Clock) =>
   (client: ClusterClient): EngineWorkloadWriter => {
     const direct = createDirectWorkloadWriter(client);
+    /** Fails before any run opens when a same-named Deployment is someone else's. */
+    const ownedWriter = async (request: EngineWorkloadRequest): Promise<EngineWorkloadWriter> => {
+      const owner = workloadOwnerOf(request.isvc);
+      const { namespace = '', name } = request.desired.metadata;
+      const stable = await getOptional(client, namespace, name);
+      if (stable) assertOwnedDeployment(stable, owner);
+      // The rollout writer fences its own writes; this wrapper adds the ownership check only.
+      return createRolloutWorkloadWriter({ client: fenceDeploymentWrites(client, undefined, owner), direct, clock });
+    };
     return {
       async apply(request) {
-        const owner = workloadOwnerOf(request.isvc);
-        const { namespace = '', name } = request.desired.metadata;
-        const stable = await getOptional(client, namespace, name);
-        if (stable) assertOwnedDeployment(stable, owner);
-        // The rollout writer fences its own writes; this wrapper adds the ownership check only.
-        const owned = fenceDeploymentWrites(client, undefined, owner);
-        return createRolloutWorkloadWriter({ client: owned, direct, clock }).apply(request);
+        return (await ownedWriter(request)).apply(request);
+      },
+      async applyAll(requests) {
+        const writers = await Promise.all(requests.map(ownedWriter));
+        const writer = writers[0];
+        if (!writer?.applyAll) return [];
+        return writer.applyAll(requests);
       },
     };
   };

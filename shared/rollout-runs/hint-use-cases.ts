@@ -9,7 +9,8 @@ import type { AppContext, ClusterHandle } from '../app/context';
 import type { HintInvocation } from '../app/hint-handler';
 import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../app/reconcile';
 import { fenceDeploymentWrites } from './fenced-deployments';
-import type { HintDetail } from '../events/hint-event';
+import { toHintEvent, type HintDetail } from '../events/hint-event';
+import type { EventPublisher } from '../ports/event-publisher';
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterRecord } from '../ports/store';
@@ -62,14 +63,40 @@ export interface RolloutWork {
   reconcile: ReconcileDeps;
   /** Samples analysis steps, with what the cluster binds; none yet (see AdvanceRolloutRunDeps). */
   analysis?: Pick<AdvanceRolloutRunDeps, 'analysis' | 'metrics'>;
+  /** Publishes the hint that asks for a render (see requestRender); without it the next resync renders. */
+  publisher?: EventPublisher;
 }
 
-function workOf(invocation: HintInvocation): RolloutWork {
+/**
+ * A sequence group's turn began (`renderDue`): its new workload was held and only a
+ * render writes it, so ask for one now with a `relisted` hint of the InferenceService,
+ * the hint a resync sends, which the pin function renders on. Published after the lease
+ * is released; a lost one is replaced by the next resync.
+ */
+async function requestRender(work: RolloutWork, key: { namespace: string; name: string }, result: AdvanceRolloutRunResult): Promise<void> {
+  if (!work.publisher || !result.renderDue || result.renderDue.length === 0) return;
+  const isvc = await getOptional<RolloutIsvc>(work.client, key.namespace, key.name, Resources.inferenceServices);
+  if (!isvc) return;
+  const event = toHintEvent(work.clusterId, 'RELISTED', { ...isvc, apiVersion: isvc.apiVersion ?? 'ome.io/v1beta1', kind: isvc.kind ?? 'InferenceService' }, undefined, {
+    observedAt: new Date(work.clock.now()).toISOString(),
+  });
+  await work.publisher.publish([event]);
+}
+
+/** Advances one ISVC's run under its lease, then asks for a render when a held group's turn began. */
+export async function advanceAndRender(work: RolloutWork, key: { namespace: string; name: string; uid?: string }): Promise<AdvanceRolloutRunResult> {
+  const result = await advanceUnderLease(work, key);
+  await requestRender(work, key, result);
+  return result;
+}
+
+function workOf(invocation: HintInvocation, publisher?: EventPublisher): RolloutWork {
   return {
     clusterId: invocation.cluster.id,
     client: invocation.cluster.client,
     clock: invocation.app.clock,
     reconcile: reconcileDepsOf(invocation.app, invocation.requestId),
+    ...(publisher ? { publisher } : {}),
   };
 }
 
@@ -163,18 +190,18 @@ async function refreshPolicyConsumers(work: RolloutWork, namespace: string, poli
  * rollout-run: an InferenceService change or a readiness change of a Deployment we
  * render advances that InferenceService's run.
  */
-export async function handleRolloutRunHint(invocation: HintInvocation): Promise<AdvanceRolloutRunResult | { ignored: string }> {
+export async function handleRolloutRunHint(invocation: HintInvocation, publisher?: EventPublisher): Promise<AdvanceRolloutRunResult | { ignored: string }> {
   const { hint } = invocation;
-  const work = workOf(invocation);
+  const work = workOf(invocation, publisher);
   if (!hint.namespace || hint.change === 'deleted') return { ignored: `${hint.kind} ${hint.change}` };
   if (hint.kind === 'InferenceService') {
-    return advanceUnderLease(work, { namespace: hint.namespace, name: hint.name, uid: hint.uid });
+    return advanceAndRender(work, { namespace: hint.namespace, name: hint.name, uid: hint.uid });
   }
   if (hint.kind !== 'Deployment') return { ignored: hint.kind };
   const deployment = await getOptional<Deployment>(work.client, hint.namespace, hint.name);
   const owner = deployment?.metadata.labels?.[WorkloadLabel.inferenceService];
   if (!owner) return { ignored: 'not a rendered workload' };
-  return advanceUnderLease(work, { namespace: hint.namespace, name: owner });
+  return advanceAndRender(work, { namespace: hint.namespace, name: owner });
 }
 
 /** One cluster's part of the scheduled sweep. */
@@ -190,13 +217,13 @@ export interface SweepSummary {
  * The scheduled sweep, in every registered cluster: advances every ISVC with an active run
  * (timed pauses), then writes every RolloutPolicy's status from the ISVCs it just listed.
  */
-export async function sweepRolloutRuns(app: AppContext, holder: string): Promise<SweepSummary[]> {
+export async function sweepRolloutRuns(app: AppContext, holder: string, publisher?: EventPublisher): Promise<SweepSummary[]> {
   const summary: SweepSummary[] = [];
   for (const record of await app.stores.clusters.listClusters()) {
     const cluster = await app.cluster(record.id);
     // Upstream OME runs the rollouts of a delegate cluster.
     if (cluster.mode === 'delegate') continue;
-    const work: RolloutWork = { clusterId: cluster.id, client: cluster.client, clock: app.clock, reconcile: reconcileDepsOf(app, holder) };
+    const work: RolloutWork = { clusterId: cluster.id, client: cluster.client, clock: app.clock, reconcile: reconcileDepsOf(app, holder), ...(publisher ? { publisher } : {}) };
     let advanced = 0;
     let failed = 0;
     const consumers: PolicyConsumer[] = [];
@@ -207,7 +234,7 @@ export async function sweepRolloutRuns(app: AppContext, holder: string): Promise
       for (const isvc of page.items.filter((item) => item.status?.rollout?.activeRun)) {
         const key = { namespace: isvc.metadata.namespace ?? '', name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
         // One busy or failing object must not starve the rest: the next sweep retries it.
-        await advanceUnderLease(work, key).then(
+        await advanceAndRender(work, key).then(
           () => (advanced += 1),
           () => (failed += 1),
         );

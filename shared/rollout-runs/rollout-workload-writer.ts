@@ -3,7 +3,9 @@
  * Deployment it wants and hands it here; for an InferenceService whose engine belongs to
  * a rollout group, a new revision does not replace the running one: a rollout run opens,
  * pins the live plan, and brings the revision up as that plan says. Everything else goes
- * straight to the direct writer.
+ * straight to the direct writer. A pin pass hands its components over together
+ * (`applyAll`), so one change opens one run for all of them; in a plan that collapses to a
+ * sequence, a later group's workload is held until its turn (`heldBySequence`).
  */
 import { Resources } from '../model/resources';
 import { checkFence, withFence } from '../pinning/direct-workload-writer';
@@ -14,6 +16,7 @@ import type { MetricsBinding } from '../rollout/analysis';
 import { canaryReplicasFor } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun, formatKubeTime, openRun } from '../rollout/run';
+import { collapsesToSequential, passSequence, recordedMembers, sequenceTurn, type CoordinationGroupStatus } from '../rollout/sequence';
 import type { CanaryState, RolloutGroup, RolloutRun, RunTarget } from '../rollout/types';
 import { EventReason, Message } from '../vocabulary';
 import {
@@ -64,7 +67,48 @@ export const RolloutRunMessage = {
 
 /** Builds the writer; `direct` is the plain create-or-replace writer it wraps. */
 export function createRolloutWorkloadWriter(deps: RolloutWorkloadWriterDeps): EngineWorkloadWriter {
-  return { apply: (request) => applyComponentWorkload(deps, request) };
+  return {
+    apply: (request) => applyComponentWorkload(deps, request),
+    applyAll: (requests) => applyComponentWorkloads(deps, requests),
+  };
+}
+
+/** What one component's render asks of the writer, decided from one read of the ISVC. */
+type Decision =
+  | { kind: 'direct' }
+  | { kind: 'unchanged' }
+  | { kind: 'ensure'; run: RolloutRun }
+  | { kind: 'revert'; run: RolloutRun }
+  | { kind: 'open'; change: RunChange };
+
+interface RunChange {
+  component: string;
+  desired: Deployment;
+  desiredRevision: string;
+  stableRevision: string;
+}
+
+async function decide(deps: RolloutWorkloadWriterDeps, isvc: RolloutIsvc, component: string, rendered: Deployment): Promise<Decision> {
+  const desired = withWorkloadRevision(rendered);
+  const run = isvc.status?.rollout?.activeRun;
+  const grouped = groupIndexFor(specGroupsOf(isvc), component) >= 0;
+  const target = run?.targetRevisions?.find((entry) => entry.component === component);
+  if ((!grouped && !target) || !usesOmeNative(isvc)) return { kind: 'direct' };
+
+  const namespace = desired.metadata.namespace ?? isvc.metadata.namespace ?? '';
+  const stable = await getOptional<Deployment>(deps.client, namespace, desired.metadata.name);
+  // A new service's first revision deploys directly: there is nothing to roll from.
+  if (!stable) return { kind: 'direct' };
+
+  const desiredRevision = computeWorkloadRevision(rendered);
+  const stableRevision = revisionOf(stable, rendered);
+
+  if (run && target?.revision === desiredRevision) return { kind: 'ensure', run };
+  if (desiredRevision === stableRevision) return run && target ? { kind: 'revert', run } : { kind: 'direct' };
+  // The revision was rolled back: it stays out until the spec renders another one.
+  if (!run && wasRolledBack(isvc.status, desiredRevision)) return { kind: 'unchanged' };
+  if (!grouped) return { kind: 'direct' };
+  return { kind: 'open', change: { component, desired, desiredRevision, stableRevision } };
 }
 
 async function applyComponentWorkload(deps: RolloutWorkloadWriterDeps, request: EngineWorkloadRequest): Promise<EngineWorkloadOutcome> {
@@ -72,44 +116,69 @@ async function applyComponentWorkload(deps: RolloutWorkloadWriterDeps, request: 
   // The engine's write may have opened a run a moment ago: a later component reads the ISVC afresh.
   const basis = component === 'engine' ? undefined : await getRolloutIsvc(deps.client, request.isvc.metadata.namespace ?? '', request.isvc.metadata.name);
   const isvc = (basis ?? request.isvc) as RolloutIsvc;
-  const desired = withWorkloadRevision(request.desired as Deployment);
+  const rendered = request.desired as Deployment;
+  const desired = withWorkloadRevision(rendered);
   const direct = (): Promise<EngineWorkloadOutcome> => deps.direct.apply({ ...request, desired });
-  const run = isvc.status?.rollout?.activeRun;
-  const grouped = groupIndexFor(specGroupsOf(isvc), component) >= 0;
-  const target = run?.targetRevisions?.find((entry) => entry.component === component);
-  if ((!grouped && !target) || !usesOmeNative(isvc)) return direct();
-
-  const namespace = desired.metadata.namespace ?? isvc.metadata.namespace ?? '';
-  const stable = await getOptional<Deployment>(deps.client, namespace, desired.metadata.name);
-  // A new service's first revision deploys directly: there is nothing to roll from.
-  if (!stable) return direct();
-
-  const desiredRevision = computeWorkloadRevision(request.desired as Deployment);
-  const stableRevision = revisionOf(stable, request.desired as Deployment);
-
-  if (run && target?.revision === desiredRevision) {
-    await ensureRunWorkloads(deps, run, component, desired, direct, request.fence);
-    return 'run-in-progress';
+  const decision = await decide(deps, isvc, component, rendered);
+  switch (decision.kind) {
+    case 'direct':
+      return direct();
+    case 'unchanged':
+      return 'unchanged';
+    case 'ensure':
+      await ensureRunWorkloads(deps, isvc, decision.run, component, desired, direct, request.fence);
+      return 'run-in-progress';
+    case 'revert':
+      await closeReverted(deps, isvc, decision.run, component, desired);
+      return direct();
+    case 'open':
+      return openRunFor(deps, isvc, [decision.change], request.fence, new Map([[component, direct]]));
   }
-  if (desiredRevision === stableRevision) {
-    if (run && target) await closeReverted(deps, isvc, run, component, desired);
-    return direct();
+}
+
+/**
+ * One pin pass's renders together: every grouped component whose revision changed opens
+ * one run that targets them all (a runtime change that renders engine and decoder anew
+ * opens one run, not one per component); then each component is applied as alone, now
+ * finding the run open for it.
+ */
+async function applyComponentWorkloads(deps: RolloutWorkloadWriterDeps, requests: readonly EngineWorkloadRequest[]): Promise<EngineWorkloadOutcome[]> {
+  const first = requests[0];
+  if (!first) return [];
+  const isvc = (await getRolloutIsvc(deps.client, first.isvc.metadata.namespace ?? '', first.isvc.metadata.name)) ?? (first.isvc as RolloutIsvc);
+  const changes: RunChange[] = [];
+  for (const request of requests) {
+    const decision = await decide(deps, isvc, request.component ?? 'engine', request.desired as Deployment);
+    if (decision.kind === 'open') changes.push(decision.change);
   }
-  if (!run && wasRolledBack(isvc.status, desiredRevision)) {
-    // The revision was rolled back: it stays out until the spec renders another one.
-    return 'unchanged';
+  const opened = new Set<string>();
+  const parked = new Set<string>();
+  if (changes.length > 1) {
+    const outcome = await openRunFor(deps, isvc, changes, first.fence, new Map());
+    // A plan that does not render parks every change at once (one event), leaving each stable Deployment serving.
+    for (const change of changes) (outcome === 'run-opened' ? opened : parked).add(change.component);
   }
-  if (!grouped) return direct();
-  return openRunFor(deps, isvc, { component, desired, desiredRevision, stableRevision }, direct, request.fence);
+  const outcomes: EngineWorkloadOutcome[] = [];
+  for (const request of requests) {
+    if (parked.has(request.component ?? 'engine')) {
+      outcomes.push('unchanged');
+      continue;
+    }
+    // Read afresh for each: the run just opened, and each component's writes move the ISVC on.
+    const current = (await getRolloutIsvc(deps.client, first.isvc.metadata.namespace ?? '', first.isvc.metadata.name)) ?? request.isvc;
+    const outcome = await applyComponentWorkload(deps, { ...request, isvc: current });
+    outcomes.push(opened.has(request.component ?? 'engine') && outcome === 'run-in-progress' ? 'run-opened' : outcome);
+  }
+  return outcomes;
 }
 
 /**
  * The superseded run's other targets that still have to roll: a component whose group
  * the run already completed (PHASE `Stable`, set only by the executor) is not rolled again.
  */
-function unfinishedTargets(status: RolloutIsvcStatus | undefined, previous: RolloutRun | undefined, changed: string): RunTarget[] {
+function unfinishedTargets(status: RolloutIsvcStatus | undefined, previous: RolloutRun | undefined, changed: readonly string[]): RunTarget[] {
   return (previous?.targetRevisions ?? []).filter(
-    (entry) => entry.component !== changed && entry.revision && status?.components?.[entry.component]?.rolloutPhase !== 'Stable',
+    (entry) => !changed.includes(entry.component) && entry.revision && status?.components?.[entry.component]?.rolloutPhase !== 'Stable',
   );
 }
 
@@ -120,16 +189,16 @@ function wasRolledBack(status: RolloutIsvcStatus | undefined, revision: string):
 }
 
 /**
- * Opens a run for the component's new revision. A run already open is superseded by one
- * that keeps its other targets, so a runtime change that renders engine and decoder anew
- * ends in one run targeting both.
+ * Opens one run for the components' new revisions. A run already open is superseded by
+ * one that keeps its other unfinished targets. The workloads of the components given a
+ * direct writer are brought up at once; the others are brought up by their own apply.
  */
 async function openRunFor(
   deps: RolloutWorkloadWriterDeps,
   isvc: RolloutIsvc,
-  change: { component: string; desired: Deployment; desiredRevision: string; stableRevision: string },
-  direct: () => Promise<EngineWorkloadOutcome>,
+  changes: readonly RunChange[],
   fence: WorkloadFence | undefined,
+  directs: ReadonlyMap<string, () => Promise<EngineWorkloadOutcome>>,
 ): Promise<EngineWorkloadOutcome> {
   const now = new Date(deps.clock.now());
   const live = await renderLivePlan(deps.client, isvc, deps.metrics);
@@ -150,10 +219,13 @@ async function openRunFor(
     return 'unchanged';
   }
   // A superseded canary rolls from the same stable Deployment, which it never replaced.
-  const kept = unfinishedTargets(isvc.status, previous, change.component);
+  const kept = unfinishedTargets(isvc.status, previous, changes.map((change) => change.component));
   const run = openRun({
     isvcName: isvc.metadata.name,
-    targetRevisions: [...kept, { component: change.component, revision: change.desiredRevision, stableRevision: change.stableRevision }],
+    targetRevisions: [
+      ...kept,
+      ...changes.map((change) => ({ component: change.component, revision: change.desiredRevision, stableRevision: change.stableRevision })),
+    ],
     plan: live.plan,
     now,
   });
@@ -161,6 +233,12 @@ async function openRunFor(
   if (previous) status.rollout.lastRun = closeRun(previous, 'Superseded', now);
   const pinned = run.plan.groups ?? [];
   clearCanaryStates(status);
+  // A new run starts its sequence afresh: its first targeted group's turn begins now.
+  delete status.rolloutCoordination;
+  const sequence = sequenceGroupsOf({ ...isvc, status }, run);
+  if (sequence) {
+    status.rolloutCoordination = { groups: passSequence(sequence.map((group) => ({ ...group, complete: false })), undefined, run.openedAt, now).groups };
+  }
   const states = new Map<number, CanaryState>();
   for (const [index, { group }] of pinned.entries()) {
     const first = (group.components ?? []).map((name) => run.targetRevisions?.find((entry) => entry.component === name)).find((entry) => entry?.revision);
@@ -191,7 +269,11 @@ async function openRunFor(
     reason: EventReason.rolloutRunOpened,
     message: RolloutRunMessage.opened(run, live.plan.digest),
   });
-  await ensureRunWorkloads(deps, run, change.component, change.desired, direct, fence);
+  const opened = (await getRolloutIsvc(deps.client, isvc.metadata.namespace ?? '', isvc.metadata.name)) ?? isvc;
+  for (const change of changes) {
+    const direct = directs.get(change.component);
+    if (direct) await ensureRunWorkloads(deps, opened, run, change.component, change.desired, direct, fence);
+  }
   return 'run-opened';
 }
 
@@ -203,6 +285,7 @@ async function openRunFor(
  */
 async function ensureRunWorkloads(
   deps: RolloutWorkloadWriterDeps,
+  isvc: RolloutIsvc,
   run: RolloutRun,
   component: string,
   desired: Deployment,
@@ -214,6 +297,8 @@ async function ensureRunWorkloads(
   const namespace = desired.metadata.namespace ?? '';
   const canaryName = canaryDeploymentName(desired.metadata.name);
   if (declaredKindOf(group) !== 'canary') {
+    // A sequence group waiting for its turn: the stable Deployment keeps serving until then.
+    if (heldBySequence(isvc, run, component, new Date(deps.clock.now()))) return;
     await deleteIfPresent(deps.client, namespace, canaryName);
     await direct();
     return;
@@ -233,6 +318,36 @@ async function ensureRunWorkloads(
     ...canary,
     metadata: { ...canary.metadata, resourceVersion: existing.metadata.resourceVersion },
   }, fence));
+}
+
+/**
+ * Whether the component's group is a sequence group whose turn has not come: the run's
+ * pinned plan collapses to a sequence (see collapsesToSequential) and an earlier targeted
+ * group has not completed, or its soak has not elapsed (as the executor recorded them in
+ * `status.rolloutCoordination`).
+ */
+export function heldBySequence(isvc: RolloutIsvc, run: RolloutRun, component: string, now: Date): boolean {
+  const sequence = sequenceGroupsOf(isvc, run);
+  const index = groupIndexFor((run.plan.groups ?? []).map((pinned) => pinned.group), component);
+  if (!sequence || !sequence.some((group) => group.index === index)) return false;
+  const recorded = (isvc.status?.rolloutCoordination as { groups?: CoordinationGroupStatus[] } | undefined)?.groups;
+  return sequenceTurn(recordedMembers(sequence, recorded), now).held.includes(index);
+}
+
+/**
+ * The run's sequence groups (its pinned non-canary groups, in plan order) when its plan
+ * collapses to a sequence under the spec's `groupOrdering`; undefined otherwise.
+ */
+export function sequenceGroupsOf(isvc: RolloutIsvc, run: RolloutRun): { index: number; components: string[]; targeted: boolean; soak?: string }[] | undefined {
+  const pinned = run.plan.groups ?? [];
+  const ordering = (isvc.spec?.rollout as { groupOrdering?: string } | undefined)?.groupOrdering;
+  if (!collapsesToSequential(pinned.map((entry) => entry.group), ordering)) return undefined;
+  const targeted = new Set((run.targetRevisions ?? []).filter((entry) => entry.revision).map((entry) => entry.component));
+  return pinned.flatMap(({ group }, index) =>
+    declaredKindOf(group) === 'canary'
+      ? []
+      : [{ index, components: [...(group.components ?? [])], targeted: (group.components ?? []).some((name) => targeted.has(name)), ...(group.soak ? { soak: group.soak } : {}) }],
+  );
 }
 
 /**

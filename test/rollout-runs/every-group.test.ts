@@ -20,6 +20,7 @@ import {
   NAMESPACE,
   renderComponent,
   renderEngine,
+  renderPass,
   startBench,
   type Bench,
 } from './harness';
@@ -107,29 +108,63 @@ describe('a group that holds only the router', () => {
 });
 
 describe('engine and decoder changed by one runtime change', () => {
-  it('end in one run that targets both and completes only when both groups have', async () => {
-    await createService('both', [{ components: ['engine'] }, { components: ['decoder'] }]);
-    await renderEngine(bench, 'both', 'srt:v1');
-    await renderComponent(bench, 'both', 'decoder', 'dec:v1');
+  it('open one run that targets both and completes only when both groups have', async () => {
+    const groups = [{ components: ['engine'] }, { components: ['decoder'] }] as RolloutGroup[];
+    await createService('both', groups, { rollout: { groups, groupOrdering: 'Concurrent' } });
+    expect(await renderPass(bench, 'both', { engine: 'srt:v1', decoder: 'dec:v1' })).toEqual({ engine: 'created', decoder: 'created' });
     bench.clock.tick();
-    expect(await renderEngine(bench, 'both', 'srt:v2')).toBe('run-opened');
-    const first = activeRunOf(await getIsvc(bench, 'both')).runID;
-    expect(await renderComponent(bench, 'both', 'decoder', 'dec:v2')).toBe('run-opened');
+    expect(await renderPass(bench, 'both', { engine: 'srt:v2', decoder: 'dec:v2' })).toEqual({ engine: 'run-opened', decoder: 'run-opened' });
 
     const isvc = await getIsvc(bench, 'both');
     const run = activeRunOf(isvc);
-    expect(run.runID).not.toBe(first);
-    expect(run.targetRevisions?.map((entry) => entry.component).sort()).toEqual(['decoder', 'engine']);
-    expect(isvc.status?.rollout?.lastRun).toMatchObject({ outcome: 'Superseded' });
+    expect(run.targetRevisions?.map((entry) => entry.component)).toEqual(['engine', 'decoder']);
+    // One run: nothing was superseded on the way.
+    expect(isvc.status?.rollout?.lastRun).toBeUndefined();
+    expect((await eventsOf(bench, 'both', 'RolloutRunOpened')).map((event) => event.message)).toEqual([expect.stringContaining(`run ${run.runID} opened`)]);
+    expect(await eventsOf(bench, 'both', 'RolloutRunClosed')).toEqual([]);
+    // Concurrent: both workloads are written at once.
+    for (const component of ['engine', 'decoder']) {
+      const target = run.targetRevisions?.find((entry) => entry.component === component)?.revision;
+      expect((await getDeployment(bench, `both-${component}`))?.metadata.annotations?.[WORKLOAD_REVISION]).toBe(target);
+    }
+
+    // The next pass over the same renders changes nothing.
+    expect(await renderPass(bench, 'both', { engine: 'srt:v2', decoder: 'dec:v2' })).toEqual({ engine: 'run-in-progress', decoder: 'run-in-progress' });
+    expect(activeRunOf(await getIsvc(bench, 'both')).runID).toBe(run.runID);
 
     const done = await advanceUntil(bench, 'both', (result) => result.outcome === 'closed');
     expect(done.status?.rollout?.lastRun?.outcome).toBe('Completed');
     expect(done.status?.components?.engine?.rolloutPhase).toBe('Stable');
     expect(done.status?.components?.decoder?.rolloutPhase).toBe('Stable');
-    for (const component of ['engine', 'decoder']) {
-      const target = run.targetRevisions?.find((entry) => entry.component === component)?.revision;
-      expect((await getDeployment(bench, `both-${component}`))?.metadata.annotations?.[WORKLOAD_REVISION]).toBe(target);
-    }
+  });
+
+  it('park together, with one event, when the plan does not render', async () => {
+    const groups = [
+      { components: ['engine'], policyRef: { name: 'missing', progression: 'blueGreen' } },
+      { components: ['decoder'], policyRef: { name: 'missing', progression: 'blueGreen' } },
+    ] as RolloutGroup[];
+    await createService('parked', groups, { rollout: { groups, groupOrdering: 'Concurrent' } });
+    await renderPass(bench, 'parked', { engine: 'srt:v1', decoder: 'dec:v1' });
+    const engineV1 = (await getDeployment(bench, 'parked-engine'))?.metadata.annotations?.[WORKLOAD_REVISION];
+    bench.clock.tick();
+    expect(await renderPass(bench, 'parked', { engine: 'srt:v2', decoder: 'dec:v2' })).toEqual({ engine: 'unchanged', decoder: 'unchanged' });
+    expect((await getIsvc(bench, 'parked')).status?.rollout?.activeRun).toBeUndefined();
+    expect((await getDeployment(bench, 'parked-engine'))?.metadata.annotations?.[WORKLOAD_REVISION]).toBe(engineV1);
+    const events = await eventsOf(bench, 'parked', 'RolloutPlanParked');
+    expect(events.map((event) => event.count ?? 1)).toEqual([1]);
+  });
+
+  it('still end in one run when rendered one component at a time', async () => {
+    const groups = [{ components: ['engine'] }, { components: ['decoder'] }] as RolloutGroup[];
+    await createService('apart', groups, { rollout: { groups, groupOrdering: 'Concurrent' } });
+    await renderEngine(bench, 'apart', 'srt:v1');
+    await renderComponent(bench, 'apart', 'decoder', 'dec:v1');
+    bench.clock.tick();
+    expect(await renderEngine(bench, 'apart', 'srt:v2')).toBe('run-opened');
+    expect(await renderComponent(bench, 'apart', 'decoder', 'dec:v2')).toBe('run-opened');
+    const isvc = await getIsvc(bench, 'apart');
+    expect(activeRunOf(isvc).targetRevisions?.map((entry) => entry.component)).toEqual(['engine', 'decoder']);
+    expect(isvc.status?.rollout?.lastRun).toMatchObject({ outcome: 'Superseded' });
   });
 });
 

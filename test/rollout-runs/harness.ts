@@ -122,6 +122,28 @@ export async function renderComponent(bench: Bench, name: string, component: Ren
   return writer.apply({ clusterId: CLUSTER_ID, component, isvc: current, desired, renderedFrom: 'live' });
 }
 
+/**
+ * What one pin pass does for a runtime change: render engine, decoder and router (those
+ * given an image) and hand them to the writer together, as the pin use-case does.
+ */
+export async function renderPass(bench: Bench, name: string, images: Partial<Record<'engine' | RenderedComponent, string>>): Promise<Record<string, string>> {
+  const current = await getIsvc(bench, name);
+  const spec = (current.spec ?? {}) as Record<string, { minReplicas?: number } | undefined>;
+  const requests = (['engine', 'decoder', 'router'] as const).flatMap((component) => {
+    const image = images[component];
+    if (image === undefined) return [];
+    const subject = { namespace: NAMESPACE, name, uid: current.metadata.uid, [component]: { minReplicas: spec[component]?.minReplicas } };
+    const desired =
+      component === 'engine'
+        ? renderEngineDeployment({ isvc: subject, runtimeName: 'srt', spec: { containers: [{ name: 'ome-container', image }] } })
+        : renderComponentDeployment(component, { isvc: subject, runtimeName: 'srt', spec: { [`${component}Config`]: { runner: { name: component, image } } } });
+    return [{ clusterId: CLUSTER_ID, ...(component === 'engine' ? {} : { component }), isvc: current, desired, renderedFrom: 'live' }];
+  });
+  const writer = createRolloutWorkloadWriter({ client: bench.client, direct: createDirectWorkloadWriter(bench.client), clock: bench.clock });
+  const outcomes = (await writer.applyAll?.(requests)) ?? [];
+  return Object.fromEntries(requests.map((request, i) => [request.component ?? 'engine', outcomes[i] ?? 'none']));
+}
+
 /** Deploys v1 directly, then renders v2: the run opens. */
 export async function openRunOn(bench: Bench, name: string, groups: RolloutGroup[]): Promise<RolloutIsvc> {
   await createIsvc(bench, name, groups);
@@ -182,6 +204,17 @@ export async function requestRepin(bench: Bench, name: string, value: string) {
   const isvc = await annotate(bench, name, 'ome.io/rollout-repin', value);
   const result = await deliverToRepinApply(bench, requestHint(isvc, { rolloutRepin: true }));
   return 'repin' in result ? result.repin : undefined;
+}
+
+/** One pass of the run, as rollout-run makes on a hint. */
+export function advanceOnce(bench: Bench, name: string): Promise<AdvanceRolloutRunResult> {
+  const work = {
+    clusterId: CLUSTER_ID,
+    client: bench.client,
+    clock: bench.clock,
+    reconcile: { leases: bench.stores.leases, clock: bench.clock, holder: 'advance', leaseTtlMs: 10_000, maxConflictRetries: 5 },
+  };
+  return advanceUnderLease(work, { namespace: NAMESPACE, name });
 }
 
 /** Advances the run (as rollout-run does on each hint) until `done` holds or time runs out. */
