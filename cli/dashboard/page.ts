@@ -6,7 +6,7 @@
  */
 import type { FleetSnapshot, RolloutRow } from './gather';
 
-/** The SSE event carrying a fresh fragment. */
+/** The SSE event carrying a fresh fragment (`/events`, for clients other than the page). */
 export const SNAPSHOT_EVENT = 'fleet';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
@@ -116,24 +116,34 @@ th{background:#f0f3f6;font-weight:600}.empty,.stamp,.note{color:#57606a}#status{
 `;
 
 /**
- * The whole page with the first fragment in place. The script opens the event stream
- * with the token the page was opened with and swaps `<main>` for each fragment; with no
- * script the page still shows the first snapshot.
+ * The whole page with the last fragment in place. The script fetches `fragment` with the
+ * token the page was opened with, at once and every refresh, and swaps `<main>` for it;
+ * with no script the page still shows the snapshot it was served with.
  */
 export function renderPage(fragment: string, nonce: string, refreshSeconds: number): string {
+  // Polling rather than EventSource: one request per update works through every proxy
+  // and in a headless browser's virtual time, and stops with the page.
   const script = `
 (() => {
   const token = new URLSearchParams(location.search).get('token') || '';
   const main = document.getElementById('fleet');
   const status = document.getElementById('status');
-  const source = new EventSource('events?token=' + encodeURIComponent(token));
-  source.addEventListener('${SNAPSHOT_EVENT}', (event) => {
-    const update = JSON.parse(event.data);
-    main.innerHTML = update.html;
-    status.textContent = 'live, updated every ${refreshSeconds}s';
-    status.className = '';
-  });
-  source.onerror = () => { status.textContent = 'disconnected: the view is stale'; status.className = 'stale'; };
+  const load = async () => {
+    try {
+      const response = await fetch('fragment?token=' + encodeURIComponent(token), { cache: 'no-store' });
+      if (!response.ok) throw new Error(String(response.status));
+      const update = await response.json();
+      main.innerHTML = update.html;
+      status.textContent = 'live, updated every ${refreshSeconds}s';
+      status.className = '';
+    } catch (error) {
+      status.textContent = 'disconnected: the view is stale';
+      status.className = 'stale';
+    } finally {
+      setTimeout(load, ${refreshSeconds * 1000});
+    }
+  };
+  load();
 })();
 `;
   return `<!doctype html>

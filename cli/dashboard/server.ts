@@ -1,8 +1,9 @@
 /**
  * The dashboard's HTTP server: loopback only, one random token per run required on every
- * path (the page, the event stream and the JSON), GET only. The page holds no credential
- * and no value unescaped. While at least one browser listens, the fleet is read every
- * `refreshMs` and each fresh fragment goes out as a Server-Sent Event.
+ * path, GET only. The page holds no credential and no value unescaped. The page polls
+ * `/fragment`; `/events` streams the same fragments as Server-Sent Events and
+ * `/snapshot.json` serves the data. The fleet is read only when asked: by a poll finding
+ * the last read older than `refreshMs`, or every `refreshMs` while a stream is open.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -62,6 +63,7 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
   const streams = new Set<ServerResponse>();
   let snapshot = await options.gather();
   let fragment = boundedFragment(snapshot);
+  let readAt = Date.now();
   let reading: Promise<void> | undefined;
   let port = 0;
 
@@ -74,6 +76,7 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
     reading ??= options
       .gather()
       .then((fresh) => {
+        readAt = Date.now();
         snapshot = fresh;
         fragment = boundedFragment(fresh);
         for (const stream of streams) send(stream);
@@ -107,6 +110,15 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
       response.end(renderPage(fragment, nonce, Math.round(options.refreshMs / 1000)));
       return;
     }
+    if (url.pathname === '/fragment') {
+      // A page polling after a quiet spell gets the fleet as it is now, not as it was.
+      const fresh = Date.now() - readAt >= options.refreshMs ? refresh() : Promise.resolve();
+      void fresh.then(() => {
+        response.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'application/json' });
+        response.end(JSON.stringify({ collectedAt: snapshot.collectedAt, html: fragment }));
+      });
+      return;
+    }
     if (url.pathname === '/snapshot.json') {
       response.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'application/json' });
       response.end(JSON.stringify(snapshot));
@@ -119,6 +131,8 @@ export async function startDashboardServer(options: DashboardServerOptions): Pro
       streams.add(response);
       request.on('close', () => streams.delete(response));
       send(response);
+      // A page opened after a quiet spell gets the fleet as it is now, not as it was.
+      if (Date.now() - readAt >= options.refreshMs) void refresh();
       return;
     }
     refuse(response, 404, 'not found');

@@ -1,7 +1,8 @@
 /**
  * The dashboard server over real HTTP on 127.0.0.1: the token is required on every path,
  * the event stream included; a foreign Host is refused; the page carries no token and a
- * strict CSP; a refresh sends the new fragment to an open stream.
+ * strict CSP; a refresh sends the new fragment to an open stream; the polled fragment and
+ * the JSON snapshot follow.
  */
 import { request, type IncomingMessage } from 'node:http';
 
@@ -98,7 +99,7 @@ describe('the dashboard server', () => {
     expect(server.token).toMatch(/^[A-Za-z0-9_-]{32}$/);
   });
 
-  it.each(['/', '/events', '/snapshot.json', '/nothing'])('answers %s without the token with 401', async (path) => {
+  it.each(['/', '/fragment', '/events', '/snapshot.json', '/nothing'])('answers %s without the token with 401', async (path) => {
     expect((await get(server, path)).status).toBe(401);
     expect((await get(server, `${path}?token=wrong`)).status).toBe(401);
     expect((await get(server, `${path}?token=${server.token.slice(0, -1)}`)).status).toBe(401);
@@ -134,6 +135,13 @@ describe('the dashboard server', () => {
     } finally {
       stream.close();
     }
+  });
+
+  it('serves the fragment the page polls, escaped, with the token', async () => {
+    const reply = await get(server, `/fragment?token=${server.token}`);
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-type']).toBe('application/json');
+    expect((JSON.parse(reply.body) as { html: string }).html).toContain('<td>&lt;second&gt;</td>');
   });
 
   it('serves the snapshot as JSON with the token', async () => {
