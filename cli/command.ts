@@ -69,6 +69,8 @@ export interface AppDeps {
   readFile?(path: string): Promise<Buffer>;
   /** The plane's table, for `admin fleet`; absent where the CLI has none. */
   openFleet?(): Promise<FleetAccess>;
+  /** Resolves when a long-running command (`dashboard`) should stop; default SIGINT or SIGTERM. */
+  interrupted?(): Promise<unknown>;
   /** A reader for a registered cluster from its record, as the local plane connects (`dashboard`). */
   openRecordReader?(record: ClusterRecord, requestTimeoutMs: number): Promise<Pick<ClusterClient, 'list'>>;
 }

@@ -140,7 +140,7 @@ export const DASHBOARD_COMMAND: Command = {
       onError: (error) => deps.io.stderr.write(`dashboard: reading the fleet failed: ${error instanceof Error ? error.message : String(error)}\n`),
     });
     deps.io.stdout.write(`Serving the fleet dashboard on ${server.url}\nThe URL's token is the only key to it; stop with Ctrl-C.\n`);
-    await interrupted();
+    await (deps.interrupted ?? interrupted)();
     await server.close();
     return 0;
   },
