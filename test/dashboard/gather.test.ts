@@ -170,3 +170,36 @@ describe('escapeHtml and durationText', () => {
     expect(durationText(ms)).toBe(text);
   });
 });
+
+describe('gatherFleet bounds', () => {
+  it('follows list pages, keeps 200 rows per section and says how many it left out', async () => {
+    const services = Array.from({ length: 250 }, (_, index) => ({
+      apiVersion: 'ome.io/v1beta1',
+      kind: 'InferenceService',
+      metadata: { name: `svc-${String(index).padStart(3, '0')}`, namespace: 'prod' },
+      status: { conditions: [condition('RuntimeDrifted', 'True', 'RevisionMismatch', 'x'.repeat(1_000))] },
+    }));
+    const listed: Array<string | undefined> = [];
+    const reader = {
+      list: async (type: { plural: string }, options: { continue?: string; limit?: number } = {}) => {
+        if (type.plural !== 'inferenceservices') return { items: [], resourceVersion: '1' };
+        listed.push(options.continue);
+        const start = Number(options.continue ?? 0);
+        const end = start + (options.limit ?? 500) / 5;
+        return { items: services.slice(start, end), resourceVersion: '1', ...(end < services.length ? { continue: String(end) } : {}) };
+      },
+    } as unknown as ClusterClient;
+    const snapshot = await gatherFleet({
+      registry: { listClusters: async () => [record('big')], listCheckpoints: async () => [], loadForwarderError: async () => undefined },
+      readerFor: async () => reader,
+      now: () => NOW,
+    });
+    expect(listed).toEqual([undefined, '100', '200']);
+    expect(snapshot.clusters[0]?.inferenceServices).toBe(250);
+    expect(snapshot.drift).toHaveLength(200);
+    expect(snapshot.drift[199]?.name).toBe('svc-199');
+    expect(snapshot.truncated).toEqual({ drift: 50 });
+    expect(snapshot.drift[0]?.message).toHaveLength(256);
+    expect(renderFleet(snapshot)).toContain('<p class="note">50 more not shown</p>');
+  });
+});
