@@ -17,6 +17,7 @@ import {
 } from './args';
 import { isFleetCommand, runFleetApp } from './admin/fleet';
 import { ADMIN_CLUSTER_COMMANDS, openClusterRegistry } from './admin/cluster';
+import { DASHBOARD_COMMAND } from './dashboard/command';
 import { readBuildInfo } from './build-info';
 import type { AppDeps, Command, ConnectOptions, Invocation } from './command';
 import { completeWords, formatCompletion, type CompletionSource } from './completion';
@@ -154,6 +155,7 @@ export const COMMANDS: Command[] = [
       }),
   }),
   ...ADMIN_CLUSTER_COMMANDS,
+  DASHBOARD_COMMAND,
   {
     path: 'version',
     summary: 'Print the plugin\'s version and commit, and the Node.js version',
@@ -307,6 +309,7 @@ function invocationOf(command: Command, args: ParsedArgs, operands: string[], de
       };
       return { env, connection, namespace: resolveNamespace(stringFlag(args, 'namespace'), connection.contextNamespace) };
     },
+    connectWith: (overrides) => deps.connect({ ...connectOptionsOf(args), ...overrides }),
   };
 }
 

@@ -10,6 +10,7 @@ import type { ClusterAdminRegistry } from './admin/cluster-onboarding';
 import type { FleetAccess } from './admin/fleet';
 import type { CliClusterClient, CliIO, CommandEnv } from './env';
 import type { ClusterClient } from '../shared/ports/cluster';
+import type { ClusterRecord } from '../shared/ports/store';
 
 /** kubectl's connection flags, as the user gave them. */
 export interface ConnectOptions {
@@ -68,6 +69,10 @@ export interface AppDeps {
   readFile?(path: string): Promise<Buffer>;
   /** The plane's table, for `admin fleet`; absent where the CLI has none. */
   openFleet?(): Promise<FleetAccess>;
+  /** Resolves when a long-running command (`dashboard`) should stop; default SIGINT or SIGTERM. */
+  interrupted?(): Promise<unknown>;
+  /** A reader for a registered cluster from its record, as the local plane connects (`dashboard`). */
+  openRecordReader?(record: ClusterRecord, requestTimeoutMs: number): Promise<Pick<ClusterClient, 'list'>>;
 }
 
 /** What a command gets when it runs. */
@@ -78,6 +83,8 @@ export interface Invocation {
   deps: AppDeps;
   /** Connects with the global flags, for commands that reach the cluster. */
   connect(): Promise<{ env: CommandEnv; namespace: string; connection: Connection }>;
+  /** Connects with the global flags and these in place of theirs (another context). */
+  connectWith(overrides: Partial<ConnectOptions>): Promise<Connection>;
 }
 
 export interface Command {

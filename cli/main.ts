@@ -13,6 +13,8 @@ import type { RegistryOptions } from './command';
 import { readBuildInfo } from './build-info';
 import type { PromptInput } from './env';
 import { requestLogger } from './request-log';
+import type { ClusterClient } from '../shared/ports/cluster';
+import type { ClusterRecord } from '../shared/ports/store';
 
 const closers: Array<() => void> = [];
 
@@ -83,6 +85,14 @@ async function openRegistry(options: RegistryOptions): Promise<ClusterAdminRegis
   return new DynamoClusterAdmin(documents, { tableName: options.tableName });
 }
 
+/** Reads a kubeconfig-file or kubeconfig record's cluster as the local plane connects to it. */
+async function openRecordReader(record: ClusterRecord, requestTimeoutMs: number): Promise<Pick<ClusterClient, 'list'>> {
+  const { connectLocalCluster, createClusterClient } = await import('../shared/adapters/kubernetes/index');
+  const client = createClusterClient(connectLocalCluster(record, {}, { mode: 'local' }), { userAgent: 'kubectl-ome-dashboard', requestTimeoutMs });
+  closers.push(() => client.close());
+  return client;
+}
+
 const code = await runApp(process.argv.slice(2), {
   io: { stdout: process.stdout, stderr: process.stderr, stdin: terminalInput() },
   connect,
@@ -94,6 +104,7 @@ const code = await runApp(process.argv.slice(2), {
   environment: process.env,
   openRegistry,
   readFile: (path) => readFile(path),
+  openRecordReader,
 });
 for (const close of closers) close();
 process.exitCode = code;

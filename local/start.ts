@@ -2,7 +2,10 @@
  * `npm start`: the whole control plane on this machine (see local/control-plane.ts).
  * Prints `ready` on a line of its own once it serves; SIGINT or SIGTERM stops it cleanly.
  */
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { LOCAL_REGISTRY_FILE } from '../cli/dashboard/local-registry';
 import { parseClusterMode, type ClusterMode } from '../shared/app/cluster-mode';
 import type { ControlPlane } from './control-plane';
 
@@ -124,10 +127,13 @@ async function main(): Promise<number> {
   if (!stopRequested) {
     const first = plane.clusters[0];
     process.stdout.write(`started in ${((Date.now() - started) / 1000).toFixed(1)} s; try: KUBECONFIG=${first?.kubeconfigPath} kubectl get inferenceservices -A\n`);
+    // Where the table is, for `kubectl ome dashboard` run from this directory without flags.
+    await writeFile(join(flags.dataDir, LOCAL_REGISTRY_FILE), `${JSON.stringify({ tableName: plane.tableName, endpoint: plane.dynamoDbEndpoint, region: 'us-east-1' })}\n`);
     process.stdout.write('ready\n');
   }
   await stopped;
   await plane.stop();
+  await rm(join(flags.dataDir, LOCAL_REGISTRY_FILE), { force: true });
   process.stdout.write('stopped\n');
   return 0;
 }

@@ -29,7 +29,8 @@ import {
 
 const CREDENTIAL_KINDS = ['kubeconfig-file', 'secret', 'eks'] as const;
 
-const REGISTRY_FLAGS: FlagSpec[] = [
+/** Where the registry table is; `dashboard` takes the same flags. */
+export const REGISTRY_FLAGS: FlagSpec[] = [
   { name: 'table', type: 'string', description: 'The registry table (default $TABLE_NAME)' },
   { name: 'dynamodb-endpoint', type: 'string', description: 'DynamoDB endpoint, such as npm start\'s DynamoDB Local (default $DYNAMODB_ENDPOINT)' },
   { name: 'region', type: 'string', description: 'AWS region of the table (default $AWS_REGION, then us-east-1)' },

@@ -66,6 +66,27 @@ describe('npm start (the start script)', () => {
     expect(namespaces.split('\n')).toContain('namespace/ome');
   });
 
+  it('tells kubectl ome dashboard where its table is: the dashboard needs no flag', async () => {
+    expect(JSON.parse(readFileSync(join(dataDir, 'registry.json'), 'utf8'))).toMatchObject({ tableName: 'ome-pinning-local', endpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+    const dashboard = spawn('kubectl', ['ome', 'dashboard', '--data-dir', dataDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, PATH: `${join(process.cwd(), 'bin')}:${process.env.PATH ?? ''}`, TABLE_NAME: '', DYNAMODB_ENDPOINT: '' },
+    });
+    let printed = '';
+    dashboard.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+    dashboard.stderr?.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+    try {
+      await waitForLine(dashboard, () => printed.replace(/^Serving the fleet dashboard on .*$/m, 'serving'), 'serving', 60_000);
+      const url = /^Serving the fleet dashboard on (\S+)$/m.exec(printed)?.[1] ?? '';
+      const snapshot = (await (await fetch(url.replace('/?token=', '/snapshot.json?token='))).json()) as { clusters: Array<{ id: string; readError?: string }> };
+      expect(snapshot.clusters.map((cluster) => [cluster.id, cluster.readError])).toEqual([['local', undefined]]);
+    } finally {
+      if (dashboard.pid !== undefined && dashboard.exitCode === null) process.kill(-dashboard.pid, 'SIGINT');
+    }
+    expect(await waitForExit(dashboard)).toBe(0);
+  });
+
   it('stops on SIGTERM with exit code 0 within a few seconds', async () => {
     // Act
     const started = Date.now();
@@ -76,5 +97,6 @@ describe('npm start (the start script)', () => {
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(8_000);
     expect(output).toContain('stopped');
+    expect(existsSync(join(dataDir, 'registry.json'))).toBe(false);
   });
 });
