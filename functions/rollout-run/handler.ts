@@ -8,7 +8,7 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { getAppContext } from '../../shared/app/context';
+import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
@@ -35,7 +35,7 @@ const onHint = createHintHandler(
 
 // A failed sweep is rethrown: Lambda retries it (maximumRetryAttempts), then dead-letters it; the next runs in a minute.
 const onSchedule = middy(async (_event: unknown, context: Context) => {
-  const summary = await sweepRolloutRuns(getAppContext(), context.awsRequestId);
+  const summary = await runWithinInvocation(context, () => sweepRolloutRuns(getAppContext(), context.awsRequestId));
   logger.info('swept rollout runs', { summary });
   return summary;
 }).use(injectLambdaContext(logger));
