@@ -214,6 +214,83 @@ interface ContinuedRun {
   pageSize: number;
 }
 
+interface Place {
+  pageToken?: string | undefined;
+  after?: string | undefined;
+  /** Whether a write failed retryably in the fan-out so far; kept as it is when absent. */
+  failed?: boolean;
+}
+
+/** Saves the fan-out's place at the version `held` was read at; undefined when another invocation moved the record. */
+async function savePlace(fanOut: FanOut, run: ContinuedRun, held: Continuation, place: Place): Promise<Continuation | undefined> {
+  const failed = place.failed ?? held.state?.failed === true;
+  try {
+    return await run.store.saveContinuation({
+      clusterId: held.clusterId,
+      work: held.work,
+      subject: held.subject,
+      version: held.version,
+      updatedAt: fanOut.deps.clock.now(),
+      ...(place.pageToken === undefined ? {} : { pageToken: place.pageToken }),
+      ...(place.after === undefined ? {} : { after: place.after }),
+      ...(failed ? { state: { failed } } : {}),
+    });
+  } catch (error) {
+    // Another invocation took the step: a newer runtime change, or a resumer of a record it thought stale.
+    if (error instanceof ConflictError) return undefined;
+    throw error;
+  }
+}
+
+/** Claims the runtime's continuation for this invocation: the record it now holds and where to start, or undefined to drop the hint. */
+async function claimContinuation(fanOut: FanOut, trigger: DriftTrigger, run: ContinuedRun): Promise<{ held: Continuation; from: Continuation | undefined } | undefined> {
+  const { deps } = fanOut;
+  const stored = await run.store.loadContinuation(deps.clusterId, run.work);
+  const staleAfterMs = deps.continuationStaleMs ?? DEFAULT_CONTINUATION_STALE_MS;
+  const start = planFanOutStart({ stored, continuation: trigger.continuation, subject: run.subject, now: deps.clock.now(), staleAfterMs });
+  if (start.action === 'drop') return undefined;
+  const from = start.action === 'resume' ? start.from : undefined;
+  const base: Continuation = { clusterId: deps.clusterId, work: run.work, subject: run.subject, version: stored?.version ?? 0, updatedAt: deps.clock.now(), ...(from?.state ? { state: from.state } : {}) };
+  const held = await savePlace(fanOut, run, base, { pageToken: from?.pageToken, after: from?.after });
+  return held === undefined ? undefined : { held, from };
+}
+
+/** One page of InferenceServices from `pageToken`; the first page again when the saved token expired. */
+async function listPage(fanOut: FanOut, run: ContinuedRun, pageToken: string | undefined): Promise<{ items: InferenceService[]; continue?: string | undefined; restarted: boolean }> {
+  const list = (token: string | undefined) =>
+    fanOut.deps.client.list<InferenceService>(Resources.inferenceServices, {
+      ...(run.namespace === undefined ? {} : { namespace: run.namespace }),
+      limit: run.pageSize,
+      ...(token === undefined ? {} : { continue: token }),
+    });
+  try {
+    return { ...(await list(pageToken)), restarted: false };
+  } catch (error) {
+    // etcd compacted past the saved token (410): list from the start; the saved key skips what is done.
+    if (!(error instanceof ExpiredError) || pageToken === undefined) throw error;
+    return { ...(await list(undefined)), restarted: true };
+  }
+}
+
+/** Ends a pass: drops the record, or keeps it reset to the start and fails the hint when writes failed. */
+async function finishContinued(fanOut: FanOut, run: ContinuedRun, held: Continuation): Promise<DriftCheckReport> {
+  const { report } = fanOut;
+  if (fanOut.retryableFailure !== undefined || held.state?.failed === true) {
+    // Some writes failed in this pass or an earlier one: keep the record, reset to the start, so
+    // the hint's redelivery (after the queue's visibility timeout, longer than the staleness)
+    // runs a new pass, which writes only what is still out of date.
+    if ((await savePlace(fanOut, run, held, { failed: false })) === undefined) return { ...report, continuation: 'superseded' };
+    throw new DriftFanOutIncompleteError(report.failed, fanOut.retryableFailure);
+  }
+  try {
+    await run.store.deleteContinuation(held.clusterId, held.work, held.version);
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    return { ...report, continuation: 'superseded' };
+  }
+  return report;
+}
+
 /**
  * A runtime's fan-out that keeps its place in the table: it claims the continuation (a
  * conditional write, so of two duplicates one goes on), lists from where it left off,
@@ -224,65 +301,26 @@ interface ContinuedRun {
  */
 async function runContinued(fanOut: FanOut, trigger: DriftTrigger, run: ContinuedRun): Promise<DriftCheckReport> {
   const { deps, report } = fanOut;
-  const now = (): number => deps.clock.now();
-  const stored = await run.store.loadContinuation(deps.clusterId, run.work);
-  const start = planFanOutStart({ stored, continuation: trigger.continuation, subject: run.subject, now: now(), staleAfterMs: deps.continuationStaleMs ?? DEFAULT_CONTINUATION_STALE_MS });
-  if (start.action === 'drop') return { ...report, continuation: 'dropped' };
-  const from = start.action === 'resume' ? start.from : undefined;
-  const save = async (held: Continuation, place: { pageToken?: string | undefined; after?: string | undefined; failed?: boolean }): Promise<Continuation | undefined> => {
-    const state = place.failed === true || (place.failed === undefined && held.state?.failed === true) ? { failed: true } : undefined;
-    try {
-      return await run.store.saveContinuation({
-        clusterId: held.clusterId,
-        work: held.work,
-        subject: held.subject,
-        version: held.version,
-        updatedAt: now(),
-        ...(place.pageToken === undefined ? {} : { pageToken: place.pageToken }),
-        ...(place.after === undefined ? {} : { after: place.after }),
-        ...(state === undefined ? {} : { state }),
-      });
-    } catch (error) {
-      // Another invocation took the step: a newer runtime change, or a resumer of a record it thought stale.
-      if (error instanceof ConflictError) return undefined;
-      throw error;
-    }
-  };
-  const base: Continuation = { clusterId: deps.clusterId, work: run.work, subject: run.subject, version: stored?.version ?? 0, updatedAt: now(), ...(from?.state ? { state: from.state } : {}) };
-  let held = await save(base, { pageToken: from?.pageToken, after: from?.after });
-  if (held === undefined) return { ...report, continuation: 'dropped' };
-  report.continuation = from ? 'resumed' : 'started';
+  const claim = await claimContinuation(fanOut, trigger, run);
+  if (claim === undefined) return { ...report, continuation: 'dropped' };
+  let held: Continuation = claim.held;
+  report.continuation = claim.from ? 'resumed' : 'started';
 
   const margin = deps.timeMarginMs ?? DEFAULT_FANOUT_TIME_MARGIN_MS;
-  const hasTime = (): boolean => {
-    const left = deps.remainingTimeMs?.();
-    return left === undefined || left > margin;
-  };
-  const pause = async (place: { pageToken?: string | undefined; after?: string | undefined }): Promise<DriftCheckReport> => {
-    const saved = await save(held as Continuation, { ...place, ...(fanOut.retryableFailure === undefined ? {} : { failed: true }) });
+  const hasTime = (): boolean => (deps.remainingTimeMs?.() ?? Infinity) > margin;
+  const failed = (): Place => (fanOut.retryableFailure === undefined ? {} : { failed: true });
+  const pause = async (place: Place): Promise<DriftCheckReport> => {
+    const saved = await savePlace(fanOut, run, held, { ...place, ...failed() });
     if (saved === undefined) return { ...report, continuation: 'superseded' };
     await deps.continueLater?.({ ...trigger, continuation: saved.version });
     return { ...report, continuation: 'continued' };
   };
 
-  let pageToken = from?.pageToken;
-  let after = from?.after;
+  let pageToken = claim.from?.pageToken;
+  let after = claim.from?.after;
   for (;;) {
-    let page: { items: InferenceService[]; continue?: string | undefined };
-    try {
-      page = await deps.client.list<InferenceService>(Resources.inferenceServices, {
-        ...(run.namespace === undefined ? {} : { namespace: run.namespace }),
-        limit: run.pageSize,
-        ...(pageToken === undefined ? {} : { continue: pageToken }),
-      });
-    } catch (error) {
-      // The saved token expired (etcd compacted past it): list again from the start, skipping what is done.
-      if (error instanceof ExpiredError && pageToken !== undefined) {
-        pageToken = undefined;
-        continue;
-      }
-      throw error;
-    }
+    const page = await listPage(fanOut, run, pageToken);
+    if (page.restarted) pageToken = undefined;
     const items = page.items.filter((item) => after === undefined || keyOf(item) > after);
     report.scanned += items.length;
     const used = items.filter(fanOut.uses);
@@ -295,27 +333,12 @@ async function runContinued(fanOut: FanOut, trigger: DriftTrigger, run: Continue
     const lastListed = page.items[page.items.length - 1];
     if (lastListed !== undefined) after = keyOf(lastListed);
     pageToken = page.continue || undefined;
-    if (pageToken === undefined) break;
+    if (pageToken === undefined) return finishContinued(fanOut, run, held);
     if (!hasTime()) return pause({ pageToken, after });
-    held = await save(held, { pageToken, after, ...(fanOut.retryableFailure === undefined ? {} : { failed: true }) });
-    if (held === undefined) return { ...report, continuation: 'superseded' };
+    const saved = await savePlace(fanOut, run, held, { pageToken, after, ...failed() });
+    if (saved === undefined) return { ...report, continuation: 'superseded' };
+    held = saved;
   }
-
-  if (fanOut.retryableFailure !== undefined || held.state?.failed === true) {
-    // Some writes failed in this pass or an earlier one: keep the record, reset to the start, so
-    // the hint's redelivery (after the queue's visibility timeout, longer than the staleness)
-    // runs a new pass, which writes only what is still out of date.
-    const reset = await save(held, { failed: false });
-    if (reset === undefined) return { ...report, continuation: 'superseded' };
-    throw new DriftFanOutIncompleteError(report.failed, fanOut.retryableFailure);
-  }
-  try {
-    await run.store.deleteContinuation(held.clusterId, held.work, held.version);
-  } catch (error) {
-    if (!(error instanceof ConflictError)) throw error;
-    return { ...report, continuation: 'superseded' };
-  }
-  return report;
 }
 
 type Verdict = { kind: 'none' } | { kind: 'error' } | { kind: 'pin' } | { kind: 'status'; decision: PinDecision };

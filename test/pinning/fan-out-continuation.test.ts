@@ -10,6 +10,8 @@ import type { InferenceService } from '../../shared/model/inference-service';
 import { Resources } from '../../shared/model/resources';
 import { checkRuntimeDrift, type DriftCheckDeps, type DriftTrigger } from '../../shared/pinning/check-runtime-drift';
 import { driftWork, planFanOutStart } from '../../shared/pinning/check-runtime-drift';
+import { ExpiredError } from '../../shared/errors';
+import type { ClusterClient } from '../../shared/ports/cluster';
 import type { Continuation } from '../../shared/ports/store';
 import { MemoryContinuationStore } from '../../shared/stores/memory';
 import { applyRuntime, NS, RUNTIME, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from './support';
@@ -32,7 +34,7 @@ afterAll(async () => {
 });
 
 /** Drives the fan-out like the bus: every enqueued hint is delivered `copies` times; returns writes per object. */
-async function runToEnd(trigger: DriftTrigger, options: { writesPerInvocation: number; copies: number; store: MemoryContinuationStore; queue?: DriftTrigger[]; stopAfter?: number }) {
+async function runToEnd(trigger: DriftTrigger, options: { writesPerInvocation: number; copies: number; store: MemoryContinuationStore; queue?: DriftTrigger[]; stopAfter?: number; beforeResume?: () => void; client?: ClusterClient }) {
   const writes = new Map<string, number>();
   const queue: DriftTrigger[] = [];
   let invocationWrites = 0;
@@ -43,6 +45,7 @@ async function runToEnd(trigger: DriftTrigger, options: { writesPerInvocation: n
   };
   const deps: DriftCheckDeps = {
     ...world.deps,
+    ...(options.client ? { client: options.client } : {}),
     pageSize: 5,
     concurrency: 2,
     continuations: options.store,
@@ -57,6 +60,7 @@ async function runToEnd(trigger: DriftTrigger, options: { writesPerInvocation: n
   queue.push(trigger);
   while (queue.length > 0 && outcomes.length < (options.stopAfter ?? Infinity)) {
     invocationWrites = 0;
+    if (outcomes.length > 0) options.beforeResume?.();
     const report = await checkRuntimeDrift(deps, queue.shift() as DriftTrigger);
     outcomes.push(report.continuation ?? 'none');
   }
@@ -113,6 +117,37 @@ describe('drift fan-out across invocations', () => {
     expect(late.continuation).toBe('dropped');
     expect(world.client.count('replaceStatus', 'inferenceservices')).toBe(0);
     expect(saved.version).toBeGreaterThan(0);
+  });
+});
+
+describe('drift fan-out resumed after its continue token expired', () => {
+  it('lists from the start and skips what is done, each InferenceService still written once', async () => {
+    await applyRuntime(world.admin, seedRuntime('0.9'));
+    const store = new MemoryContinuationStore();
+    const trigger: DriftTrigger = { kind: 'ServingRuntime', namespace: NS, name: RUNTIME, change: 'modified' };
+
+    // Every resume's first list with a continue token fails as the adapter maps 410 Gone, as
+    // after etcd compacted past the token.
+    let expireNext = false;
+    let expired = 0;
+    const client: ClusterClient = {
+      ...world.client,
+      list: async (type, listOptions) => {
+        if (expireNext && listOptions?.continue !== undefined) {
+          expireNext = false;
+          expired += 1;
+          throw new ExpiredError('continue token expired (410)');
+        }
+        return world.client.list(type, listOptions);
+      },
+    };
+    const { writes, outcomes } = await runToEnd(trigger, { writesPerInvocation: 7, copies: 1, store, client, beforeResume: () => (expireNext = true) });
+
+    expect(outcomes.filter((o) => o === 'continued').length).toBeGreaterThanOrEqual(2);
+    expect(writes.size).toBe(COUNT);
+    expect([...writes.values()].every((n) => n === 1)).toBe(true);
+    expect(expired).toBe(outcomes.filter((o) => o === 'continued').length);
+    expect(await driftReasons()).toEqual(Array.from({ length: COUNT }, () => 'none'));
   });
 });
 
