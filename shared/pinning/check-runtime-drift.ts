@@ -307,7 +307,14 @@ async function runContinued(fanOut: FanOut, trigger: DriftTrigger, run: Continue
   report.continuation = claim.from ? 'resumed' : 'started';
 
   const margin = deps.timeMarginMs ?? DEFAULT_FANOUT_TIME_MARGIN_MS;
-  const hasTime = (): boolean => (deps.remainingTimeMs?.() ?? Infinity) > margin;
+  // Every invocation evaluates at least one InferenceService, so a fan-out always moves on,
+  // even if an invocation starts with less than the margin left.
+  let progressed = false;
+  const hasTime = (): boolean => !progressed || (deps.remainingTimeMs?.() ?? Infinity) > margin;
+  const visitOne = (isvc: InferenceService): Promise<void> => {
+    progressed = true;
+    return visit(fanOut, isvc);
+  };
   const failed = (): Place => (fanOut.retryableFailure === undefined ? {} : { failed: true });
   const pause = async (place: Place): Promise<DriftCheckReport> => {
     const saved = await savePlace(fanOut, run, held, { ...place, ...failed() });
@@ -324,7 +331,7 @@ async function runContinued(fanOut: FanOut, trigger: DriftTrigger, run: Continue
     const items = page.items.filter((item) => after === undefined || keyOf(item) > after);
     report.scanned += items.length;
     const used = items.filter(fanOut.uses);
-    const launched = await forEachBounded(used, deps.concurrency ?? DEFAULT_CONCURRENCY, (isvc) => visit(fanOut, isvc), hasTime);
+    const launched = await forEachBounded(used, deps.concurrency ?? DEFAULT_CONCURRENCY, visitOne, hasTime);
     if (launched < used.length) {
       // Everything up to the last one launched is done: the rest of this page is the next invocation's.
       const last = used[launched - 1];

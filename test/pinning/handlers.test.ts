@@ -147,23 +147,27 @@ describe('functions', () => {
   it('drift-check: a fan-out out of time publishes its hint with its continuation, and that hint finishes it', async () => {
     const runtimeName = 'continued-runtime';
     await applyRuntime(cluster.client, seedRuntime('0.9', { name: runtimeName }));
-    const created = await cluster.client.create(Resources.inferenceServices, seedIsvc('continued', { name: runtimeName }));
-    expect(await pin(envelope({ kind: 'InferenceService', namespace: NS, name: 'continued', uid: created.metadata.uid ?? '' }))).toEqual(NO_FAILURES);
+    for (const name of ['continued-a', 'continued-b']) {
+      const created = await cluster.client.create(Resources.inferenceServices, seedIsvc(name, { name: runtimeName }));
+      expect(await pin(envelope({ kind: 'InferenceService', namespace: NS, name, uid: created.metadata.uid ?? '' }))).toEqual(NO_FAILURES);
+    }
     const runtime = await applyRuntime(cluster.client, seedRuntime('0.85', { name: runtimeName }));
     published.length = 0;
 
-    // An invocation with no time left beyond the margin saves its place and publishes.
+    // An invocation with no time left beyond the margin evaluates one InferenceService (so
+    // every invocation moves the fan-out on), saves its place and publishes.
     const outOfTime = { ...context, getRemainingTimeInMillis: () => 1_000 } as unknown as Context;
     const hint = envelope({ kind: 'ServingRuntime', namespace: NS, name: runtimeName, uid: runtime.metadata.uid ?? '' });
     expect(await driftCheckHandler(toSqsEvent([hint]), outOfTime)).toEqual(NO_FAILURES);
-    expect(await pinColumns(cluster.client, 'continued')).toMatchObject({ drifted: '<none>' });
+    expect(await pinColumns(cluster.client, 'continued-a')).toMatchObject({ drifted: 'True' });
+    expect(await pinColumns(cluster.client, 'continued-b')).toMatchObject({ drifted: '<none>' });
     expect(published).toHaveLength(1);
     const detail = JSON.parse(published[0]?.Detail ?? '{}') as HintDetail;
     expect(detail).toMatchObject({ kind: 'ServingRuntime', name: runtimeName, uid: runtime.metadata.uid, continuation: 2 });
 
     // The continuation hint resumes and finishes the fan-out; a duplicate of it does nothing.
     expect(await driftCheck({ ...hint, detail })).toEqual(NO_FAILURES);
-    expect(await pinColumns(cluster.client, 'continued')).toMatchObject({ drifted: 'True', reason: 'RevisionMismatch' });
+    expect(await pinColumns(cluster.client, 'continued-b')).toMatchObject({ drifted: 'True', reason: 'RevisionMismatch' });
     expect(await driftCheck({ ...hint, detail })).toEqual(NO_FAILURES);
     expect(published).toHaveLength(1);
   });
