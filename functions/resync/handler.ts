@@ -10,9 +10,10 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import type { AppContext } from '../../shared/app/context';
-import { getAppContext } from '../../shared/app/context';
+import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { publishMetrics } from '../../shared/app/publish-metrics';
 import { advanceSyncWave, advanceSyncWaves } from '../../shared/fleet/advance-sync-wave';
 import type { AdvanceOutcome, FleetDeps } from '../../shared/fleet/advance-sync-wave';
@@ -87,4 +88,4 @@ async function handle(event: ResyncEvent): Promise<{ clusters: number; failed: n
   };
 }
 
-export const handler = middy(handle).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
+export const handler = middy((event: ResyncEvent, context: Context) => runWithinInvocation(context, () => handle(event))).use(injectLambdaContext(logger)).use(publishMetrics(metrics));

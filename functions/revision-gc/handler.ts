@@ -10,7 +10,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSEvent } from 'aws-lambda';
 import type { AppContext } from '../../shared/app/context';
-import { getAppContext } from '../../shared/app/context';
+import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { sweepClusters, type ClusterSweepOutcome } from '../../shared/revision-gc/sweep-clusters';
 import { publishMetrics } from '../../shared/app/publish-metrics';
@@ -41,7 +41,7 @@ function report(outcome: ClusterSweepOutcome): void {
     return;
   }
   const { stats, dryRun, planned, firstError } = outcome.result;
-  clusterLogger.info(dryRun ? 'revision sweep planned (dry run)' : 'revision sweep done', {
+  clusterLogger.info(dryRun ? 'revision sweep planned (dry run)' : outcome.continued ? 'revision sweep out of time; the next sweep continues it' : 'revision sweep done', {
     ...stats,
     ...(planned ? { wouldDelete: planned.delete, wouldMark: planned.mark } : {}),
     ...(firstError ? { firstError } : {}),
@@ -55,7 +55,7 @@ function report(outcome: ClusterSweepOutcome): void {
 }
 
 /** Wiring, exported for the local control plane, which passes its own context. */
-export async function runRevisionGc(event: GcEvent | undefined, holder: string, app: AppContext = getAppContext()): Promise<ClusterSweepOutcome[]> {
+export async function runRevisionGc(event: GcEvent | undefined, holder: string, app: AppContext = getAppContext(), remainingTimeMs?: () => number): Promise<ClusterSweepOutcome[]> {
   const clusterId = typeof event?.detail?.clusterId === 'string' && event.detail.clusterId !== '' ? event.detail.clusterId : undefined;
   return sweepClusters({
     app,
@@ -63,19 +63,21 @@ export async function runRevisionGc(event: GcEvent | undefined, holder: string, 
     dryRun: event?.detail?.dryRun === true,
     onOutcome: report,
     ...(clusterId ? { clusterId } : {}),
+    ...(remainingTimeMs ? { remainingTimeMs } : {}),
   });
 }
 
 async function handle(event: GcEvent | undefined, context: Context): Promise<{ clusters: number; failed: number }> {
-  const outcomes = await runRevisionGc(event, `${context.functionName}/${context.awsRequestId}`);
+  const remaining = typeof context.getRemainingTimeInMillis === 'function' ? () => context.getRemainingTimeInMillis() : undefined;
+  const outcomes = await runRevisionGc(event, `${context.functionName}/${context.awsRequestId}`, getAppContext(), remaining);
   return { clusters: outcomes.length, failed: outcomes.filter((o) => o.outcome === 'failed').length };
 }
 
-const onSchedule = middy(handle).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
+const onSchedule = middy((event: GcEvent | undefined, context: Context) => runWithinInvocation(context, () => handle(event, context))).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
 
 // A failed early sweep is reported, not retried: the five-minute sweep covers it.
 const onHint = createHintHandler(
-  async ({ hint, app, requestId }) => runRevisionGc({ detail: { clusterId: hint.clusterId } }, requestId, app),
+  async ({ hint, app, requestId, remainingTimeMs }) => runRevisionGc({ detail: { clusterId: hint.clusterId } }, requestId, app, remainingTimeMs),
   { serviceName: SERVICE },
 );
 

@@ -9,7 +9,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
-import { getAppContext } from '../../shared/app/context';
+import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
@@ -39,7 +39,7 @@ const onHint = createHintHandler(
 // A failed sweep is rethrown: Lambda retries it (maximumRetryAttempts), then dead-letters it; the next runs in a minute.
 const onSchedule = middy(async (_event: unknown, context: Context) => {
   const app = getAppContext();
-  const summary = await sweepRolloutRuns(app, context.awsRequestId, publisherOf(app.config));
+  const summary = await runWithinInvocation(context, () => sweepRolloutRuns(app, context.awsRequestId, publisherOf(app.config)));
   logger.info('swept rollout runs', { summary });
   return summary;
 }).use(injectLambdaContext(logger));

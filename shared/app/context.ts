@@ -11,6 +11,7 @@ import { createDynamoClient, createDynamoStores } from '../adapters/dynamodb';
 // based kubeconfig loading, which the function bundles must not carry.
 import { createClusterClient } from '../adapters/kubernetes/cluster-client';
 import { TokenBucket } from '../adapters/kubernetes/rate-limit';
+import type { RequestPriority } from '../adapters/kubernetes/rate-limit';
 import type { ClusterConnection, ResolvedCredentials } from '../adapters/kubernetes/connection';
 import { connectionFromRecord } from '../adapters/kubernetes/record-connection';
 import type { ConnectionPolicy } from '../adapters/kubernetes/record-connection';
@@ -72,6 +73,22 @@ const invocation = new AsyncLocalStorage<InvocationClock>();
 export function runWithinInvocation<T>(context: InvocationClock, work: () => T): T {
   if (typeof context?.getRemainingTimeInMillis !== 'function') return work();
   return invocation.run(context, work);
+}
+
+/**
+ * Work that sweeps (a drift fan-out, a GC sweep) rather than answers a user's request: its
+ * cluster requests yield to user work in the cluster's rate limit (docs/decisions.md).
+ */
+const sweeping = new AsyncLocalStorage<true>();
+
+/** Runs `work` as a sweep: its cluster requests take rate-limit tokens only after user work's. */
+export function runAsSweep<T>(work: () => T): T {
+  return sweeping.run(true, work);
+}
+
+/** The priority of the work running now. */
+export function currentPriority(): RequestPriority {
+  return sweeping.getStore() === true ? 'sweep' : 'user';
 }
 
 function invocationRemainingMs(): number | undefined {
@@ -156,6 +173,7 @@ export function createAppContext(options: AppContextOptions): AppContext {
     const client = createClusterClient(connectCluster(record, resolved, policy), {
       onUnauthorized,
       remainingTimeMs: invocationRemainingMs,
+      priority: currentPriority,
       ...(rateLimiter ? { rateLimiter } : {}),
     });
     const handle = { id: record.id, client, omeNamespace: record.omeNamespace || options.config.omeNamespace, mode: clusterMode };

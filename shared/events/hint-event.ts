@@ -55,6 +55,11 @@ export interface HintDetail {
   changed: ChangedFields;
   /** ISO-8601 time the forwarder saw the change. */
   observedAt: string;
+  /**
+   * Set only on a hint a long piece of work published for itself (a drift fan-out that ran
+   * out of time): the version of the continuation it resumes (docs/events.md).
+   */
+  continuation?: number;
 }
 
 /** One event as the publisher sends it (PutEvents entry before serialisation). */

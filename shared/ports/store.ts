@@ -177,6 +177,42 @@ export interface FleetStore {
   listDriftReports(): Promise<FleetDriftReport[]>;
 }
 
+/**
+ * Where a long piece of work (a drift fan-out, a GC sweep) left off when its invocation's
+ * time ran out, so the next invocation resumes it (docs/architecture.md, "Continuations").
+ * One record per cluster and piece of work; every write is conditional on the version it
+ * was read at, so of two invocations resuming the same work one takes the step and the
+ * other sees ConflictError.
+ */
+export interface Continuation {
+  clusterId: string;
+  /** Which work: `drift#<kind>/<namespace>/<name>` for a runtime's fan-out, `revision-gc` for the sweep. */
+  work: string;
+  /** What input the work is for (a hash of the runtime it fans out); newer input supersedes the record. */
+  subject: string;
+  /** The list page to resume with (a continue token), when the last one was cut short or ended. */
+  pageToken?: string;
+  /** Everything up to this key (`namespace/name`) is done: a relist after an expired token skips it. */
+  after?: string;
+  /** Pages or phases already done, for the work's own use (e.g. GC's plan time). */
+  state?: Record<string, string | number | boolean>;
+  /** Counts every write; 0 for a record not yet stored. */
+  version: number;
+  /** Epoch ms of the last write: a record not written for long belongs to a crashed invocation. */
+  updatedAt: number;
+}
+
+export interface ContinuationStore {
+  loadContinuation(clusterId: string, work: string): Promise<Continuation | undefined>;
+  /**
+   * Stores `continuation` if the stored one is still at `continuation.version` (0: none is
+   * stored) and returns it at `version + 1`; ConflictError when another writer moved it.
+   */
+  saveContinuation(continuation: Continuation): Promise<Continuation>;
+  /** Deletes the record if it is still at `version`; ConflictError when another writer moved it. */
+  deleteContinuation(clusterId: string, work: string, version: number): Promise<void>;
+}
+
 /** The stores a process needs, over one backing table (or one in-memory state). */
 export interface Stores {
   leases: LeaseStore;
@@ -184,4 +220,5 @@ export interface Stores {
   checkpoints: CheckpointStore;
   clusters: ClusterRegistry;
   fleet: FleetStore;
+  continuations: ContinuationStore;
 }

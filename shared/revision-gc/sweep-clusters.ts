@@ -3,8 +3,16 @@
  * five-minute schedule and a sweep triggered by a new revision never run one cluster
  * twice at once (both would be safe, thanks to the preconditions, but wasteful). A
  * cluster whose sweep fails does not stop the others.
+ *
+ * A sweep runs within the invocation's time budget. When the budget runs out first, the
+ * cluster's continuation (`revision-gc`) keeps the plan time and the place reached; the
+ * next sweep of the cluster (the five-minute schedule or a new revision's hint) resumes
+ * from there, planning again from a fresh listing, until one finishes and deletes it.
  */
 import type { AppContext } from '../app/context';
+import { runAsSweep } from '../app/context';
+import { ConflictError } from '../errors';
+import type { Continuation } from '../ports/store';
 import { sweepRevisions, type RevisionGcSweepResult } from './sweep-revisions';
 
 export function revisionGcLeaseKey(clusterId: string): string {
@@ -14,9 +22,14 @@ export function revisionGcLeaseKey(clusterId: string): string {
 export const DEFAULT_GC_CLUSTER_CONCURRENCY = 4;
 /** Longer than the function's 300 s timeout: a crashed sweep's lease expires on its own. */
 export const GC_LEASE_TTL_MS = 330_000;
+/** The continuation record's `work` for a cluster's sweep. */
+export const REVISION_GC_WORK = 'revision-gc';
+/** Time kept back from the invocation's remaining time for the last writes and the save. */
+export const GC_TIME_MARGIN_MS = 30_000;
 
 export type ClusterSweepOutcome =
-  | { clusterId: string; outcome: 'swept'; result: RevisionGcSweepResult }
+  /** `continued`: the budget ran out; the next sweep of the cluster resumes from the saved place. */
+  | { clusterId: string; outcome: 'swept'; result: RevisionGcSweepResult; continued?: boolean }
   | { clusterId: string; outcome: 'busy' }
   /** A delegate cluster: upstream OME's GC always runs there, and two collectors would race. */
   | { clusterId: string; outcome: 'delegated' }
@@ -30,6 +43,10 @@ export interface SweepClustersInput {
   /** Who holds the leases (the invocation's request id). */
   holder: string;
   concurrency?: number;
+  /** Milliseconds the invocation has left; each cluster's sweep stops launching writes GC_TIME_MARGIN_MS before the end. */
+  remainingTimeMs?: () => number;
+  /** Overrides GC_TIME_MARGIN_MS (tests). */
+  timeMarginMs?: number;
   /** Called as each cluster finishes, for logs and metrics. */
   onOutcome?: (outcome: ClusterSweepOutcome) => void;
 }
@@ -42,20 +59,54 @@ async function sweepOne(input: SweepClustersInput, clusterId: string): Promise<C
     try {
       const cluster = await app.cluster(clusterId);
       if (cluster.mode === 'delegate') return { clusterId, outcome: 'delegated' };
-      const result = await sweepRevisions(cluster.client, {
-        omeNamespace: cluster.omeNamespace,
-        retention: app.config.revisionRetention,
-        graceMs: app.config.revisionGracePeriodMs,
-        now: app.clock.now(),
-        dryRun: input.dryRun === true,
-      });
-      return { clusterId, outcome: 'swept', result };
+      const dryRun = input.dryRun === true;
+      // A dry run neither resumes nor leaves a continuation: it plans the whole sweep.
+      const stored = dryRun ? undefined : await app.stores.continuations.loadContinuation(clusterId, REVISION_GC_WORK);
+      const plannedAt = typeof stored?.state?.plannedAt === 'number' ? stored.state.plannedAt : app.clock.now();
+      const margin = input.timeMarginMs ?? GC_TIME_MARGIN_MS;
+      const result = await runAsSweep(() =>
+        sweepRevisions(cluster.client, {
+          omeNamespace: cluster.omeNamespace,
+          retention: app.config.revisionRetention,
+          graceMs: app.config.revisionGracePeriodMs,
+          now: plannedAt,
+          dryRun,
+          ...(stored?.after === undefined ? {} : { after: stored.after }),
+          ...(input.remainingTimeMs === undefined || dryRun ? {} : { hasTime: () => (input.remainingTimeMs as () => number)() > margin }),
+        }),
+      );
+      if (dryRun) return { clusterId, outcome: 'swept', result };
+      const continued = await keepPlace(app, clusterId, stored, plannedAt, result);
+      return { clusterId, outcome: 'swept', result, ...(continued ? { continued } : {}) };
     } finally {
       await app.stores.leases.release(lease);
     }
   } catch (error) {
     return { clusterId, outcome: 'failed', error: error instanceof Error ? error : new Error(String(error)) };
   }
+}
+
+/** Saves where a cut-short sweep stopped, or drops the continuation of a finished one; true when saved. */
+async function keepPlace(app: AppContext, clusterId: string, stored: Continuation | undefined, plannedAt: number, result: RevisionGcSweepResult): Promise<boolean> {
+  try {
+    if (result.cutShort) {
+      await app.stores.continuations.saveContinuation({
+        clusterId,
+        work: REVISION_GC_WORK,
+        subject: String(plannedAt),
+        after: result.cutShort.after,
+        state: { plannedAt },
+        version: stored?.version ?? 0,
+        updatedAt: app.clock.now(),
+      });
+      return true;
+    }
+    if (stored) await app.stores.continuations.deleteContinuation(clusterId, REVISION_GC_WORK, stored.version);
+  } catch (error) {
+    // The sweep's lease makes this rare (a sweep that outlived its lease): the other sweep's record stands.
+    if (!(error instanceof ConflictError)) throw error;
+  }
+  return false;
 }
 
 /** Sweeps the named cluster or every registered one, a few at a time. */

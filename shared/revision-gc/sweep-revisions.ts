@@ -14,6 +14,11 @@
  * A 409 or 404 is never retried within the sweep: the next sweep decides again from a
  * fresh listing.
  *
+ * Time: with `hasTime`, the sweep stops launching writes once the invocation's budget is
+ * spent and returns where it stopped (`cutShort`); the next sweep plans again from a fresh
+ * listing at the same plan time and skips what lies before that place, so a sweep of any
+ * size spans invocations (sweep-clusters.ts keeps the place in the table).
+ *
  * Memory: revisions are listed page by page and reduced to the few fields the plan and
  * the preconditions need; their data is never held beyond one page.
  */
@@ -46,6 +51,28 @@ export interface RevisionGcSweepOptions {
   writeConcurrency?: number;
   /** Deletes between two fresh listings of the references (default 100). */
   recheckBatch?: number;
+  /** Writes up to and including this place (`sweepPlace`) were done by an earlier invocation of the sweep. */
+  after?: string;
+  /** False once the invocation's budget is spent: no further write is launched. */
+  hasTime?: () => boolean;
+}
+
+/** The write phases in the order a sweep runs them. */
+const PHASES = ['unmark', 'mark', 'delete'] as const;
+type Phase = (typeof PHASES)[number];
+
+/** A place in a sweep's writes: the phase's position, then the revision name. */
+export function sweepPlace(phase: Phase, name: string): string {
+  return `${PHASES.indexOf(phase)}/${name}`;
+}
+
+/** Whether the write of `name` in `phase` lies after `place`. */
+function isAfter(place: string | undefined, phase: Phase, name: string): boolean {
+  if (place === undefined) return true;
+  const slash = place.indexOf('/');
+  const placePhase = Number(place.slice(0, slash));
+  const index = PHASES.indexOf(phase);
+  return index > placePhase || (index === placePhase && name > place.slice(slash + 1));
 }
 
 export interface RevisionGcStats {
@@ -76,6 +103,8 @@ export interface RevisionGcSweepResult {
   planned?: { mark: string[]; unmark: string[]; delete: string[] };
   /** The first failed write's message, when `stats.failed` > 0. */
   firstError?: string;
+  /** Set when the budget ran out: the place of the last write launched, to resume after. */
+  cutShort?: { after: string };
 }
 
 /** What a write needs beyond the plan: the preconditions as listed. */
@@ -245,27 +274,49 @@ export async function sweepRevisions(client: ClusterClient, options: RevisionGcS
   const writer = new SweepWriter(client, options.omeNamespace, stats);
   const concurrency = options.writeConcurrency ?? DEFAULT_GC_WRITE_CONCURRENCY;
   const preconditionOf = (name: string): Precondition => preconditions.get(name) as Precondition;
+  const hasTime = options.hasTime ?? (() => true);
+  const markValues = new Map(marks.map((decision) => [decision.name, decision.markValue ?? null]));
+  let place = options.after;
+  const finish = (cutShort: boolean): RevisionGcSweepResult => ({
+    dryRun,
+    stats,
+    ...(writer.firstError === undefined ? {} : { firstError: writer.firstError }),
+    ...(cutShort && place !== undefined ? { cutShort: { after: place } } : {}),
+  });
+  /** Runs one phase's writes past the place, in name order; false when the budget ran out first. */
+  const runPhase = async (phase: Phase, names: readonly string[], write: (name: string) => Promise<void>): Promise<boolean> => {
+    const todo = names.filter((name) => isAfter(place, phase, name)).sort();
+    const launched = await forEachBounded(todo, concurrency, write, hasTime);
+    const last = todo[launched - 1];
+    if (last !== undefined) place = sweepPlace(phase, last);
+    return launched === todo.length;
+  };
 
-  await forEachBounded(planned.unmark, concurrency, async (name) => {
+  const unmarked = await runPhase('unmark', planned.unmark, async (name) => {
     if (await writer.annotate(name, preconditionOf(name), null)) stats.unmarked += 1;
   });
-  await forEachBounded(marks, concurrency, async (decision) => {
-    if (await writer.annotate(decision.name, preconditionOf(decision.name), decision.markValue ?? null)) stats.marked += 1;
+  if (!unmarked) return finish(true);
+  const marked = await runPhase('mark', [...markValues.keys()], async (name) => {
+    if (await writer.annotate(name, preconditionOf(name), markValues.get(name) ?? null)) stats.marked += 1;
   });
+  if (!marked) return finish(true);
 
+  const deletes = planned.delete.filter((name) => isAfter(place, 'delete', name)).sort();
   const batch = Math.max(1, options.recheckBatch ?? DEFAULT_GC_RECHECK_BATCH);
-  for (let start = 0; start < planned.delete.length; start += batch) {
+  for (let start = 0; start < deletes.length; start += batch) {
+    if (!hasTime()) return finish(true);
     // A rollback may have named one of these since the first listing: look again.
     const fresh = await listReferencedRevisions(client, pageSize);
-    const chunk = planned.delete.slice(start, start + batch).filter((name) => {
-      if (!fresh.has(name)) return true;
-      stats.keptOnRecheck += 1;
-      return false;
-    });
-    await forEachBounded(chunk, concurrency, async (name) => {
+    const chunk = deletes.slice(start, start + batch);
+    const done = await runPhase('delete', chunk, async (name) => {
+      if (fresh.has(name)) {
+        stats.keptOnRecheck += 1;
+        return;
+      }
       if (await writer.delete(name, preconditionOf(name))) stats.deleted += 1;
     });
+    if (!done) return finish(true);
   }
 
-  return writer.firstError === undefined ? { dryRun, stats } : { dryRun, stats, firstError: writer.firstError };
+  return finish(false);
 }

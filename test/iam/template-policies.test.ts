@@ -19,6 +19,7 @@ const FAMILIES = {
   'CHECKPOINT#*': 'CHECKPOINT#c1',
   REGISTRY: 'REGISTRY',
   FLEET: 'FLEET',
+  'CONTINUATION#*': 'CONTINUATION#c1',
 } as const;
 type Family = keyof typeof FAMILIES;
 
@@ -27,18 +28,21 @@ type Family = keyof typeof FAMILIES;
  * PutItem, reads with GetItem, completes with UpdateItem and abandons with DeleteItem;
  * checkpoints load with GetItem and save with PutItem; the registry is read with GetItem
  * (every function that reaches a cluster) and listed with Query (the schedules); the fleet
- * family (sync waves, drift reports) is resync's alone.
+ * family (sync waves, drift reports) is resync's alone; continuations are loaded with
+ * GetItem, saved with conditional PutItem and dropped with conditional DeleteItem by the
+ * two pieces of long work, the drift fan-out and the GC sweep.
  */
 const LEASES = ['UpdateItem'];
 const IDEMPOTENCY = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'];
+const CONTINUATIONS = ['GetItem', 'PutItem', 'DeleteItem'];
 const NEEDS: Record<string, Partial<Record<Family, string[]>>> = {
   'forward-watch-events': { 'LEASE#*': LEASES, 'CHECKPOINT#*': ['GetItem', 'PutItem'], REGISTRY: ['GetItem', 'Query'] },
   pin: { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'] },
   // Hands roll-forwards to the pin use-case.
-  'drift-check': { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'] },
+  'drift-check': { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'], 'CONTINUATION#*': CONTINUATIONS },
   'repin-apply': { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'] },
   'rollout-run': { 'LEASE#*': LEASES, REGISTRY: ['GetItem', 'Query'] },
-  'revision-gc': { 'LEASE#*': LEASES, REGISTRY: ['GetItem', 'Query'] },
+  'revision-gc': { 'LEASE#*': LEASES, REGISTRY: ['GetItem', 'Query'], 'CONTINUATION#*': CONTINUATIONS },
   // Lists the registry and relists every cluster as hints; holds no lease. Advances sync
   // waves: lists them, reads one, writes each step and each cluster's drift report.
   resync: { REGISTRY: ['GetItem', 'Query'], FLEET: ['GetItem', 'PutItem', 'Query'] },

@@ -68,10 +68,12 @@ const NEEDS: Record<string, Needs> = {
     deadLetterQueue: 'PinDeadLetterQueue',
     hintQueue: 'PinHintQueue',
   },
-  // Hands roll-forwards to the pin use-case, so the same as pin.
+  // Hands roll-forwards to the pin use-case, so the same as pin; keeps a long fan-out's
+  // continuation and publishes its continuation hint.
   'drift-check': {
     role: 'DriftCheckRole',
-    dynamodb: { 'LEASE#*': ['UpdateItem'], 'IDEMPOTENCY#*': ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], REGISTRY: ['GetItem'] },
+    dynamodb: { 'LEASE#*': ['UpdateItem'], 'IDEMPOTENCY#*': ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], REGISTRY: ['GetItem'], 'CONTINUATION#*': ['GetItem', 'PutItem', 'DeleteItem'] },
+    publishes: true,
     deadLetterQueue: 'DriftCheckDeadLetterQueue',
     hintQueue: 'DriftCheckHintQueue',
   },
@@ -89,10 +91,10 @@ const NEEDS: Record<string, Needs> = {
     deadLetterQueue: 'RolloutRunDeadLetterQueue',
     hintQueue: 'RolloutRunHintQueue',
   },
-  // A sweep lease per cluster; lists the registry.
+  // A sweep lease and continuation per cluster; lists the registry.
   'revision-gc': {
     role: 'RevisionGcRole',
-    dynamodb: { 'LEASE#*': ['UpdateItem'], REGISTRY: ['GetItem', 'Query'] },
+    dynamodb: { 'LEASE#*': ['UpdateItem'], REGISTRY: ['GetItem', 'Query'], 'CONTINUATION#*': ['GetItem', 'PutItem', 'DeleteItem'] },
     deadLetterQueue: 'RevisionGcDeadLetterQueue',
     hintQueue: 'RevisionGcHintQueue',
   },

@@ -4,6 +4,7 @@
  * context with a registered cluster, and the Kubernetes adapter over HTTP to the embedded
  * API server. The answer names the records to redeliver (`batchItemFailures`).
  */
+import { createServer, type Server } from 'node:http';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { toSqsEvent } from '../../local/bus';
@@ -28,6 +29,25 @@ async function invoke(handler: Handler, hint: EventBridgeEnvelope<HintDetail>): 
 const pin = async (hint: EventBridgeEnvelope<HintDetail>) => (await invoke(pinHandler, hint)).response;
 const driftCheck = async (hint: EventBridgeEnvelope<HintDetail>) => (await invoke(driftCheckHandler, hint)).response;
 const context = { functionName: 'pin', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
+
+/** EventBridge's PutEvents, accepting every entry and keeping what was published (continuation hints). */
+let bus: Server;
+const published: Array<{ DetailType?: string; Detail?: string }> = [];
+async function startEventBridgeStub(): Promise<string> {
+  bus = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    request.on('end', () => {
+      const entries = (JSON.parse(body || '{}') as { Entries?: Array<{ DetailType?: string; Detail?: string }> }).Entries ?? [];
+      published.push(...entries);
+      response.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' });
+      response.end(JSON.stringify({ FailedEntryCount: 0, Entries: entries.map((_, index) => ({ EventId: `e${index}` })) }));
+    });
+  });
+  await new Promise<void>((resolve) => bus.listen(0, '127.0.0.1', resolve));
+  const address = bus.address();
+  return `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+}
 
 function envelope(detail: Partial<HintDetail> & Pick<HintDetail, 'kind' | 'name' | 'uid'>): EventBridgeEnvelope<HintDetail> {
   return {
@@ -58,11 +78,14 @@ beforeAll(async () => {
   ({ handler: pinHandler } = await import('../../functions/pin/handler'));
   ({ handler: driftCheckHandler } = await import('../../functions/drift-check/handler'));
   cluster = await startEmbeddedCluster({ workloadReadyDelayMs: 5 });
+  const eventBridgeEndpoint = await startEventBridgeStub();
+  process.env.AWS_ACCESS_KEY_ID ??= 'test';
+  process.env.AWS_SECRET_ACCESS_KEY ??= 'test';
   const stores = createMemoryStores();
   await stores.clusters.putCluster({ mode: 'standalone', id: 'local', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'ome' });
   setAppContext(
     createAppContext({
-      config: { tableName: 't', eventBusName: 'b', region: 'us-east-1', omeNamespace: 'ome', revisionRetention: 10, revisionGracePeriodMs: 86_400_000, renderWorkloads: true, leaseTtlMs: 30_000, maxConflictRetries: 5 },
+      config: { tableName: 't', eventBusName: 'b', eventBridgeEndpoint, region: 'us-east-1', omeNamespace: 'ome', revisionRetention: 10, revisionGracePeriodMs: 86_400_000, renderWorkloads: true, leaseTtlMs: 30_000, maxConflictRetries: 5 },
       stores,
     }),
   );
@@ -74,6 +97,8 @@ afterAll(async () => {
   delete process.env.POWERTOOLS_METRICS_DISABLED;
   setAppContext(undefined);
   await cluster?.stop();
+  bus?.closeAllConnections();
+  await new Promise((resolve) => bus?.close(resolve));
 });
 
 /**
@@ -117,6 +142,34 @@ describe('functions', () => {
     const report = await driftCheck(envelope({ kind: 'ServingRuntime', namespace: NS, name: runtimeName, uid: runtime.metadata.uid ?? '' }));
     expect(report).toEqual(NO_FAILURES);
     expect((await getIsvc(cluster.client, 'drift-checked')).status?.conditions?.find((c) => c.type === 'RuntimeDrifted')).toMatchObject({ status: 'True', reason: 'RevisionMismatch' });
+  });
+
+  it('drift-check: a fan-out out of time publishes its hint with its continuation, and that hint finishes it', async () => {
+    const runtimeName = 'continued-runtime';
+    await applyRuntime(cluster.client, seedRuntime('0.9', { name: runtimeName }));
+    for (const name of ['continued-a', 'continued-b']) {
+      const created = await cluster.client.create(Resources.inferenceServices, seedIsvc(name, { name: runtimeName }));
+      expect(await pin(envelope({ kind: 'InferenceService', namespace: NS, name, uid: created.metadata.uid ?? '' }))).toEqual(NO_FAILURES);
+    }
+    const runtime = await applyRuntime(cluster.client, seedRuntime('0.85', { name: runtimeName }));
+    published.length = 0;
+
+    // An invocation with no time left beyond the margin evaluates one InferenceService (so
+    // every invocation moves the fan-out on), saves its place and publishes.
+    const outOfTime = { ...context, getRemainingTimeInMillis: () => 1_000 } as unknown as Context;
+    const hint = envelope({ kind: 'ServingRuntime', namespace: NS, name: runtimeName, uid: runtime.metadata.uid ?? '' });
+    expect(await driftCheckHandler(toSqsEvent([hint]), outOfTime)).toEqual(NO_FAILURES);
+    expect(await pinColumns(cluster.client, 'continued-a')).toMatchObject({ drifted: 'True' });
+    expect(await pinColumns(cluster.client, 'continued-b')).toMatchObject({ drifted: '<none>' });
+    expect(published).toHaveLength(1);
+    const detail = JSON.parse(published[0]?.Detail ?? '{}') as HintDetail;
+    expect(detail).toMatchObject({ kind: 'ServingRuntime', name: runtimeName, uid: runtime.metadata.uid, continuation: 2 });
+
+    // The continuation hint resumes and finishes the fan-out; a duplicate of it does nothing.
+    expect(await driftCheck({ ...hint, detail })).toEqual(NO_FAILURES);
+    expect(await pinColumns(cluster.client, 'continued-b')).toMatchObject({ drifted: 'True', reason: 'RevisionMismatch' });
+    expect(await driftCheck({ ...hint, detail })).toEqual(NO_FAILURES);
+    expect(published).toHaveLength(1);
   });
 
   it('pin: a retryable failure names its record for redelivery', async () => {

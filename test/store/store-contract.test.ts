@@ -265,4 +265,31 @@ describe.each(backends)('store contract: $name', (backend) => {
       expect((await stores.fleet.listDriftReports()).filter((r) => r.clusterId === report.clusterId)).toEqual([{ ...report, drifted: 0, rows: [] }]);
     });
   });
+  describe('ContinuationStore', () => {
+    const record = (clusterId: string, work = 'drift#ServingRuntime/ns/rt') => ({ clusterId, work, subject: 'sha-1', after: 'ns/a', pageToken: 'tok', state: { plannedAt: 5 }, version: 0, updatedAt: clock.now() });
+
+    it('creates, advances and deletes one record per cluster and work, each write conditional on the version read', async () => {
+      const clusterId = `c-${randomUUID()}`;
+      expect(await stores.continuations.loadContinuation(clusterId, 'revision-gc')).toBeUndefined();
+      const first = await stores.continuations.saveContinuation(record(clusterId));
+      expect(first.version).toBe(1);
+      expect(await stores.continuations.loadContinuation(clusterId, first.work)).toEqual(first);
+      // Another work of the same cluster is another record.
+      expect(await stores.continuations.loadContinuation(clusterId, 'revision-gc')).toBeUndefined();
+      await expect(stores.continuations.saveContinuation(record(clusterId))).rejects.toBeInstanceOf(ConflictError);
+      const second = await stores.continuations.saveContinuation({ ...first, after: 'ns/b' });
+      expect(second).toMatchObject({ version: 2, after: 'ns/b' });
+      await expect(stores.continuations.saveContinuation({ ...first, after: 'ns/stale' })).rejects.toBeInstanceOf(ConflictError);
+      await expect(stores.continuations.deleteContinuation(clusterId, first.work, 1)).rejects.toBeInstanceOf(ConflictError);
+      await stores.continuations.deleteContinuation(clusterId, first.work, 2);
+      expect(await stores.continuations.loadContinuation(clusterId, first.work)).toBeUndefined();
+    });
+
+    it('lets exactly one of many concurrent resumers take a step', async () => {
+      const read = await stores.continuations.saveContinuation(record(`c-${randomUUID()}`));
+      const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => stores.continuations.saveContinuation({ ...read, after: `ns/${i}` })));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof ConflictError)).toHaveLength(7);
+    });
+  });
 });

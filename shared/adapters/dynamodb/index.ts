@@ -4,6 +4,7 @@ import { systemClock } from '../../ports/clock';
 import type { Stores } from '../../ports/store';
 import { DynamoCheckpointStore } from './checkpoint-store';
 import { DynamoClusterRegistry } from './cluster-registry';
+import { DynamoContinuationStore } from './continuation-store';
 import { DynamoFleetStore } from './fleet-store';
 import { DynamoIdempotencyStore } from './idempotency-store';
 import { DynamoLeaseStore } from './lease-store';
@@ -13,7 +14,7 @@ export { createDynamoClient } from './client';
 export type { DynamoClientOptions } from './client';
 export { isConditionalCheckFailed, mapDynamoError } from './errors';
 export * from './table';
-export { DynamoCheckpointStore, DynamoClusterRegistry, DynamoFleetStore, DynamoIdempotencyStore, DynamoLeaseStore };
+export { DynamoCheckpointStore, DynamoClusterRegistry, DynamoContinuationStore, DynamoFleetStore, DynamoIdempotencyStore, DynamoLeaseStore };
 
 /** All stores over one document client and table. */
 export function createDynamoStores(client: DynamoDBDocumentClient, options: DynamoStoreOptions & { clock?: Clock } = {}): Stores {
@@ -24,6 +25,7 @@ export function createDynamoStores(client: DynamoDBDocumentClient, options: Dyna
     checkpoints: new DynamoCheckpointStore(client, clock, options),
     clusters: new DynamoClusterRegistry(client, options),
     fleet: new DynamoFleetStore(client, options),
+    continuations: new DynamoContinuationStore(client, options),
   };
 }
 export { ensureTable } from './ensure-table';

@@ -11,6 +11,7 @@
  * | cluster     | `REGISTRY`           | `CLUSTER#<id>`  | none                       |
  * | sync wave   | `FLEET`              | `WAVE#<id>`     | 90 days after it finished  |
  * | drift report| `FLEET`              | `DRIFT#<cluster>` | none                     |
+ * | continuation| `CONTINUATION#<cluster>` | `<work>`    | last write + 1 day         |
  */
 import type { CreateTableCommandInput, UpdateTimeToLiveCommandInput } from '@aws-sdk/client-dynamodb';
 
@@ -70,6 +71,21 @@ export function waveItemKey(id: string): ItemKey {
 
 export function driftReportItemKey(clusterId: string): ItemKey {
   return { pk: FLEET_PARTITION, sk: `${DRIFT_SORT_PREFIX}${clusterId}` };
+}
+
+/** Where a long piece of work left off, one partition per cluster (docs/storage.md). */
+export const CONTINUATION_PARTITION_PREFIX = 'CONTINUATION#';
+
+export function continuationItemKey(clusterId: string, work: string): ItemKey {
+  return { pk: `${CONTINUATION_PARTITION_PREFIX}${clusterId}`, sk: work };
+}
+
+/** A continuation: `continuation` is the record as JSON text; `version` is the condition of every write. */
+export interface ContinuationItem extends ItemKey {
+  continuation: string;
+  version: number;
+  /** Epoch seconds: a continuation nobody resumed for a day ages out. */
+  expiresAt: number;
 }
 
 /** A wave: `wave` is the record as JSON text; `version` is the condition of every write. */

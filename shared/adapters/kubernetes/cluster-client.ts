@@ -17,7 +17,7 @@ import { apiVersionOf } from '../../model/resources';
 import type { ClusterConnection } from './connection';
 import { errorFromStatus, errorFromTransport, type ApiStatus } from './errors';
 import { collectionPath, objectPath } from './paths';
-import type { TokenBucket } from './rate-limit';
+import type { RequestPriority, TokenBucket } from './rate-limit';
 import { KubeTransport, type Query, type ResponseRecord } from './transport';
 
 export interface ClusterClientOptions {
@@ -36,6 +36,8 @@ export interface ClusterClientOptions {
   remainingTimeMs?: () => number | undefined;
   /** 429s retried within one call after their Retry-After (default 3); 0 hands every 429 to the caller. */
   maxThrottledRetries?: number;
+  /** The priority of the work a request serves (default user): sweeps yield to user work in the rate limit. */
+  priority?: () => RequestPriority;
 }
 
 /** A ClusterClient that can also drop its idle connections (at shutdown, in tests). */
@@ -81,6 +83,7 @@ export function createClusterClient(connection: ClusterConnection, options: Clus
     ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
     ...(options.remainingTimeMs === undefined ? {} : { remainingTimeMs: options.remainingTimeMs }),
     ...(options.maxThrottledRetries === undefined ? {} : { maxThrottledRetries: options.maxThrottledRetries }),
+    ...(options.priority === undefined ? {} : { priority: options.priority }),
   });
 
   const writeQuery = (write: WriteOptions | undefined): Query => ({

@@ -5,6 +5,12 @@
  * forwarder share the budget instead of each pressing the API server at full speed. A 429
  * from the server pauses the whole bucket for its Retry-After: the server spoke for the
  * cluster, not for one request.
+ *
+ * Two priorities share the bucket (docs/decisions.md): user work (sync tokens, repins,
+ * promotes, everything by default) reserves tokens as client-go does, queueing behind one
+ * another; sweep work (a drift fan-out, a GC sweep) never queues: it takes a token only
+ * while more than a reserve of the burst is left and otherwise waits for the bucket to
+ * refill past it, so a waiting user request always goes first.
  */
 import type { ApiStatus } from './errors';
 
@@ -17,6 +23,14 @@ export interface RateLimitSettings {
 
 /** How long to wait when a 429 names no Retry-After (client-go waits 1 s too). */
 export const DEFAULT_RETRY_AFTER_MS = 1_000;
+
+/** Whose request: user work goes ahead of sweeps. */
+export type RequestPriority = 'user' | 'sweep';
+
+/** The share of the burst sweeps leave for user work (at least one token when the burst allows). */
+export function userReserveOf(burst: number): number {
+  return Math.floor(burst / 3);
+}
 
 export class TokenBucket {
   private tokens: number;
@@ -44,6 +58,22 @@ export class TokenBucket {
     this.tokens -= 1;
     const tokenWait = this.tokens >= 0 ? 0 : Math.ceil((-this.tokens * 1000) / this.settings.qps);
     return Math.max(tokenWait, this.pausedUntil - now, 0);
+  }
+
+  /**
+   * A sweep's token: 0 when taken; else how long (ms) to wait before asking again, with
+   * nothing taken, so user requests arriving meanwhile are served first.
+   */
+  tryTakeForSweep(): number {
+    const now = this.now();
+    this.refill(now);
+    const floor = userReserveOf(this.settings.burst);
+    if (this.tokens - 1 >= floor && this.pausedUntil <= now) {
+      this.tokens -= 1;
+      return 0;
+    }
+    const refillWait = Math.ceil(((floor + 1 - this.tokens) * 1000) / this.settings.qps);
+    return Math.max(1, refillWait, this.pausedUntil - now);
   }
 
   /** Gives back a token taken by `reserve` and not used. */

@@ -5,7 +5,7 @@ import { InvalidInputError, ThrottledError, UnavailableError } from '../../error
 import type { ClusterConnection, ConnectionRequestOptions } from './connection';
 import { errorFromStatus, errorFromTransport, parseStatus } from './errors';
 import { parseRetryAfter } from './rate-limit';
-import type { TokenBucket } from './rate-limit';
+import type { RequestPriority, TokenBucket } from './rate-limit';
 
 /** A 429 is retried this often within one call; then ThrottledError goes to the caller (and the platform redelivers). */
 export const MAX_THROTTLED_RETRIES = 3;
@@ -39,6 +39,8 @@ export interface TransportOptions {
   remainingTimeMs?: () => number | undefined;
   /** 429s retried within one call (default MAX_THROTTLED_RETRIES); 0 hands every 429 to the caller. */
   maxThrottledRetries?: number;
+  /** The priority of the request being sent (default user): sweeps yield to user work in the rate limit. */
+  priority?: () => RequestPriority;
   /** Epoch ms; default Date.now (tests pass a fake clock). */
   now?: () => number;
   /** Waits `ms`; default a timer (tests record the waits instead). */
@@ -143,6 +145,7 @@ export class KubeTransport {
   private async throttle(request: TransportRequest): Promise<void> {
     const limiter = this.options.rateLimiter;
     if (!limiter) return;
+    if (this.options.priority?.() === 'sweep') return this.throttleSweep(limiter, request);
     const waitMs = limiter.reserve();
     if (waitMs <= 0) return;
     if (!this.fitsInInvocation(waitMs)) {
@@ -151,6 +154,17 @@ export class KubeTransport {
       throw new ThrottledError(`${request.method} ${request.path}: the client-side rate limit (${qps} QPS, burst ${burst}) needs a ${waitMs} ms wait, more than this invocation has left`);
     }
     await (this.options.sleep ?? waitFor)(waitMs);
+  }
+
+  /** A sweep's request asks for a token until it gets one, waiting out the refill between asks. */
+  private async throttleSweep(limiter: TokenBucket, request: TransportRequest): Promise<void> {
+    for (let waitMs = limiter.tryTakeForSweep(); waitMs > 0; waitMs = limiter.tryTakeForSweep()) {
+      if (!this.fitsInInvocation(waitMs)) {
+        const { qps, burst } = limiter.settings;
+        throw new ThrottledError(`${request.method} ${request.path}: the client-side rate limit (${qps} QPS, burst ${burst}) leaves this sweep no token within the time this invocation has left`);
+      }
+      await (this.options.sleep ?? waitFor)(waitMs);
+    }
   }
 
   /** Pauses the cluster's bucket for the 429's Retry-After; returns that wait in ms. */

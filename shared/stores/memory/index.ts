@@ -16,6 +16,8 @@ import type {
   FleetStore,
   ClusterRecord,
   ClusterRegistry,
+  Continuation,
+  ContinuationStore,
   IdempotencyClaim,
   IdempotencyStore,
   Lease,
@@ -228,6 +230,33 @@ export class MemoryFleetStore implements FleetStore {
   }
 }
 
+export class MemoryContinuationStore implements ContinuationStore {
+  private readonly records = new Map<string, Continuation>();
+
+  async loadContinuation(clusterId: string, work: string): Promise<Continuation | undefined> {
+    const stored = this.records.get(`${clusterId}\0${work}`);
+    return stored === undefined ? undefined : structuredClone(stored);
+  }
+
+  async saveContinuation(continuation: Continuation): Promise<Continuation> {
+    const id = `${continuation.clusterId}\0${continuation.work}`;
+    if ((this.records.get(id)?.version ?? 0) !== continuation.version) {
+      throw new ConflictError(`continuation ${continuation.work} of cluster ${continuation.clusterId} moved since version ${continuation.version} was read`);
+    }
+    const saved = { ...structuredClone(continuation), version: continuation.version + 1 };
+    this.records.set(id, saved);
+    return structuredClone(saved);
+  }
+
+  async deleteContinuation(clusterId: string, work: string, version: number): Promise<void> {
+    const id = `${clusterId}\0${work}`;
+    if ((this.records.get(id)?.version ?? 0) !== version) {
+      throw new ConflictError(`continuation ${work} of cluster ${clusterId} moved since version ${version} was read`);
+    }
+    this.records.delete(id);
+  }
+}
+
 /** All in-memory stores sharing one clock. */
 export function createMemoryStores(clock: Clock = systemClock): Stores {
   return {
@@ -236,5 +265,6 @@ export function createMemoryStores(clock: Clock = systemClock): Stores {
     checkpoints: new MemoryCheckpointStore(clock),
     clusters: new MemoryClusterRegistry(),
     fleet: new MemoryFleetStore(),
+    continuations: new MemoryContinuationStore(),
   };
 }

@@ -8,6 +8,30 @@ function fakeClock(start = 1_000_000): { now: () => number; advance: (ms: number
 }
 
 describe('Class: TokenBucket', () => {
+  it('lets sweeps take tokens only above the user reserve, and never ahead of waiting user requests', () => {
+    // Prepare: burst 30 keeps 10 tokens for user work
+    const clock = fakeClock();
+    const bucket = new TokenBucket({ qps: 20, burst: 30 }, clock.now);
+
+    // Act: sweeps drain the bucket down to the reserve; users then get the reserve at once
+    const sweeps = Array.from({ length: 21 }, () => bucket.tryTakeForSweep());
+    const users = Array.from({ length: 10 }, () => bucket.reserve());
+    const queuedUser = bucket.reserve();
+    const sweepBehindUser = bucket.tryTakeForSweep();
+    clock.advance(50);
+    const stillBehind = bucket.tryTakeForSweep();
+
+    // Assess
+    expect(sweeps.slice(0, 20)).toEqual(Array.from({ length: 20 }, () => 0));
+    expect(sweeps[20]).toBe(50);
+    expect(users).toEqual(Array.from({ length: 10 }, () => 0));
+    expect(queuedUser).toBe(50);
+    // The sweep waits until the user's debt is paid and the reserve refilled: 12 tokens at 20 QPS.
+    expect(sweepBehindUser).toBe(600);
+    expect(stillBehind).toBe(550);
+  });
+
+
   it('lets a burst through at once, then spaces requests 1/qps apart', () => {
     // Prepare
     const clock = fakeClock();
