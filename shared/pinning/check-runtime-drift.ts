@@ -18,7 +18,7 @@
  * the table and is enqueued again (docs/architecture.md, "Continuations").
  */
 import { createHash } from 'node:crypto';
-import { objectLeaseKey, reconcileUnderLease, type ReconcileDeps } from '../app/reconcile';
+import { objectLeaseKey, reconcileUnderLease } from '../app/reconcile';
 import { ConflictError, ControlPlaneError, ExpiredError, isRetryable, NotFoundError } from '../errors';
 import type { InferenceService } from '../model/inference-service';
 import { Resources } from '../model/resources';
