@@ -4,7 +4,8 @@
  * RevisionMismatch on all of them and the Kubernetes requests per affected
  * InferenceService. Its baseline is the least that work can be: the same paginated list
  * plus the same N status writes done bare (raw client calls, as many at once as the
- * fan-out makes, no decision, no lease), in the same run; the goal is at most 1.2x.
+ * fan-out makes, no decision, no lease), in the same run; the goal is at most 1.2x. The
+ * two alternate in five pairs (AB BA AB BA AB) and the figure is the median pair's ratio.
  * A second figure is a fan-out that changes nothing (the runtime's spec is unchanged),
  * beside the plain list: the decision's own cost per object, with no write to hide it.
  * `DRIFT_BENCH_ISVCS` sets the count (default 10,000).
