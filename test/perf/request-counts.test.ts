@@ -179,22 +179,33 @@ const WRITE_STATUS = 'update inferenceservices.ome.io/status';
 // The object's lease: one conditional update to take it, one to give it back.
 const LEASE = { UpdateItem: 2 };
 
+/** Creates an InferenceService of its own for one test, on `runtime` (default the seed's). */
+async function createIsvc(name: string, runtime = RUNTIME): Promise<void> {
+  await cluster.client.create(Resources.inferenceServices, seedIsvc(name, { name: runtime }));
+  await recordUid('InferenceService', name);
+}
+
+/** A runtime of its own for a test that changes it. */
+async function createRuntime(name: string): Promise<void> {
+  await applyRuntime(cluster.client, seedRuntime('0.9', { name }));
+  await recordUid('ServingRuntime', name);
+}
+
 describe('Kubernetes requests and DynamoDB operations per event, warm', () => {
   beforeAll(async () => {
     // Each function's first invocation reads the cluster record and builds its client (one
-    // GetItem); a warm container reuses both, and that is what is counted below.
-    await cluster.client.create(Resources.inferenceServices, seedIsvc('warm-up'));
-    await recordUid('InferenceService', 'warm-up');
+    // GetItem); a warm container reuses both, and that is what is counted below. The
+    // warm-up pin also creates the revision of the seed runtime's spec.
+    await createIsvc('warm-up');
     for (const name of ['pin', 'repin-apply', 'rollout-run']) {
       const cold = await invoke(name, hint('InferenceService', 'warm-up'));
       expect(cold.dynamo, `${name} cold`).toContain('GetItem');
     }
-    await cluster.client.create(Resources.inferenceServices, seedIsvc('counted'));
-    await recordUid('InferenceService', 'counted');
   }, 60_000);
 
   it('pin, first pin of a spec already pinned elsewhere: the object, its runtime, the revision, one status write', async () => {
-    expectCost(await invoke('pin', hint('InferenceService', 'counted')), {
+    await createIsvc('first-pin');
+    expectCost(await invoke('pin', hint('InferenceService', 'first-pin')), {
       kube: { [GET_ISVC]: 1, [GET_RUNTIME]: 1, [GET_REVISION]: 1, [WRITE_STATUS]: 1 },
       dynamo: LEASE,
       // Read the object and its runtime, make sure the revision of that spec exists (the
@@ -204,7 +215,9 @@ describe('Kubernetes requests and DynamoDB operations per event, warm', () => {
   }, 60_000);
 
   it('pin of an unchanged object: three reads, no write', async () => {
-    expectCost(await invoke('pin', hint('InferenceService', 'counted')), {
+    await createIsvc('unchanged');
+    await invoke('pin', hint('InferenceService', 'unchanged'));
+    expectCost(await invoke('pin', hint('InferenceService', 'unchanged')), {
       kube: { [GET_ISVC]: 1, [GET_RUNTIME]: 1, [GET_REVISION]: 1 },
       dynamo: LEASE,
       // The hint is thin: the object must be read; the live runtime, to hash its spec; the
@@ -215,11 +228,16 @@ describe('Kubernetes requests and DynamoDB operations per event, warm', () => {
   }, 60_000);
 
   it('drift-check of a runtime used by two InferenceServices: four lists and one status write each', async () => {
-    await applyRuntime(cluster.client, seedRuntime('0.85'));
-    expectCost(await invoke('drift-check', hint('ServingRuntime', RUNTIME)), {
+    await createRuntime('drift-rt');
+    for (const name of ['drift-a', 'drift-b']) {
+      await createIsvc(name, 'drift-rt');
+      await invoke('pin', hint('InferenceService', name));
+    }
+    await applyRuntime(cluster.client, seedRuntime('0.85', { name: 'drift-rt' }));
+    expectCost(await invoke('drift-check', hint('ServingRuntime', 'drift-rt')), {
       kube: { 'list clusterservingruntimes.ome.io': 1, 'list servingruntimes.ome.io': 1, 'list controllerrevisions.apps': 1, 'list inferenceservices.ome.io': 1, [WRITE_STATUS]: 2 },
-      // One lease per InferenceService written; the cluster record was read by this
-      // function's first (cold) invocation, here.
+      // One lease per InferenceService written; the cluster record, read by this
+      // function's first (cold) invocation, which this is.
       dynamo: { GetItem: 1, UpdateItem: 4 },
       // The runtimes of both scopes (a namespaced runtime inherits from cluster ones and is
       // inherited by its namespace's), the affected runtimes' revisions, the
@@ -230,8 +248,12 @@ describe('Kubernetes requests and DynamoDB operations per event, warm', () => {
   }, 60_000);
 
   it('pin of a sync token (roll forward): claim, new revision, status write, completion', async () => {
-    await annotateSync(cluster.client, 'counted', 'counted-1');
-    expectCost(await invoke('pin', hint('InferenceService', 'counted', { runtimeSync: true })), {
+    await createRuntime('sync-rt');
+    await createIsvc('sync', 'sync-rt');
+    await invoke('pin', hint('InferenceService', 'sync'));
+    await applyRuntime(cluster.client, seedRuntime('0.85', { name: 'sync-rt' }));
+    await annotateSync(cluster.client, 'sync', 'sync-1');
+    expectCost(await invoke('pin', hint('InferenceService', 'sync', { runtimeSync: true })), {
       kube: { [GET_ISVC]: 1, [GET_RUNTIME]: 1, [GET_REVISION]: 2, [CREATE_REVISION]: 1, [WRITE_STATUS]: 1 },
       dynamo: { PutItem: 1, UpdateItem: 3 },
       // Read the object, the runtime and the pinned revision; create the new revision (tried
@@ -242,12 +264,14 @@ describe('Kubernetes requests and DynamoDB operations per event, warm', () => {
   }, 60_000);
 
   it('repin-apply for a change that carries no repin or promote request: nothing', async () => {
+    await createIsvc('no-repin');
     // The hint says which annotations changed; without a request there is nothing to read.
-    expectCost(await invoke('repin-apply', hint('InferenceService', 'counted')), { kube: {}, dynamo: {}, minimum: { kube: 0, dynamo: 0 } });
+    expectCost(await invoke('repin-apply', hint('InferenceService', 'no-repin')), { kube: {}, dynamo: {}, minimum: { kube: 0, dynamo: 0 } });
   }, 60_000);
 
   it('rollout-run for an InferenceService without a rollout: one read', async () => {
-    expectCost(await invoke('rollout-run', hint('InferenceService', 'counted')), {
+    await createIsvc('no-rollout');
+    expectCost(await invoke('rollout-run', hint('InferenceService', 'no-rollout')), {
       kube: { [GET_ISVC]: 1 },
       dynamo: LEASE,
       // Whether it has a rollout is in the object: one read, under its lease.
