@@ -87,7 +87,7 @@ function probed(client: ClusterClient, probe: LiveHeapProbe): ClusterClient {
   };
 }
 
-function revision(namespace: string, runtime: string, index: number, mark: string | undefined): KubeObject {
+function revision(runtime: string, index: number, mark: string | undefined): KubeObject {
   const hash = index.toString(16).padStart(8, '0');
   const annotations: Record<string, string> = { [Annotation.createdBy]: CREATED_BY_OME };
   if (mark !== undefined) annotations[Annotation.gcEligibleSince] = mark;
@@ -96,7 +96,7 @@ function revision(namespace: string, runtime: string, index: number, mark: strin
     kind: 'ControllerRevision',
     metadata: {
       name: `cr-${runtime}-${hash}`,
-      namespace,
+      namespace: OME,
       labels: { [Label.runtimeOf]: runtime, [Label.runtimeOfKind]: RuntimeKind.cluster, [Label.runtimeOfNamespace]: '', [Label.revisionHash]: hash },
       annotations,
     },
@@ -112,20 +112,16 @@ function revision(namespace: string, runtime: string, index: number, mark: strin
  * index 0..9 are the newest, 10 is pinned, 11..14 expired, 15..19 unmarked and the rest
  * waiting, however the seconds fall.
  */
-async function seed(client: ClusterClient, count: number, now: number, namespaces: readonly string[], withReferences = true): Promise<void> {
+async function seed(client: ClusterClient, count: number, now: number): Promise<void> {
   const expired = formatGcMark(now - 2 * DAY);
   const recent = formatGcMark(now - 60_000);
-  for (const namespace of namespaces) {
-    if (namespace !== OME) await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  }
-  if (withReferences) await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ISVC_NAMESPACE } });
+  await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ISVC_NAMESPACE } });
   for (let r = 0; r < count / PER_RUNTIME; r += 1) {
     const runtime = `rt${r}`;
     for (let i = PER_RUNTIME - 1; i >= 0; i -= 1) {
       const mark = i < 11 || (i >= 15 && i < 20) ? undefined : i < 15 ? expired : recent;
-      for (const namespace of namespaces) await client.create(Resources.controllerRevisions, revision(namespace, runtime, i, mark));
+      await client.create(Resources.controllerRevisions, revision(runtime, i, mark));
     }
-    if (!withReferences) continue;
     await client.create(Resources.inferenceServices, {
       apiVersion: 'ome.io/v1beta1',
       kind: 'InferenceService',
@@ -135,11 +131,11 @@ async function seed(client: ClusterClient, count: number, now: number, namespace
   }
 }
 
-async function listAll(client: ClusterClient, pageSize: number, namespace = OME): Promise<KubeObject[]> {
+async function listAll(client: ClusterClient, pageSize: number): Promise<KubeObject[]> {
   const items: KubeObject[] = [];
   let token: string | undefined;
   do {
-    const page = await client.list(Resources.controllerRevisions, { namespace, limit: pageSize, ...(token ? { continue: token } : {}) });
+    const page = await client.list(Resources.controllerRevisions, { namespace: OME, limit: pageSize, ...(token ? { continue: token } : {}) });
     items.push(...page.items);
     token = page.continue;
   } while (token);
@@ -166,11 +162,11 @@ function readCount(name: string, fallback: number, multipleOf: number): number {
  * one of the InferenceServices, then the same marks (merge patches) and deletes the sweep
  * makes, sent bare (no preconditions, no fresh listing before deletes), as many at once.
  */
-async function bareSweep(client: ClusterClient, namespace: string, pageSize: number, marks: readonly string[], deletes: readonly string[], markValue: string): Promise<number> {
+async function bareSweep(client: ClusterClient, pageSize: number, marks: readonly string[], deletes: readonly string[], markValue: string): Promise<number> {
   let listed = 0;
   let token: string | undefined;
   do {
-    const page = await client.list(Resources.controllerRevisions, { namespace, limit: pageSize, ...(token ? { continue: token } : {}) });
+    const page = await client.list(Resources.controllerRevisions, { namespace: OME, limit: pageSize, ...(token ? { continue: token } : {}) });
     listed += page.items.length;
     token = page.continue;
   } while (token);
@@ -180,8 +176,8 @@ async function bareSweep(client: ClusterClient, namespace: string, pageSize: num
     token = page.continue;
   } while (token);
   const patch = { metadata: { annotations: { [Annotation.gcEligibleSince]: markValue } } };
-  await inPool(marks, DEFAULT_GC_WRITE_CONCURRENCY, (name) => client.patch(Resources.controllerRevisions, namespace, name, patch, { type: 'merge', fieldManager: 'bench' }));
-  await inPool(deletes, DEFAULT_GC_WRITE_CONCURRENCY, (name) => client.delete(Resources.controllerRevisions, namespace, name));
+  await inPool(marks, DEFAULT_GC_WRITE_CONCURRENCY, (name) => client.patch(Resources.controllerRevisions, OME, name, patch, { type: 'merge', fieldManager: 'bench' }));
+  await inPool(deletes, DEFAULT_GC_WRITE_CONCURRENCY, (name) => client.delete(Resources.controllerRevisions, OME, name));
   return listed;
 }
 
@@ -202,7 +198,7 @@ async function dryRunHeapAt(count: number, pageSize: number): Promise<{ dryMb: n
   const cluster = await startEmbeddedCluster({ watchWindow: 100 });
   try {
     const now = Date.now();
-    await seed(cluster.client, count, now, [OME]);
+    await seed(cluster.client, count, now);
     const probe = new LiveHeapProbe(Math.max(1, Math.ceil(count / pageSize / 6)));
     probe.reset();
     const kept = await listAll(probed(cluster.client, probe), pageSize);
@@ -237,13 +233,13 @@ const suite: BenchSuite = {
     try {
       const now = Date.now();
       const client = cluster.client;
-      const seeding = await timed(() => seed(client, count, now, [OME]));
+      const seeding = await timed(() => seed(client, count, now));
       // The bare baseline's copy of the same objects, on a server of its own: the embedded
       // server scans its whole store on every list page, so a copy in the same store would
       // double the cost of every list the sweep makes.
       const bareCluster = await startEmbeddedCluster({ watchWindow: 100 });
       clusters.push(bareCluster);
-      await seed(bareCluster.client, count, now, [OME]);
+      await seed(bareCluster.client, count, now);
       const options = { omeNamespace: OME, retention: 10, graceMs: DAY, now, pageSize };
 
       // Timed runs: no forced collections.
@@ -263,11 +259,11 @@ const suite: BenchSuite = {
       const dryHeap = probe.growthMb;
       const planSizes = planned.planned ? planned.planned.mark.length + planned.planned.delete.length : 0;
 
-      // The bare baseline writes what a sweep of its namespace would: the plan is made
+      // The bare baseline writes what a sweep of its server would: the plan is made
       // first, untimed.
       const barePlan = (await sweepRevisions(bareCluster.client, { ...options, dryRun: true })).planned;
       if (!barePlan) throw new Error('a dry run returns its plan');
-      const bare = await timed(() => bareSweep(bareCluster.client, OME, pageSize, barePlan.mark, barePlan.delete, formatGcMark(now)));
+      const bare = await timed(() => bareSweep(bareCluster.client, pageSize, barePlan.mark, barePlan.delete, formatGcMark(now)));
 
       // The real sweep last: it marks and deletes.
       const rssBefore = process.memoryUsage().rss;
