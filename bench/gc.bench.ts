@@ -1,8 +1,11 @@
 /**
- * Revision GC over many revisions: one sweep's time and its live heap, beside a plain
- * paginated list of the same revisions that keeps what it lists (what a sweep holding
- * whole objects would cost), in the same run, against the embedded API server's
- * in-process client.
+ * Revision GC over many revisions, against the embedded API server's in-process client.
+ * The sweep's time is set beside the least its work can cost: a list of the revisions and
+ * of the InferenceServices plus the same marks and deletes done bare, on a second server
+ * seeded alike (goal at most 1.5x). Its live heap is set beside a paginated list that
+ * keeps what it lists (what a sweep holding whole objects would cost), at the main count
+ * and at each count of `GC_BENCH_HEAP` (default 1,000, 10,000 and 50,000), each on a
+ * fresh server.
  *
  * Each runtime has 50 revisions: the 10 newest kept, one old one pinned by an
  * InferenceService, 4 marked past the grace period (deleted), 5 unmarked (marked) and 30
