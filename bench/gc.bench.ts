@@ -1,8 +1,11 @@
 /**
- * Revision GC over many revisions: one sweep's time and its live heap, beside a plain
- * paginated list of the same revisions that keeps what it lists (what a sweep holding
- * whole objects would cost), in the same run, against the embedded API server's
- * in-process client.
+ * Revision GC over many revisions, against the embedded API server's in-process client.
+ * The sweep's time is set beside the least its work can cost: a list of the revisions and
+ * of the InferenceServices plus the same marks and deletes done bare, on a second server
+ * seeded alike (goal at most 1.5x). Its live heap is set beside a paginated list that
+ * keeps what it lists (what a sweep holding whole objects would cost), at the main count
+ * and at each count of `GC_BENCH_HEAP` (default 1,000, 10,000 and 50,000), each on a
+ * fresh server.
  *
  * Each runtime has 50 revisions: the 10 newest kept, one old one pinned by an
  * InferenceService, 4 marked past the grace period (deleted), 5 unmarked (marked) and 30
@@ -22,7 +25,7 @@ import { startEmbeddedCluster } from '../local/cluster';
 import { Resources } from '../shared/model/resources';
 import type { ClusterClient, KubeObject, ListOptions, ListPage, ResourceType } from '../shared/ports/cluster';
 import { formatGcMark } from '../shared/runtime/gc';
-import { sweepRevisions } from '../shared/revision-gc/sweep-revisions';
+import { DEFAULT_GC_WRITE_CONCURRENCY, sweepRevisions } from '../shared/revision-gc/sweep-revisions';
 import { Annotation, CREATED_BY_OME, Label, RuntimeKind } from '../shared/vocabulary';
 import { compare } from './harness';
 import type { BenchResult, BenchSuite } from './harness';
@@ -157,16 +160,89 @@ function readCount(name: string, fallback: number, multipleOf: number): number {
   return value;
 }
 
+/**
+ * The least a sweep's writes can cost: one paged list of the revisions (names only kept),
+ * one of the InferenceServices, then the same marks (merge patches) and deletes the sweep
+ * makes, sent bare (no preconditions, no fresh listing before deletes), as many at once.
+ */
+async function bareSweep(client: ClusterClient, pageSize: number, marks: readonly string[], deletes: readonly string[], markValue: string): Promise<number> {
+  let listed = 0;
+  let token: string | undefined;
+  do {
+    const page = await client.list(Resources.controllerRevisions, { namespace: OME, limit: pageSize, ...(token ? { continue: token } : {}) });
+    listed += page.items.length;
+    token = page.continue;
+  } while (token);
+  token = undefined;
+  do {
+    const page: ListPage<KubeObject> = await client.list(Resources.inferenceServices, { limit: pageSize, ...(token ? { continue: token } : {}) });
+    token = page.continue;
+  } while (token);
+  const patch = { metadata: { annotations: { [Annotation.gcEligibleSince]: markValue } } };
+  await inPool(marks, DEFAULT_GC_WRITE_CONCURRENCY, (name) => client.patch(Resources.controllerRevisions, OME, name, patch, { type: 'merge', fieldManager: 'bench' }));
+  await inPool(deletes, DEFAULT_GC_WRITE_CONCURRENCY, (name) => client.delete(Resources.controllerRevisions, OME, name));
+  return listed;
+}
+
+async function inPool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const item = items[next] as T;
+      next += 1;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** A dry run's peak live heap growth over `count` revisions, on a cluster of its own. */
+async function dryRunHeapAt(count: number, pageSize: number): Promise<{ dryMb: number; listMb: number }> {
+  const cluster = await startEmbeddedCluster({ watchWindow: 100 });
+  try {
+    const now = Date.now();
+    await seed(cluster.client, count, now);
+    const probe = new LiveHeapProbe(Math.max(1, Math.ceil(count / pageSize / 6)));
+    probe.reset();
+    const kept = await listAll(probed(cluster.client, probe), pageSize);
+    probe.sample();
+    const listMb = probe.growthMb;
+    kept.length = 0;
+    probe.reset();
+    await sweepRevisions(probed(cluster.client, probe), { omeNamespace: OME, retention: 10, graceMs: DAY, now, pageSize, dryRun: true });
+    probe.sample();
+    return { dryMb: probe.growthMb, listMb };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+function readCounts(name: string, fallback: string): number[] {
+  const raw = process.env[name] || fallback;
+  const counts = raw.split(',').map(Number);
+  if (counts.some((n) => !Number.isInteger(n) || n < PER_RUNTIME || n % PER_RUNTIME !== 0)) throw new Error(`${name}=${raw} must list positive multiples of ${PER_RUNTIME}`);
+  return counts;
+}
+
 const suite: BenchSuite = {
   name: 'gc',
   async run(): Promise<BenchResult[]> {
     const count = readCount('GC_BENCH_REVISIONS', 100_000, PER_RUNTIME);
     const pageSize = readCount('GC_BENCH_PAGE', 2_000, 1);
+    const heapCounts = readCounts('GC_BENCH_HEAP', '1000,10000,50000');
+    const results: BenchResult[] = [];
     const cluster = await startEmbeddedCluster({ watchWindow: 100 });
+    const clusters = [cluster];
     try {
       const now = Date.now();
       const client = cluster.client;
       const seeding = await timed(() => seed(client, count, now));
+      // The bare baseline's copy of the same objects, on a server of its own: the embedded
+      // server scans its whole store on every list page, so a copy in the same store would
+      // double the cost of every list the sweep makes.
+      const bareCluster = await startEmbeddedCluster({ watchWindow: 100 });
+      clusters.push(bareCluster);
+      await seed(bareCluster.client, count, now);
       const options = { omeNamespace: OME, retention: 10, graceMs: DAY, now, pageSize };
 
       // Timed runs: no forced collections.
@@ -186,26 +262,42 @@ const suite: BenchSuite = {
       const dryHeap = probe.growthMb;
       const planSizes = planned.planned ? planned.planned.mark.length + planned.planned.delete.length : 0;
 
+      // The bare baseline writes what a sweep of its server would: the plan is made
+      // first, untimed.
+      const barePlan = (await sweepRevisions(bareCluster.client, { ...options, dryRun: true })).planned;
+      if (!barePlan) throw new Error('a dry run returns its plan');
+      const bare = await timed(() => bareSweep(bareCluster.client, pageSize, barePlan.mark, barePlan.delete, formatGcMark(now)));
+
       // The real sweep last: it marks and deletes.
       const rssBefore = process.memoryUsage().rss;
       const sweep = await timed(() => sweepRevisions(client, options));
       const rssGrowth = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
       const s = sweep.value.stats;
-      if (list.value !== count || s.scanned !== count) throw new Error(`expected ${count} revisions, listed ${list.value}, swept ${s.scanned}`);
+      if (list.value !== count || s.scanned !== count || bare.value !== count) throw new Error(`expected ${count} revisions, listed ${list.value}, swept ${s.scanned}, bare ${bare.value}`);
+      if (s.marked !== barePlan.mark.length || s.deleted !== barePlan.delete.length) throw new Error(`the sweep wrote ${s.marked} marks and ${s.deleted} deletes, the bare plan ${barePlan.mark.length} and ${barePlan.delete.length}`);
 
       const label = `${count.toLocaleString('en-US')} revisions`;
       const baselineTime = { name: `paged list of ${label}`, value: list.ms, unit: 'ms' };
       const baselineHeap = { name: `paged list kept in memory`, value: listHeap, unit: 'MB' };
-      return [
-        compare('gc', { name: `GC sweep over ${label}`, value: sweep.ms, unit: 'ms' }, baselineTime,
-          `kept ${s.kept}, marked ${s.marked}, deleted ${s.deleted}, waiting ${s.waiting}; page ${pageSize}; seeding took ${(seeding.ms / 1000).toFixed(1)} s`),
+      results.push(
+        compare('gc', { name: `GC sweep over ${label}`, value: sweep.ms, unit: 'ms' },
+          { name: `list + ${s.marked} marks + ${s.deleted} deletes, bare`, value: bare.ms, unit: 'ms' },
+          `goal <= 1.5; kept ${s.kept}, waiting ${s.waiting}; plain list ${list.ms.toFixed(0)} ms; page ${pageSize}; seeding took ${(seeding.ms / 1000).toFixed(1)} s`),
         compare('gc', { name: `GC dry run (list + plan) over ${label}`, value: dry.ms, unit: 'ms' }, baselineTime, `page ${pageSize}`),
         compare('gc', { name: 'GC dry run live heap growth', value: dryHeap, unit: 'MB' }, baselineHeap,
           `peak live heap while listing; holds ${planSizes} planned names; RSS growth over the real sweep ${rssGrowth.toFixed(0)} MB`),
-      ];
+      );
     } finally {
-      await cluster.stop();
+      for (const c of clusters) await c.stop();
     }
+    // Memory as revisions grow: each count on a fresh cluster, one sample each.
+    for (const n of heapCounts) {
+      const heap = await dryRunHeapAt(n, pageSize);
+      results.push(compare('gc', { name: `dry run live heap, ${n.toLocaleString('en-US')} revisions`, value: heap.dryMb, unit: 'MB' },
+        { name: 'paged list kept in memory', value: heap.listMb, unit: 'MB' },
+        `${((heap.dryMb * 2 ** 20) / n).toFixed(0)} bytes per revision`));
+    }
+    return results;
   },
 };
 

@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import { objectLeaseKey, reconcileUnderLease } from '../app/reconcile';
 import { ConflictError, ControlPlaneError, ExpiredError, isRetryable, NotFoundError } from '../errors';
-import type { InferenceService } from '../model/inference-service';
+import type { InferenceService, InferenceServiceStatus } from '../model/inference-service';
 import { Resources } from '../model/resources';
 import type { KubeObject } from '../ports/cluster';
 import type { Continuation, ContinuationStore } from '../ports/store';
@@ -346,7 +346,10 @@ async function judge(fanOut: FanOut, isvc: InferenceService): Promise<Verdict> {
   if (runtime?.autoSync !== false) return deps.config.renderWorkloads ? { kind: 'pin' } : { kind: 'none' };
   const subject = toPinningSubject(isvc);
   const live = await fanOut.resolve(ref);
-  await fanOut.revisions.load([subject.pinnedRevisionName ?? '', runtime.revision ?? '']);
+  // Known after the first object pinned alike (or the prefetch): no promise, no read.
+  const pinned = subject.pinnedRevisionName ?? '';
+  const requested = runtime.revision ?? '';
+  if ((pinned !== '' && !fanOut.revisions.has(pinned)) || (requested !== '' && !fanOut.revisions.has(requested))) await fanOut.revisions.load([pinned, requested]);
   const key = JSON.stringify([ref, subject.runtime, subject.syncToken, subject.pinnedRevisionName, subject.lastRuntimeSyncToken]);
   let decision = fanOut.decisions.get(key);
   if (!decision) {
@@ -366,8 +369,11 @@ async function visit(fanOut: FanOut, isvc: InferenceService): Promise<void> {
     const verdict = await judge(fanOut, isvc);
     if (verdict.kind === 'error') report.errors += 1;
     if (verdict.kind === 'pin') await pinOne(fanOut, isvc);
-    if (verdict.kind !== 'status' || computeNextStatus(isvc.status, verdict.decision, fanOut.deps.clock.now()) === undefined) return;
-    if ((await writeDriftStatus(fanOut, isvc, verdict)) === 'delegate') await pinOne(fanOut, isvc);
+    if (verdict.kind !== 'status') return;
+    // Computed once here and written as is on the first attempt: the listed object is what it was made from.
+    const status = computeNextStatus(isvc.status, verdict.decision, fanOut.deps.clock.now());
+    if (status === undefined) return;
+    if ((await writeDriftStatus(fanOut, isvc, status)) === 'delegate') await pinOne(fanOut, isvc);
   } catch (error) {
     report.failed += 1;
     if (isRetryable(error)) fanOut.retryableFailure ??= error;
@@ -384,18 +390,22 @@ async function pinOne(fanOut: FanOut, isvc: InferenceService): Promise<void> {
  * After a conflict the object is read again and judged again; if it now needs more than
  * a condition, the pin use-case takes over once the lease is released.
  */
-async function writeDriftStatus(fanOut: FanOut, listed: InferenceService, listedVerdict: Verdict): Promise<'written' | 'unchanged' | 'delegate'> {
+async function writeDriftStatus(fanOut: FanOut, listed: InferenceService, listedStatus: InferenceServiceStatus): Promise<'written' | 'unchanged' | 'delegate'> {
   const { deps } = fanOut;
   const reconcileDeps = reconcileDepsOf(deps);
   const key = objectLeaseKey(deps.clusterId, Resources.inferenceServices.kind, listed.metadata.namespace, listed.metadata.name);
   return reconcileUnderLease(reconcileDeps, key, async ({ attempt }) => {
-    const isvc = attempt === 1 ? listed : await reread(fanOut, listed);
-    if (!isvc) return 'unchanged';
-    const verdict = attempt === 1 ? listedVerdict : await judge(fanOut, isvc);
-    if (verdict.kind === 'pin') return 'delegate';
-    if (verdict.kind !== 'status') return 'unchanged';
-    const status = computeNextStatus(isvc.status, verdict.decision, deps.clock.now());
-    if (status === undefined) return 'unchanged';
+    let isvc: InferenceService | undefined = listed;
+    let status: InferenceServiceStatus | undefined = listedStatus;
+    if (attempt > 1) {
+      isvc = await reread(fanOut, listed);
+      if (!isvc) return 'unchanged';
+      const verdict = await judge(fanOut, isvc);
+      if (verdict.kind === 'pin') return 'delegate';
+      if (verdict.kind !== 'status') return 'unchanged';
+      status = computeNextStatus(isvc.status, verdict.decision, deps.clock.now());
+      if (status === undefined) return 'unchanged';
+    }
     await deps.client.replaceStatus(Resources.inferenceServices, { ...isvc, status }, { fieldManager: FIELD_MANAGER });
     fanOut.report.statusWrites += 1;
     return 'written';

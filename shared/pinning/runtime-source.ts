@@ -106,7 +106,10 @@ export class RuntimeCatalog {
 
   /** The live runtime an InferenceService in `ref.namespace` resolves to; memoised. */
   resolve(ref: RuntimeRef): LiveRuntimeResolution {
-    const id = `${ref.kind}/${ref.namespace}/${ref.name}`;
+    // A runtime found at cluster scope (and its chain, all cluster-scoped) resolves alike
+    // from every namespace: one resolution per fan-out, not one per namespace.
+    const clusterScoped = ref.kind !== RuntimeKind.namespaced && this.lookup({ kind: RuntimeKind.cluster, name: ref.name }) !== undefined;
+    const id = clusterScoped ? `${RuntimeKind.cluster}//${ref.name}` : `${ref.kind}/${ref.namespace}/${ref.name}`;
     let resolution = this.resolutions.get(id);
     if (!resolution) {
       resolution = resolveSafely(ref, this.lookup);
