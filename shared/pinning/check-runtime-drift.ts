@@ -288,10 +288,25 @@ async function finishContinued(fanOut: FanOut, run: ContinuedRun, held: Continua
  */
 async function runContinued(fanOut: FanOut, trigger: DriftTrigger, run: ContinuedRun): Promise<DriftCheckReport> {
   const { deps, report } = fanOut;
-  const claim = await claimContinuation(fanOut, trigger, run);
-  if (claim === undefined) return { ...report, continuation: 'dropped' };
-  let held: Continuation = claim.held;
-  report.continuation = claim.from ? 'resumed' : 'started';
+  // A resumed fan-out claims its record first (of two duplicates, one goes on). A fresh one
+  // claims it only once it has a place to keep (a second page, or time running out), so a
+  // fan-out that fits one page and one invocation costs the table nothing.
+  let held: Continuation | undefined;
+  let from: Continuation | undefined;
+  if (trigger.continuation !== undefined) {
+    const claim = await claimContinuation(fanOut, trigger, run);
+    if (claim === undefined) return { ...report, continuation: 'dropped' };
+    ({ held, from } = claim);
+    report.continuation = from ? 'resumed' : 'started';
+  }
+  const hold = async (): Promise<Continuation | undefined> => {
+    if (held !== undefined) return held;
+    const claim = await claimContinuation(fanOut, trigger, run);
+    if (claim === undefined) return undefined;
+    report.continuation = 'started';
+    held = claim.held;
+    return held;
+  };
 
   const margin = deps.timeMarginMs ?? DEFAULT_FANOUT_TIME_MARGIN_MS;
   // Every invocation evaluates at least one InferenceService, so a fan-out always moves on,
@@ -303,15 +318,20 @@ async function runContinued(fanOut: FanOut, trigger: DriftTrigger, run: Continue
     return visit(fanOut, isvc);
   };
   const failed = (): Place => (fanOut.retryableFailure === undefined ? {} : { failed: true });
+  /** Keeps `place`; undefined when another invocation moved the record. */
+  const keep = async (place: Place): Promise<Continuation | undefined> => {
+    const current = await hold();
+    return current === undefined ? undefined : savePlace(fanOut, run, current, { ...place, ...failed() });
+  };
   const pause = async (place: Place): Promise<DriftCheckReport> => {
-    const saved = await savePlace(fanOut, run, held, { ...place, ...failed() });
+    const saved = await keep(place);
     if (saved === undefined) return { ...report, continuation: 'superseded' };
     await deps.continueLater?.({ ...trigger, continuation: saved.version });
     return { ...report, continuation: 'continued' };
   };
 
-  let pageToken = claim.from?.pageToken;
-  let after = claim.from?.after;
+  let pageToken = from?.pageToken;
+  let after = from?.after;
   for (;;) {
     const page = await listPage(fanOut, run, pageToken);
     if (page.restarted) pageToken = undefined;
@@ -327,9 +347,13 @@ async function runContinued(fanOut: FanOut, trigger: DriftTrigger, run: Continue
     const lastListed = page.items[page.items.length - 1];
     if (lastListed !== undefined) after = keyOf(lastListed);
     pageToken = page.continue || undefined;
-    if (pageToken === undefined) return finishContinued(fanOut, run, held);
+    if (pageToken === undefined) {
+      if (held !== undefined) return finishContinued(fanOut, run, held);
+      if (fanOut.retryableFailure !== undefined) throw new DriftFanOutIncompleteError(report.failed, fanOut.retryableFailure);
+      return report;
+    }
     if (!hasTime()) return pause({ pageToken, after });
-    const saved = await savePlace(fanOut, run, held, { pageToken, after, ...failed() });
+    const saved = await keep({ pageToken, after });
     if (saved === undefined) return { ...report, continuation: 'superseded' };
     held = saved;
   }
