@@ -34,7 +34,7 @@ import type { ClusterMode, ClusterRecord } from '../shared/ports/store';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
-import type { AccessRecord, EmbeddedCluster, PruneRecord } from './cluster';
+import type { AccessRecord, EmbeddedCluster, PruneRecord, RequestCounts } from './cluster';
 import { identityKubeconfigPathOf } from './function-identity';
 import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
 import type { DynamoDbLocal } from './dynamodb-local';
@@ -93,6 +93,8 @@ export interface ControlPlaneOptions {
   clusterMode?: ClusterMode;
   /** Passed to each embedded cluster: how long its Deployments take to report ready. */
   workloadReadyDelayMs?: number;
+  /** Passed to each embedded cluster: how long each HTTP request is held before it is served (default 0). */
+  clusterLatencyMs?: number;
   /** Passed to each embedded cluster: prune fields its CRDs do not declare (default) or refuse the write. */
   unknownFields?: 'prune' | 'refuse';
   /** Misbehaviour of the bus (duplicates, reordering, delays, throttling), for tests. */
@@ -131,6 +133,8 @@ export interface ControlPlaneCluster {
   accessLog?: () => readonly AccessRecord[];
   /** An embedded cluster's writes that lost fields to pruning (tests insist on none). */
   prunedWrites?: () => readonly PruneRecord[];
+  /** An embedded cluster's requests received over HTTP (the simulation's cost figures). */
+  requestCounts?: () => RequestCounts;
   /** The forwarder shard that watches it (`assignShard`). */
   shard: number;
 }
@@ -141,6 +145,8 @@ export interface ControlPlane {
   functions: string[];
   bus: LocalBus;
   dynamoDbEndpoint: string;
+  /** The client every store uses (the simulation counts its commands with a middleware). */
+  dynamoClient: ReturnType<typeof createDynamoClient>;
   tableName: string;
   app: AppContext;
   /** Where the admission webhook is served, when its handler exists. */
@@ -272,11 +278,12 @@ async function startParts(
       ...(identityKubeconfigPath ? { identityKubeconfigPath } : {}),
       ...(url ? { url } : {}),
       ...(client ? { client } : {}),
-      ...(embedded ? { accessLog: () => embedded.accessLog(), prunedWrites: () => embedded.prunedWrites() } : {}),
+      ...(embedded ? { accessLog: () => embedded.accessLog(), prunedWrites: () => embedded.prunedWrites(), requestCounts: () => embedded.requestCounts() } : {}),
     })),
     functions,
     bus,
     dynamoDbEndpoint: dynamo.local.endpoint,
+    dynamoClient: dynamo.client,
     tableName: LOCAL_TABLE_NAME,
     app,
     ...(webhookUrl ? { webhookUrl } : {}),
@@ -358,6 +365,7 @@ async function startEmbeddedClusters(
     const embedded = await startEmbeddedCluster({
       ...(options.workloadReadyDelayMs === undefined ? {} : { workloadReadyDelayMs: options.workloadReadyDelayMs }),
       ...(options.unknownFields === undefined ? {} : { unknownFields: options.unknownFields }),
+      ...(options.clusterLatencyMs === undefined ? {} : { latencyMs: options.clusterLatencyMs }),
     });
     stoppers.push({ name: `cluster ${id}`, stop: () => embedded.stop() });
     const kubeconfigPath = kubeconfigPathOf(dataDir, index);

@@ -153,6 +153,15 @@ function partialMetadata(apiVersion: string, object: KubeObject): Record<string,
   return { kind: 'PartialObjectMetadata', apiVersion, metadata: object.metadata };
 }
 
+/** Requests an embedded API server received: watches apart, the rest by HTTP method. */
+export interface RequestCounts {
+  requests: number;
+  watches: number;
+  byMethod: Record<string, number>;
+}
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** The first byte of a TLS handshake record. */
 const TLS_HANDSHAKE = 0x16;
 
@@ -164,14 +173,19 @@ export class ApiHttpServer {
   /** Connections that have not sent their first byte yet, so neither server owns them. */
   private readonly undecided = new Set<net.Socket>();
   private address = '';
+  private readonly counts: RequestCounts = { requests: 0, watches: 0, byMethod: {} };
 
   constructor(
     private readonly api: ClusterApi,
     private readonly access: AccessControl,
     tls: { cert: Buffer; key: Buffer },
+    /** Held before each request is served, as a network hop and a remote API server would take. */
+    private readonly latencyMs = 0,
   ) {
     const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-      this.handle(req, res).catch((error: unknown) => sendError(res, error));
+      this.count(req);
+      const served = this.latencyMs > 0 ? delay(this.latencyMs).then(() => this.handle(req, res)) : this.handle(req, res);
+      served.catch((error: unknown) => sendError(res, error));
     };
     this.server = http.createServer(handler);
     this.tlsServer = https.createServer({ cert: tls.cert, key: tls.key }, handler);
@@ -189,6 +203,21 @@ export class ApiHttpServer {
       });
       socket.on('error', () => socket.destroy());
     });
+  }
+
+  /** Requests received over HTTP and HTTPS since start (watches apart), for cost figures. */
+  requestCounts(): RequestCounts {
+    return { ...this.counts, byMethod: { ...this.counts.byMethod } };
+  }
+
+  private count(req: http.IncomingMessage): void {
+    if (/[?&]watch=(true|1)(&|$)/.test(req.url ?? '')) {
+      this.counts.watches += 1;
+      return;
+    }
+    const method = req.method ?? 'GET';
+    this.counts.requests += 1;
+    this.counts.byMethod[method] = (this.counts.byMethod[method] ?? 0) + 1;
   }
 
   /** Listens; resolves with the plain `http://` URL (the same port serves `https://`). */

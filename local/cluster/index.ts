@@ -14,7 +14,7 @@ import { ClusterApi, type PruneRecord } from './api';
 import { bootstrapPolicy } from './bootstrap-policy';
 import { InProcessClusterClient } from './client';
 import type { Faults } from './faults';
-import { ApiHttpServer } from './http-server';
+import { ApiHttpServer, type RequestCounts } from './http-server';
 import { servingCertificate } from './serving-certificate';
 import { CONTEXT_NAME, renderIdentityKubeconfig, renderKubeconfig } from './kubeconfig';
 import { applyManifestDirectory } from './manifests';
@@ -22,6 +22,7 @@ import { applyManifestDirectory } from './manifests';
 export type { FaultSpec, FaultStatus, Faults } from './faults';
 export type { AccessRecord } from './access';
 export type { PruneRecord } from './api';
+export type { RequestCounts } from './http-server';
 
 export interface EmbeddedClusterOptions {
   /** 0 (default) picks a free port. */
@@ -49,6 +50,8 @@ export interface EmbeddedClusterOptions {
    * Either way `prunedWrites()` lists what was dropped.
    */
   unknownFields?: 'prune' | 'refuse';
+  /** Held before each HTTP request is served (default 0): a remote API server's round trip. */
+  latencyMs?: number;
 }
 
 export interface EmbeddedCluster {
@@ -79,6 +82,8 @@ export interface EmbeddedCluster {
   accessLog(): readonly AccessRecord[];
   /** Writes whose objects lost fields to pruning (the latest 1,000), so tests can insist on none. */
   prunedWrites(): readonly PruneRecord[];
+  /** Requests received over HTTP since start (the in-process `client` is not counted). */
+  requestCounts(): RequestCounts;
   /**
    * The ClusterClient port over the server's storage, without HTTP. It is the server's own
    * channel: not authenticated, not subject to RBAC or admission policies for users.
@@ -110,7 +115,7 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions = {})
     if (object.kind === 'ServiceAccount') access.tokens.serviceAccountToken(object.metadata.namespace ?? 'default', object.metadata.name ?? '');
   }
   const tls = await servingCertificate();
-  const server = new ApiHttpServer(api, access, tls);
+  const server = new ApiHttpServer(api, access, tls, options.latencyMs ?? 0);
   const url = await server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
   const httpsUrl = url.replace(/^http:/, 'https:');
   const adminToken = access.tokens.adminToken;
@@ -143,6 +148,7 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions = {})
     adminToken,
     accessLog: () => access.accessLog(),
     prunedWrites: () => api.prunedWrites(),
+    requestCounts: () => server.requestCounts(),
     client: new InProcessClusterClient(api),
     faults: api.faults,
     async stop(): Promise<void> {

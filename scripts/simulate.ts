@@ -1,0 +1,84 @@
+/**
+ * `npm run simulate -- --clusters 1000 [--latency 5ms] [--duration 60s] [--rate N] [--seed N] [--shards N]`:
+ * the fleet simulation (scripts/simulate/run-simulation.ts). Progress goes to stderr; the
+ * figures, each beside its floor, to stdout; the whole report to
+ * `reports/simulate-<timestamp>.json`, which `npm run cost` reads. docs/cost.md has a run.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { parseMilliseconds } from './simulate/figures';
+import { runSimulation } from './simulate/run-simulation';
+import type { SimulationReport } from './simulate/run-simulation';
+
+const REPORTS_DIR = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'reports');
+
+function parseFlags(argv: string[]): { clusters: number; latencyMs: number; durationMs: number; rate: number; seed: number; shards: number | undefined } {
+  const { values } = parseArgs({
+    args: argv,
+    options: { clusters: { type: 'string' }, latency: { type: 'string' }, duration: { type: 'string' }, rate: { type: 'string' }, seed: { type: 'string' }, shards: { type: 'string' } },
+    strict: true,
+  });
+  const clusters = Number(values.clusters ?? 1000);
+  if (!Number.isInteger(clusters) || clusters < 1) throw new Error(`--clusters must be a whole number of at least 1 (got ${values.clusters})`);
+  const rate = Number(values.rate ?? 10);
+  if (!(rate > 0)) throw new Error(`--rate must be a positive number of changes per second (got ${values.rate})`);
+  const shards = values.shards === undefined ? undefined : Number(values.shards);
+  return {
+    clusters,
+    latencyMs: parseMilliseconds('--latency', values.latency ?? '5ms'),
+    durationMs: parseMilliseconds('--duration', values.duration ?? '60s'),
+    rate,
+    seed: Number(values.seed ?? 11),
+    shards,
+  };
+}
+
+const ms = (value: number | null): string => (value === null ? '-' : `${Math.round(value)} ms`);
+const num = (value: number): string => (Number.isInteger(value) ? String(value) : value.toFixed(2));
+
+/** The figures, one a line, each beside its floor. */
+export function formatSimulationReport(report: SimulationReport): string {
+  const { changes, latencyMs, forwarderLagMs, kubernetes, dynamoDb, invocations, events, logs, memory, options } = report;
+  const rows: Array<[string, string, string]> = [
+    ['changes/s sustained', num(changes.perSecond), `offered ${num(changes.offeredPerSecond)}`],
+    ['changes written / lost', `${changes.completed} / ${changes.lost}`, `started ${changes.started}`],
+    ['change → status write p50', ms(latencyMs.p50), `floor ${ms(latencyMs.floor)} (${options.latencyMs} ms × ${num(kubernetes.floorPerChange)} requests)`],
+    ['change → status write p99', ms(latencyMs.p99), `floor ${ms(latencyMs.floor)}`],
+    ['forwarder lag p50 / p99', `${ms(forwarderLagMs.p50)} / ${ms(forwarderLagMs.p99)}`, `floor ${ms(forwarderLagMs.floor)}`],
+    ['Kubernetes requests / change', num(kubernetes.perChange), `floor ${num(kubernetes.floorPerChange)}`],
+    ['DynamoDB operations / change', num(dynamoDb.perChange), `floor ${num(dynamoDb.floorPerChange)}`],
+    ['invocations / change', num(invocations.perChange), `floor ${num(invocations.floorPerChange)}`],
+    ['hint events / change', num(events.perChange), 'floor 1'],
+    ['log bytes / change', num(logs.perChange), 'floor 0'],
+    ['memory / watched cluster', `${(memory.perClusterBytes / 1e6).toFixed(2)} MB`, 'rss growth ÷ clusters (API servers included)'],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length));
+  const valueWidth = Math.max(...rows.map(([, value]) => value.length));
+  return [
+    `simulate  ${options.clusters} clusters, ${options.latencyMs} ms per request, ${changes.measuredSeconds.toFixed(1)} s measured, ${Object.entries(changes.byKind).map(([kind, count]) => `${kind} ${count}`).join(', ')}`,
+    ...rows.map(([name, value, floor]) => `  ${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${floor}`),
+  ].join('\n');
+}
+
+async function main(): Promise<number> {
+  const flags = parseFlags(process.argv.slice(2));
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const report = await runSimulation({ ...flags, progress: (line) => process.stderr.write(`${line}\n`) });
+  await mkdir(REPORTS_DIR, { recursive: true });
+  const path = join(REPORTS_DIR, `simulate-${report.startedAt.replace(/[:.]/g, '-')}.json`);
+  await writeFile(path, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${formatSimulationReport(report)}\n  report: ${path}\n`);
+  return report.changes.completed > 0 ? 0 : 1;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`simulate failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,500 @@
+/**
+ * The fleet simulation: the local plane with N embedded clusters (each holding every HTTP
+ * request `latencyMs`), a seeded mix of user changes made in-process, and the counts the
+ * cost step needs: Kubernetes requests (the API servers' counters), DynamoDB operations and
+ * capacity units (a middleware on the plane's client), invocations and their durations
+ * (wrapped bus targets), hint events, log bytes.
+ */
+import { setMaxListeners } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isSqsEvent } from '../../local/bus';
+import type { TargetHandler } from '../../local/bus';
+import { startControlPlane } from '../../local/control-plane';
+import type { ControlPlane } from '../../local/control-plane';
+import { AlreadyExistsError } from '../../shared/errors';
+import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
+import { Resources } from '../../shared/model/resources';
+import type { ClusterClient, KubeObject, WatchEvent } from '../../shared/ports/cluster';
+import { buildSeedRuntimeSpec } from '../../test/runtime/fixtures/seed-runtime';
+import { CHANGE_FLOORS, CHANGE_KINDS, createPrng, drawChangeKind, floorOfMix, percentile } from './figures';
+import type { ChangeFloor, ChangeKind } from './figures';
+
+const NAMESPACE = 'sim';
+const RUNTIME = 'sim-runtime';
+/** Takes runtime edits and sync tokens. */
+const MAIN = 'main';
+/** Takes repins (spec.runtime.revision), so MAIN's drift stays its own. */
+const PINNED = 'pinned';
+const SYNC_ANNOTATION = 'ome.io/runtime-sync';
+/** A change not seen written by then is counted lost. */
+const CHANGE_TIMEOUT_MS = 60_000;
+const SETUP_TIMEOUT_MS = 600_000;
+const PROGRESS_EVERY_MS = 5_000;
+/** A change not seen on the watch by then is read back once a tick. */
+const READ_BACK_AFTER_MS = 2_000;
+/** Clusters set up at once. */
+const SETUP_CONCURRENCY = 50;
+const SETUP_ATTEMPTS = 12;
+const CAPACITY_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand', 'TransactGetItemsCommand']);
+const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
+
+export interface SimulationOptions {
+  clusters: number;
+  latencyMs: number;
+  durationMs: number;
+  /** Changes started per second over the fleet. */
+  rate: number;
+  seed: number;
+  shards?: number;
+  /** Progress lines (stderr in the command). */
+  progress: (line: string) => void;
+}
+
+interface FunctionCount {
+  invocations: number;
+  durationMs: number;
+}
+
+/** Everything the cost step and the printout read; figures per change sit beside their floor. */
+export interface SimulationReport {
+  version: 1;
+  startedAt: string;
+  options: { clusters: number; latencyMs: number; durationMs: number; rate: number; seed: number; shards: number };
+  setup: { seconds: number; startSeconds: number; clustersSetUp: number };
+  changes: { started: number; completed: number; lost: number; byKind: Partial<Record<ChangeKind, number>>; measuredSeconds: number; perSecond: number; offeredPerSecond: number };
+  latencyMs: { p50: number | null; p99: number | null; max: number | null; floor: number };
+  forwarderLagMs: { p50: number | null; p99: number | null; floor: number };
+  kubernetes: { requests: number; watches: number; byMethod: Record<string, number>; perChange: number; floorPerChange: number };
+  dynamoDb: { operations: number; reads: number; writes: number; readUnits: number; writeUnits: number; unitsReported: boolean; byCommand: Record<string, number>; perChange: number; floorPerChange: number };
+  invocations: { total: number; perChange: number; floorPerChange: number; byFunction: Record<string, FunctionCount> };
+  events: { hintEntries: number; perChange: number };
+  logs: { bytes: number; perChange: number };
+  memory: { rssBeforeBytes: number; rssAfterStartBytes: number; heapBeforeBytes: number; heapAfterStartBytes: number; perClusterBytes: number; note: string };
+  floors: Record<ChangeKind, ChangeFloor>;
+}
+
+interface Pending {
+  kind: ChangeKind;
+  startedAt: number;
+  /** The object whose hint marks the change forwarded. */
+  subject: string;
+  /** The InferenceService whose status shows the change written. */
+  isvc: string;
+  forwardedAt?: number;
+  done: (isvc: KubeObject) => boolean;
+}
+
+interface SimCluster {
+  index: number;
+  id: string;
+  client: ClusterClient;
+  drifted: boolean;
+  revisions: string[];
+  pinnedRevision: string;
+  services: number;
+  edits: number;
+  pending?: Pending;
+}
+
+type Status = { pinnedRevisionName?: string; lastRuntimeSyncToken?: string; conditions?: Array<{ type?: string; status?: string }> };
+const statusOf = (object: KubeObject): Status => (object.status ?? {}) as Status;
+const isDrifted = (object: KubeObject): boolean => (statusOf(object).conditions ?? []).some((c) => c.type === 'RuntimeDrifted' && c.status === 'True');
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function runtimeSpec(edit: number): Record<string, unknown> {
+  const memFrac = edit === 0 ? '0.9' : (0.5 + edit / 10_000).toFixed(4);
+  return JSON.parse(JSON.stringify(buildSeedRuntimeSpec('0.9')).replace('--mem-frac=0.9', `--mem-frac=${memFrac}`)) as Record<string, unknown>;
+}
+
+function inferenceService(name: string, revision?: string): KubeObject {
+  return {
+    apiVersion: 'ome.io/v1beta1',
+    kind: 'InferenceService',
+    metadata: { name, namespace: NAMESPACE },
+    spec: { model: { name }, runtime: { name: RUNTIME, kind: 'ServingRuntime', autoSync: false, ...(revision ? { revision } : {}) }, engine: { minReplicas: 1, maxReplicas: 1 } },
+  };
+}
+
+async function ensure(client: ClusterClient, type: (typeof Resources)[keyof typeof Resources], object: KubeObject): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await client.create(type, object);
+      return;
+    } catch (error) {
+      if (error instanceof AlreadyExistsError) return;
+      // The admission webhook fails closed when its checks time out on a loaded machine.
+      if (attempt >= SETUP_ATTEMPTS) throw error;
+      await delay(Math.min(5_000, 500 * attempt));
+    }
+  }
+}
+
+/** Counts the plane's DynamoDB commands and the capacity units DynamoDB reports for them. */
+function countDynamoDb(plane: ControlPlane): SimulationReport['dynamoDb'] {
+  const counts: SimulationReport['dynamoDb'] = { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, unitsReported: false, byCommand: {}, perChange: 0, floorPerChange: 0 };
+  plane.dynamoClient.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = (context as { commandName?: string }).commandName ?? 'unknown';
+      const input = args.input as Record<string, unknown>;
+      if (CAPACITY_COMMANDS.has(command)) input.ReturnConsumedCapacity ??= 'TOTAL';
+      const result = await next(args);
+      counts.operations += 1;
+      counts.byCommand[command] = (counts.byCommand[command] ?? 0) + 1;
+      if (READ_COMMANDS.has(command)) counts.reads += 1;
+      else if (CAPACITY_COMMANDS.has(command)) counts.writes += 1;
+      const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+      const entries = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as Array<{ CapacityUnits?: number; ReadCapacityUnits?: number; WriteCapacityUnits?: number }>;
+      for (const entry of entries) {
+        counts.unitsReported = true;
+        const read = entry.ReadCapacityUnits ?? (READ_COMMANDS.has(command) ? (entry.CapacityUnits ?? 0) : 0);
+        const write = entry.WriteCapacityUnits ?? (READ_COMMANDS.has(command) ? 0 : (entry.CapacityUnits ?? 0));
+        counts.readUnits += read;
+        counts.writeUnits += write;
+      }
+      // No capacity reported: one unit per item operation (items here are under 1 KB).
+      if (entries.length === 0 && CAPACITY_COMMANDS.has(command)) {
+        if (READ_COMMANDS.has(command)) counts.readUnits += 1;
+        else counts.writeUnits += 1;
+      }
+      return result;
+    },
+    { step: 'serialize', priority: 'high', name: 'simulationDynamoDbCounter' },
+  );
+  return counts;
+}
+
+function hintsOf(event: unknown): HintDetail[] {
+  if (isSqsEvent(event as never)) {
+    return (event as { Records: Array<{ body: string }> }).Records.map((record) => (JSON.parse(record.body) as EventBridgeEnvelope<HintDetail>).detail);
+  }
+  const detail = (event as EventBridgeEnvelope<HintDetail>).detail;
+  return detail && typeof detail === 'object' && 'clusterId' in detail ? [detail] : [];
+}
+
+/** Runs the simulation and returns its report; stops everything it started. */
+export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
+  const startedAt = new Date();
+  const dataDir = await mkdtemp(join(tmpdir(), 'ome-simulate-'));
+  const byFunction: Record<string, FunctionCount> = {};
+  const eventIds = new Set<string>();
+  const clusterByIdMap = new Map<string, SimCluster>();
+  let logBytes = 0;
+  let measuring = false;
+  const wrapTarget = (functionName: string, target: TargetHandler | undefined): TargetHandler | undefined =>
+    target &&
+    (async (event, context) => {
+      const began = Date.now();
+      if (measuring) {
+        const ids = isSqsEvent(event) ? event.Records.map((record) => (JSON.parse(record.body) as { id?: string }).id ?? record.messageId) : [(event as { id?: string }).id ?? ''];
+        for (const id of ids) eventIds.add(id);
+        for (const hint of hintsOf(event)) {
+          const pending = clusterByIdMap.get(hint.clusterId)?.pending;
+          if (pending && pending.forwardedAt === undefined && hint.name === pending.subject) pending.forwardedAt = began;
+        }
+      }
+      try {
+        return await target(event, context);
+      } finally {
+        if (measuring) {
+          const entry = (byFunction[functionName] ??= { invocations: 0, durationMs: 0 });
+          entry.invocations += 1;
+          entry.durationMs += Date.now() - began;
+        }
+      }
+    });
+
+  const memoryBefore = process.memoryUsage();
+  const progress = options.progress;
+  let clustersStarted = 0;
+  const startBegan = Date.now();
+  // The functions' own log lines (Powertools writes JSON lines to stdout and stderr) are
+  // what CloudWatch Logs would ingest: counted while measuring, never shown.
+  const restoreStreams = [process.stdout, process.stderr].map((stream) => {
+    const write = stream.write.bind(stream);
+    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      if (!text.startsWith('{"level"')) return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+      if (measuring) logBytes += Buffer.byteLength(text);
+      if (process.env.SIMULATE_SHOW_LOGS) return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+      (rest.find((arg) => typeof arg === 'function') as (() => void) | undefined)?.();
+      return true;
+    }) as typeof stream.write;
+    return () => {
+      stream.write = write as typeof stream.write;
+    };
+  });
+  let plane: ControlPlane | undefined;
+  const abort = new AbortController();
+  // One listener per cluster's watch.
+  setMaxListeners(0, abort.signal);
+  try {
+    plane = await startControlPlane({
+      dataDir,
+      clusters: options.clusters,
+      clusterLatencyMs: options.latencyMs,
+      schedules: false,
+      functionLogLevel: 'INFO',
+      workloadReadyDelayMs: 50,
+      wrapTarget,
+      ...(options.shards === undefined ? {} : { forwarderShards: options.shards }),
+      log: (line) => {
+        if (measuring) logBytes += Buffer.byteLength(line) + 1;
+        if (line.startsWith('cluster ')) {
+          clustersStarted += 1;
+          if (clustersStarted % 50 === 0) progress(`simulate  ${clustersStarted} clusters started (${((Date.now() - startBegan) / 1000).toFixed(0)} s)`);
+        } else if (!line.startsWith('forwarder    local')) progress(line);
+      },
+    });
+    const startSeconds = (Date.now() - startBegan) / 1000;
+    const memoryAfterStart = process.memoryUsage();
+    const dynamo = countDynamoDb(plane);
+    const clusters: SimCluster[] = plane.clusters.map((cluster, index) => ({
+      index,
+      id: cluster.id,
+      client: cluster.client as ClusterClient,
+      drifted: false,
+      revisions: [],
+      pinnedRevision: '',
+      services: 2,
+      edits: 0,
+    }));
+    for (const cluster of clusters) clusterByIdMap.set(cluster.id, cluster);
+    const latencies: number[] = [];
+    const lags: number[] = [];
+    const completedByKind: Partial<Record<ChangeKind, number>> = {};
+    let lost = 0;
+    const onIsvc = (cluster: SimCluster) => (event: { type: WatchEvent['type']; object: KubeObject }): void => {
+      const pending = cluster.pending;
+      if (!pending || event.type === 'BOOKMARK' || !pending.done(event.object)) return;
+      const now = Date.now();
+      cluster.pending = undefined;
+      if (!measuring) return;
+      latencies.push(now - pending.startedAt);
+      if (pending.forwardedAt !== undefined) lags.push(pending.forwardedAt - pending.startedAt);
+      completedByKind[pending.kind] = (completedByKind[pending.kind] ?? 0) + 1;
+    };
+    const watchCluster = async (cluster: SimCluster): Promise<void> => {
+      while (!abort.signal.aborted) {
+        await cluster.client.watch(Resources.inferenceServices, { namespace: NAMESPACE, signal: abort.signal }, onIsvc(cluster)).catch(() => delay(500));
+      }
+    };
+    // A watch opened after the write misses it: a change unseen for a while is read back (in-process, not counted).
+    const readBack = async (): Promise<void> => {
+      const now = Date.now();
+      for (const cluster of clusters) {
+        const pending = cluster.pending;
+        if (!pending || now - pending.startedAt < READ_BACK_AFTER_MS) continue;
+        const object = await cluster.client.get(Resources.inferenceServices, NAMESPACE, pending.isvc).catch(() => undefined);
+        if (object && cluster.pending === pending) onIsvc(cluster)({ type: 'MODIFIED', object });
+      }
+    };
+    const readBackTimer = setInterval(() => void readBack(), READ_BACK_AFTER_MS);
+    abort.signal.addEventListener('abort', () => clearInterval(readBackTimer));
+    const begin = (cluster: SimCluster, pending: Omit<Pending, 'startedAt'>): void => {
+      cluster.pending = { ...pending, startedAt: Date.now() };
+    };
+
+    // Setup: a runtime and two pinned InferenceServices per cluster, not measured.
+    const setupBegan = Date.now();
+    for (const cluster of clusters) void watchCluster(cluster);
+    let setUp = 0;
+    const setupOne = async (cluster: SimCluster): Promise<void> => {
+      await ensure(cluster.client, Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+      await ensure(cluster.client, Resources.servingRuntimes, { apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: RUNTIME, namespace: NAMESPACE }, spec: runtimeSpec(0) });
+      for (const name of [MAIN, PINNED]) await ensure(cluster.client, Resources.inferenceServices, inferenceService(name));
+      const deadline = Date.now() + SETUP_TIMEOUT_MS;
+      for (;;) {
+        const pinned = await Promise.all([MAIN, PINNED].map(async (name) => statusOf(await cluster.client.get(Resources.inferenceServices, NAMESPACE, name)).pinnedRevisionName ?? ''));
+        if (pinned.every(Boolean)) {
+          cluster.pinnedRevision = pinned[1] ?? '';
+          cluster.revisions = [...new Set(pinned)];
+          break;
+        }
+        if (Date.now() > deadline) throw new Error(`${cluster.id}: ${MAIN} and ${PINNED} were not pinned within ${SETUP_TIMEOUT_MS / 1000} s`);
+        await delay(500);
+      }
+      setUp += 1;
+      if (setUp % 50 === 0) progress(`simulate  ${setUp}/${clusters.length} clusters set up (${((Date.now() - setupBegan) / 1000).toFixed(0)} s)`);
+    };
+    const queue = [...clusters];
+    const failedSetup = new Set<SimCluster>();
+    await Promise.all(
+      Array.from({ length: Math.min(SETUP_CONCURRENCY, clusters.length) }, async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          const cluster = next;
+          await setupOne(cluster).catch((error: unknown) => {
+            failedSetup.add(cluster);
+            progress(`simulate  ${cluster.id}: left out, its setup failed: ${error instanceof Error ? error.message : String(error)}`);
+          });
+        }
+      }),
+    );
+    const setupSeconds = (Date.now() - setupBegan) / 1000;
+    // Changes go to the clusters that were set up; the rest keep being watched and counted.
+    const active = clusters.filter((cluster) => !failedSetup.has(cluster));
+    if (active.length === 0) throw new Error('no cluster could be set up');
+    progress(`simulate  ${active.length} of ${clusters.length} clusters set up in ${setupSeconds.toFixed(1)} s; measuring ${options.durationMs / 1000} s at ${options.rate} changes/s`);
+
+    // Measurement.
+    const countsOf = () =>
+      plane!.clusters.reduce(
+        (sum, cluster) => {
+          const counts = cluster.requestCounts?.();
+          if (!counts) return sum;
+          sum.requests += counts.requests;
+          sum.watches += counts.watches;
+          for (const [method, count] of Object.entries(counts.byMethod)) sum.byMethod[method] = (sum.byMethod[method] ?? 0) + count;
+          return sum;
+        },
+        { requests: 0, watches: 0, byMethod: {} as Record<string, number> },
+      );
+    const kubeBefore = countsOf();
+    Object.assign(dynamo, { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, byCommand: {} });
+    measuring = true;
+    const random = createPrng(options.seed);
+    let started = 0;
+    const measureBegan = Date.now();
+    const startChange = async (cluster: SimCluster): Promise<void> => {
+      const allowed = CHANGE_KINDS.filter((kind) =>
+        kind === 'runtimeEdit' ? !cluster.drifted : kind === 'syncToken' ? cluster.drifted : kind === 'repin' ? cluster.revisions.length >= 2 : true,
+      );
+      const kind = drawChangeKind(random, allowed);
+      if (!kind) return;
+      started += 1;
+      const client = cluster.client;
+      switch (kind) {
+        case 'runtimeEdit': {
+          cluster.edits += 1;
+          begin(cluster, { kind, subject: RUNTIME, isvc: MAIN, done: (isvc) => isvc.metadata.name === MAIN && isDrifted(isvc) });
+          cluster.drifted = true;
+          await client.patch(Resources.servingRuntimes, NAMESPACE, RUNTIME, { spec: runtimeSpec(cluster.edits) }, { type: 'merge' });
+          return;
+        }
+        case 'syncToken': {
+          const token = `sim-${started}`;
+          begin(cluster, {
+            kind,
+            subject: MAIN,
+            isvc: MAIN,
+            done: (isvc) => {
+              const status = statusOf(isvc);
+              if (isvc.metadata.name !== MAIN || status.lastRuntimeSyncToken !== token || isDrifted(isvc)) return false;
+              if (status.pinnedRevisionName && !cluster.revisions.includes(status.pinnedRevisionName)) cluster.revisions.push(status.pinnedRevisionName);
+              return true;
+            },
+          });
+          cluster.drifted = false;
+          await client.patch(Resources.inferenceServices, NAMESPACE, MAIN, { metadata: { annotations: { [SYNC_ANNOTATION]: token } } }, { type: 'merge' });
+          return;
+        }
+        case 'repin': {
+          const choices = cluster.revisions.filter((revision) => revision !== cluster.pinnedRevision);
+          const target = choices[Math.floor(random() * choices.length)] ?? cluster.revisions[0] ?? '';
+          begin(cluster, { kind, subject: PINNED, isvc: PINNED, done: (isvc) => isvc.metadata.name === PINNED && statusOf(isvc).pinnedRevisionName === target });
+          cluster.pinnedRevision = target;
+          await client.patch(Resources.inferenceServices, NAMESPACE, PINNED, { spec: { runtime: { revision: target } } }, { type: 'merge' });
+          return;
+        }
+        case 'newInferenceService': {
+          cluster.services += 1;
+          const name = `isvc-${cluster.services}`;
+          begin(cluster, { kind, subject: name, isvc: name, done: (isvc) => isvc.metadata.name === name && Boolean(statusOf(isvc).pinnedRevisionName) });
+          await client.create(Resources.inferenceServices, inferenceService(name));
+          return;
+        }
+      }
+    };
+    const timeouts = (): void => {
+      const now = Date.now();
+      for (const cluster of clusters) {
+        if (cluster.pending && now - cluster.pending.startedAt > CHANGE_TIMEOUT_MS) {
+          progress(`simulate  ${cluster.id}: ${cluster.pending.kind} not written within ${CHANGE_TIMEOUT_MS / 1000} s; counted lost`);
+          cluster.pending = undefined;
+          lost += 1;
+        }
+      }
+    };
+    const interval = 1000 / options.rate;
+    let lastProgress = measureBegan;
+    for (let tick = 0; Date.now() - measureBegan < options.durationMs; tick += 1) {
+      const due = measureBegan + tick * interval;
+      if (due > Date.now()) await delay(due - Date.now());
+      timeouts();
+      // A free cluster at random; a tick with every tried cluster busy makes no change.
+      for (let attempt = 0; attempt < 8; attempt += 1) {
+        const cluster = active[Math.floor(random() * active.length)];
+        if (cluster && !cluster.pending) {
+          startChange(cluster).catch((error: unknown) => {
+            progress(`simulate  ${cluster.id}: change failed: ${error instanceof Error ? error.message : String(error)}`);
+            if (cluster.pending) lost += 1;
+            cluster.pending = undefined;
+          });
+          break;
+        }
+      }
+      if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+        lastProgress = Date.now();
+        const done = latencies.length;
+        progress(
+          `simulate  ${((lastProgress - measureBegan) / 1000).toFixed(0)} s: ${started} started, ${done} written, ${clusters.filter((c) => c.pending).length} in flight, ${lost} lost; p50 ${percentile(latencies, 50) ?? '-'} ms p99 ${percentile(latencies, 99) ?? '-'} ms`,
+        );
+      }
+    }
+    // Let the changes in flight finish (or time out).
+    while (clusters.some((cluster) => cluster.pending)) {
+      timeouts();
+      await delay(100);
+    }
+    const measuredSeconds = (Date.now() - measureBegan) / 1000;
+    measuring = false;
+    const kubeAfter = countsOf();
+
+    const completed = latencies.length;
+    const floor = floorOfMix(completedByKind);
+    const per = (count: number): number => (completed === 0 ? 0 : count / completed);
+    const kubernetesRequests = kubeAfter.requests - kubeBefore.requests;
+    const byMethod = Object.fromEntries(Object.entries(kubeAfter.byMethod).map(([method, count]) => [method, count - (kubeBefore.byMethod[method] ?? 0)]));
+    const invocationsTotal = Object.values(byFunction).reduce((sum, entry) => sum + entry.invocations, 0);
+    const shards = Number(process.env.FORWARDER_SHARDS ?? options.shards ?? 0);
+    return {
+      version: 1,
+      startedAt: startedAt.toISOString(),
+      options: { clusters: options.clusters, latencyMs: options.latencyMs, durationMs: options.durationMs, rate: options.rate, seed: options.seed, shards },
+      setup: { seconds: setupSeconds, startSeconds, clustersSetUp: active.length },
+      changes: {
+        started,
+        completed,
+        lost,
+        byKind: completedByKind,
+        measuredSeconds,
+        perSecond: completed / measuredSeconds,
+        offeredPerSecond: options.rate,
+      },
+      latencyMs: { p50: percentile(latencies, 50) ?? null, p99: percentile(latencies, 99) ?? null, max: percentile(latencies, 100) ?? null, floor: options.latencyMs * floor.kubernetesRequests },
+      // The hint's floor: the forwarder's one PutEvents after the watch event, no Kubernetes request in between.
+      forwarderLagMs: { p50: percentile(lags, 50) ?? null, p99: percentile(lags, 99) ?? null, floor: 0 },
+      kubernetes: { requests: kubernetesRequests, watches: kubeAfter.watches - kubeBefore.watches, byMethod, perChange: per(kubernetesRequests), floorPerChange: floor.kubernetesRequests },
+      dynamoDb: { ...dynamo, byCommand: { ...dynamo.byCommand }, perChange: per(dynamo.operations), floorPerChange: floor.dynamoDbOperations },
+      invocations: { total: invocationsTotal, perChange: per(invocationsTotal), floorPerChange: floor.invocations, byFunction },
+      events: { hintEntries: eventIds.size, perChange: per(eventIds.size) },
+      logs: { bytes: logBytes, perChange: per(logBytes) },
+      memory: {
+        rssBeforeBytes: memoryBefore.rss,
+        rssAfterStartBytes: memoryAfterStart.rss,
+        heapBeforeBytes: memoryBefore.heapUsed,
+        heapAfterStartBytes: memoryAfterStart.heapUsed,
+        perClusterBytes: Math.max(0, (memoryAfterStart.rss - memoryBefore.rss) / options.clusters),
+        note: 'rss growth from before the start to every forwarder watching, per cluster; the embedded API servers share the process, so this bounds the forwarder from above',
+      },
+      floors: { ...CHANGE_FLOORS },
+    };
+  } finally {
+    measuring = false;
+    abort.abort();
+    await plane?.stop();
+    for (const restore of restoreStreams) restore();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
