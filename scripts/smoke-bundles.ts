@@ -124,7 +124,7 @@ export const SMOKE_CASES: Record<string, SmokeCase> = {
   },
   resync: {
     event: { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: { clusterId: SMOKE_CLUSTER_ID } },
-    check: expectReturned({ clusters: 1, failed: 1, published: 0 }, 'resync failed'),
+    check: expectReturned({ clusters: 1, failed: 1, published: 0, waves: 0, wavesFailed: 1 }, 'resync failed'),
   },
   'admission-webhook': {
     event: {

@@ -77,14 +77,15 @@ export async function runFleetWaves(event: ResyncEvent, app: AppContext = getApp
   return outcomes;
 }
 
-async function handle(event: ResyncEvent): Promise<{ clusters: number; failed: number; published: number; waves: number }> {
+async function handle(event: ResyncEvent): Promise<{ clusters: number; failed: number; published: number; waves: number; wavesFailed: number }> {
   const outcomes = textOf(event?.detail?.waveId) === undefined ? await runResync(event) : [];
   const waves = await runFleetWaves(event);
   return {
     clusters: outcomes.length,
     failed: outcomes.filter((outcome) => outcome.outcome === 'failed').length,
     published: outcomes.reduce((sum, outcome) => sum + outcome.stats.published, 0),
-    waves: waves.length,
+    waves: waves.filter((wave) => wave.outcome !== 'failed').length,
+    wavesFailed: waves.filter((wave) => wave.outcome === 'failed').length,
   };
 }
 

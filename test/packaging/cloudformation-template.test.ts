@@ -88,6 +88,8 @@ const NEEDS: Record<string, Needs> = {
   'rollout-run': {
     role: 'RolloutRunRole',
     dynamodb: { 'LEASE#*': ['UpdateItem'], REGISTRY: ['GetItem', 'Query'] },
+    // A sequential group's turn: a relisted hint asks pin to render its workload.
+    publishes: true,
     deadLetterQueue: 'RolloutRunDeadLetterQueue',
     hintQueue: 'RolloutRunHintQueue',
   },
