@@ -37,7 +37,11 @@ describe('Control plane: twenty clusters over four forwarder shards', () => {
 
     // Assess
     expect(pinned).toBe(REV_090);
-    const toPin = deliveriesOf(observed, 'pin', ISVC, 'local-20');
+    // The status can show the pin before the delivery that wrote it is recorded as handled.
+    const toPin = await waitFor(
+      async () => deliveriesOf(observed, 'pin', ISVC, 'local-20'),
+      (deliveries) => completed(deliveries).length >= 1,
+    );
     expect(distinctEvents(toPin).map((d) => d.detail.change)).toEqual(['added']);
     expect(completed(toPin).length).toBeGreaterThanOrEqual(1);
     // No other cluster saw anything.
