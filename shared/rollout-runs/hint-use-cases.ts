@@ -13,7 +13,6 @@ import { toHintEvent, type HintDetail } from '../events/hint-event';
 import type { EventPublisher } from '../ports/event-publisher';
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
-import type { ClusterRecord } from '../ports/store';
 import { WorkloadLabel, REPIN_METRIC } from '../vocabulary';
 import { advanceRolloutRun, type AdvanceRolloutRunDeps, type AdvanceRolloutRunResult } from './advance-rollout-run';
 import { applyRepin, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
@@ -151,7 +150,7 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
 }
 
 /** What became of the changed policy's own status: see refreshPolicyStatus. */
-export type PolicyStatusOutcome = Awaited<ReturnType<typeof refreshPolicyStatus>> | 'failed' | 'not-ours';
+export type PolicyStatusOutcome = Awaited<ReturnType<typeof refreshPolicyStatus>> | 'failed';
 
 /**
  * A RolloutPolicy changed: its own status first (so a body that turned invalid is Ready
@@ -165,11 +164,11 @@ async function fanOutPolicyChange(
 ): Promise<{ refreshed: { name: string; result: RefreshPlanStatusResult }[]; policyStatus: PolicyStatusOutcome }> {
   const namespace = hint.namespace;
   if (!namespace) return { refreshed: [], policyStatus: 'gone' };
-  const record = await invocation.app.stores.clusters.getCluster(work.clusterId);
-  const policyStatus: PolicyStatusOutcome =
-    record && !writesPolicyStatus(record)
-      ? 'not-ours'
-      : await refreshPolicyStatus({ client: work.client, clock: work.clock }, { namespace, name: hint.name }).catch(() => 'failed' as const);
+  // Only standalone clusters get here (repin-apply routes delegate ones away, whose policy
+  // status upstream's own status controller writes), so the status is ours to write.
+  const policyStatus: PolicyStatusOutcome = await refreshPolicyStatus({ client: work.client, clock: work.clock }, { namespace, name: hint.name }).catch(
+    () => 'failed' as const,
+  );
   return { refreshed: await refreshPolicyConsumers(work, namespace, hint.name), policyStatus };
 }
 
@@ -210,7 +209,7 @@ export interface SweepSummary {
   advanced: number;
   failed: number;
   /** RolloutPolicy status writes; `failed` when the pass failed (the next sweep retries). */
-  policies: RefreshPolicyStatusResult | 'failed' | 'not-ours';
+  policies: RefreshPolicyStatusResult | 'failed';
 }
 
 /**
@@ -245,13 +244,4 @@ export async function sweepRolloutRuns(app: AppContext, holder: string, publishe
     summary.push({ cluster: record.id, advanced, failed, policies });
   }
   return summary;
-}
-
-/**
- * RolloutPolicy status is the controller's to write: not where upstream OME's own
- * controller runs beside the plane (a cluster registered in `delegate` mode), where its
- * status controller writes it.
- */
-function writesPolicyStatus(record: ClusterRecord): boolean {
-  return record.mode === 'standalone';
 }
