@@ -22,11 +22,11 @@ import { RolloutRunMessage, sequenceGroupsOf } from './rollout-workload-writer';
 import {
   applyPlanStatus,
   commitStatus,
-  getRolloutIsvc,
   hasRolloutState,
   readCanaryStates,
   recordRolloutEvent,
   removeAnnotationIfUnchanged,
+  removeAnnotationReturning,
   renderLivePlan,
   setRolloutPhase,
   writeCanaryStates,
@@ -81,12 +81,16 @@ interface RunStep {
   renderDue?: string[];
 }
 
-/** One pass over the ISVC's active run. Call under the object's lease. */
+/**
+ * One pass over the ISVC's active run. Call under the object's lease. `basis`: the ISVC
+ * as a write under the same lease just returned it, which saves reading it again.
+ */
 export async function advanceRolloutRun(
   deps: AdvanceRolloutRunDeps,
   key: { namespace: string; name: string; uid?: string },
+  basis?: RolloutIsvc,
 ): Promise<AdvanceRolloutRunResult> {
-  const isvc = await getOptional<RolloutIsvc>(deps.client, key.namespace, key.name, Resources.inferenceServices);
+  const isvc = basis ?? (await getOptional<RolloutIsvc>(deps.client, key.namespace, key.name, Resources.inferenceServices));
   if (!isvc || (key.uid && isvc.metadata.uid !== key.uid)) return { outcome: 'gone' };
   const now = new Date(deps.clock.now());
   const run = isvc.status?.rollout?.activeRun;
@@ -110,8 +114,8 @@ export async function advanceRolloutRun(
   await step.workloads();
   const promote = isvc.metadata.annotations?.[Annotation.rolloutPromote];
   if (step.removePromote && promote !== undefined) {
-    const removed = await removeAnnotationIfUnchanged(deps.client, isvc, Annotation.rolloutPromote, promote);
-    if (removed) await forgetAppliedPromote(deps.client, isvc);
+    const removed = await removeAnnotationReturning<RolloutIsvc>(deps.client, isvc, Annotation.rolloutPromote, promote);
+    if (removed) await forgetAppliedPromote(deps.client, removed);
   }
   if (step.closeAs) {
     await recordRolloutEvent(deps.client, isvc, {
@@ -137,9 +141,9 @@ export async function advanceRolloutRun(
  * by the step's own gate) would be taken for the old one. Our own removal is not
  * forwarded back as a hint, so it is cleared here rather than on the next pass.
  */
-async function forgetAppliedPromote(client: ClusterClient, basis: RolloutIsvc): Promise<void> {
-  const isvc = await getRolloutIsvc(client, basis.metadata.namespace ?? '', basis.metadata.name);
-  if (!isvc || isvc.metadata.annotations?.[Annotation.rolloutPromote] !== undefined) return;
+async function forgetAppliedPromote(client: ClusterClient, isvc: RolloutIsvc): Promise<void> {
+  // `isvc` is the object as the removal returned it: no second read is needed to see it gone.
+  if (isvc.metadata.annotations?.[Annotation.rolloutPromote] !== undefined) return;
   const slots = [isvc.status?.canary, ...Object.values(isvc.status?.components ?? {}).map((entry) => entry.canary)];
   if (!slots.some((slot) => slot?.promotedThrough)) return;
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});

@@ -21,8 +21,10 @@ import {
   readCanaryStates,
   recordRolloutEvent,
   removeAnnotationIfUnchanged,
+  removeAnnotationReturning,
   renderLivePlan,
   writeCanaryStates,
+  type RolloutIsvc,
   type RolloutIsvcStatus,
 } from './rollout-status';
 
@@ -75,13 +77,22 @@ const RECORD_TTL_SECONDS = 7 * 24 * 3600;
 
 /** Applies or rejects the pending repin request of one ISVC. Call under the object's lease. */
 export async function applyRepin(deps: ApplyRepinDeps, request: RepinRequestKey): Promise<ApplyRepinResult> {
+  return (await applyRepinRequest(deps, request)).result;
+}
+
+/**
+ * As {@link applyRepin}, also returning the InferenceService as the removal of an applied
+ * request's annotation left it: the run's next pass, under the same lease, starts from it
+ * instead of reading it again.
+ */
+export async function applyRepinRequest(deps: ApplyRepinDeps, request: RepinRequestKey): Promise<{ result: ApplyRepinResult; latest?: RolloutIsvc }> {
   const isvc = await getRolloutIsvc(deps.client, request.namespace, request.name);
-  if (!isvc || (request.uid && isvc.metadata.uid !== request.uid)) return { outcome: 'gone' };
+  if (!isvc || (request.uid && isvc.metadata.uid !== request.uid)) return { result: { outcome: 'gone' } };
   const value = isvc.metadata.annotations?.[Annotation.rolloutRepin];
-  if (value === undefined) return { outcome: 'none' };
+  if (value === undefined) return { result: { outcome: 'none' } };
   // A value that is neither `now` nor a digest can never apply: reject it before anything
   // is claimed, so it leaves no record behind, and consume it like any other outcome.
-  if (!isValidRepinValue(value)) return rejectUnusableValue(deps, isvc, value);
+  if (!isValidRepinValue(value)) return { result: await rejectUnusableValue(deps, isvc, value) };
   const run = isvc.status?.rollout?.activeRun;
 
   // The key names one request: its value, the run it targets, and the resourceVersion at
@@ -100,7 +111,7 @@ export async function applyRepin(deps: ApplyRepinDeps, request: RepinRequestKey)
   if (claim.state === 'in-progress') throw new RepinInProgressError(key);
   if (claim.state === 'completed') {
     const removed = await removeAnnotationIfUnchanged(deps.client, isvc, Annotation.rolloutRepin, value);
-    return { outcome: 'duplicate', annotationRemoved: removed };
+    return { result: { outcome: 'duplicate', annotationRemoved: removed } };
   }
 
   let result: ApplyRepinResult;
@@ -111,8 +122,8 @@ export async function applyRepin(deps: ApplyRepinDeps, request: RepinRequestKey)
     await deps.idempotency.abandon(key, deps.holder).catch(() => undefined);
     throw error;
   }
-  const removed = await removeAnnotationIfUnchanged(deps.client, isvc, Annotation.rolloutRepin, value);
-  return { ...result, annotationRemoved: removed };
+  const latest = await removeAnnotationReturning<RolloutIsvc>(deps.client, isvc, Annotation.rolloutRepin, value);
+  return { result: { ...result, annotationRemoved: latest !== undefined }, ...(latest ? { latest } : {}) };
 }
 
 async function rejectUnusableValue(deps: ApplyRepinDeps, isvc: NonNullable<Awaited<ReturnType<typeof getRolloutIsvc>>>, value: string): Promise<ApplyRepinResult> {

@@ -15,7 +15,7 @@ import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
 import { WorkloadLabel, REPIN_METRIC } from '../vocabulary';
 import { advanceRolloutRun, type AdvanceRolloutRunDeps, type AdvanceRolloutRunResult } from './advance-rollout-run';
-import { applyRepin, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
+import { applyRepinRequest, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
 import { listPolicyConsumers, refreshPlanStatus, type RefreshPlanStatusResult } from './refresh-plan-status';
 import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type RefreshPolicyStatusResult } from './refresh-policy-status';
 import type { PolicyConsumer } from '../rollout/policy-status';
@@ -99,11 +99,14 @@ function workOf(invocation: HintInvocation, publisher?: EventPublisher): Rollout
   };
 }
 
+/** What a run's pass needs under the lease of `context`: Deployment writes fenced by it. */
+function advanceDepsOf(work: RolloutWork, context: AttemptContext, key: { name: string; uid?: string }): AdvanceRolloutRunDeps {
+  return { client: fenceDeploymentWrites(work.client, workloadFenceOf(context), { name: key.name, uid: key.uid }), clock: work.clock, ...work.analysis };
+}
+
 /** Advances one ISVC's run under its lease. */
 export function advanceUnderLease(work: RolloutWork, key: { namespace: string; name: string; uid?: string }): Promise<AdvanceRolloutRunResult> {
-  return underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, (context) =>
-    advanceRolloutRun({ client: fenceDeploymentWrites(work.client, workloadFenceOf(context), { name: key.name, uid: key.uid }), clock: work.clock, ...work.analysis }, key),
-  );
+  return underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, (context) => advanceRolloutRun(advanceDepsOf(work, context, key), key));
 }
 
 export type RepinApplyHintResult =
@@ -125,8 +128,14 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
   const key = { namespace: hint.namespace, name: hint.name, uid: hint.uid };
   const result: { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult; advanced?: AdvanceRolloutRunResult } = {};
   if (hint.changed.rolloutRepin) {
-    result.repin = await underIsvcLease(work.reconcile, work.clusterId, hint.namespace, hint.name, (context) =>
-      applyRepin(
+    // An applied repin advances the run at once, under the same lease and from the object
+    // as the repin left it (rollout-run gets the same hint, but may take the lease first and
+    // find nothing to do; the repin's own writes are not forwarded back), so the canary
+    // moves to the new step's capacity (PHASE Pending, then Paused) without waiting for the
+    // sweep. A conflict in that pass re-runs only the pass, from a fresh read.
+    let repin: { result: ApplyRepinResult; latest?: RolloutIsvc } | undefined;
+    const advanced = await underIsvcLease(work.reconcile, work.clusterId, hint.namespace, hint.name, async (context) => {
+      repin ??= await applyRepinRequest(
         {
           client: work.client,
           clusterId: work.clusterId,
@@ -138,14 +147,16 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
           holder: `${work.reconcile.holder}#${context.lease.fencingToken}`,
         },
         { ...key, requestVersion: hint.resourceVersion },
-      ),
-    );
+      );
+      if (hint.changed.rolloutPromote || repin.result.outcome !== 'applied') return undefined;
+      const basis = repin.latest;
+      delete repin.latest;
+      return advanceRolloutRun(advanceDepsOf(work, context, key), key, basis);
+    });
+    result.repin = (repin as { result: ApplyRepinResult } | undefined)?.result;
+    if (advanced) result.advanced = advanced;
   }
   if (hint.changed.rolloutPromote) result.promote = await advanceUnderLease(work, key);
-  // rollout-run gets the same hint, but may take the lease first and find nothing to do;
-  // the repin's own writes are not forwarded back. Advance now, so the canary moves to
-  // the new step's capacity (PHASE Pending, then Paused) without waiting for the sweep.
-  else if (result.repin?.outcome === 'applied') result.advanced = await advanceUnderLease(work, key);
   return result;
 }
 

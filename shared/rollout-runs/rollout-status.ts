@@ -212,7 +212,10 @@ export function setRolloutPhase(status: RolloutIsvcStatus, components: readonly 
  */
 export async function commitStatus(client: ClusterClient, basis: RolloutIsvc, status: RolloutIsvcStatus): Promise<RolloutIsvc> {
   const { namespace, name } = basis.metadata;
-  const current = await client.get<RolloutIsvc>(Resources.inferenceServices, namespace, name);
+  // A basis with a version needs no second read: the write carries that version, so the
+  // API server refuses it (409) unless the object is still exactly the basis, whose run
+  // is then the one held.
+  const current = basis.metadata.resourceVersion ? basis : await client.get<RolloutIsvc>(Resources.inferenceServices, namespace, name);
   if (basis.metadata.uid && current.metadata.uid !== basis.metadata.uid) {
     throw new NotFoundError(`InferenceService ${namespace}/${name} was recreated`);
   }
@@ -233,9 +236,14 @@ export async function commitStatus(client: ClusterClient, basis: RolloutIsvc, st
  * request set meanwhile stays for its own hint. Returns false when it was left alone.
  */
 export async function removeAnnotationIfUnchanged(client: ClusterClient, isvc: KubeObject, key: string, value: string): Promise<boolean> {
+  return (await removeAnnotationReturning(client, isvc, key, value)) !== undefined;
+}
+
+/** As removeAnnotationIfUnchanged, returning the object as the removal left it (undefined when left alone). */
+export async function removeAnnotationReturning<T extends KubeObject>(client: ClusterClient, isvc: KubeObject, key: string, value: string): Promise<T | undefined> {
   const path = `/metadata/annotations/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
   try {
-    await client.patch(
+    return await client.patch<T>(
       Resources.inferenceServices,
       isvc.metadata.namespace,
       isvc.metadata.name,
@@ -245,9 +253,8 @@ export async function removeAnnotationIfUnchanged(client: ClusterClient, isvc: K
       ],
       { type: 'json' },
     );
-    return true;
   } catch (error) {
-    if (error instanceof InvalidInputError || error instanceof NotFoundError) return false;
+    if (error instanceof InvalidInputError || error instanceof NotFoundError) return undefined;
     throw error;
   }
 }

@@ -17,6 +17,11 @@ import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dy
 import { createAppContext, setAppContext, type AppContext } from '../../shared/app/context';
 import { loadConfig } from '../../shared/config';
 import { Resources } from '../../shared/model/resources';
+import { createDirectWorkloadWriter } from '../../shared/pinning';
+import { createRolloutWorkloadWriter } from '../../shared/rollout-runs';
+import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
+import type { Deployment } from '../../shared/rollout-runs/workloads';
+import { renderEngineDeployment } from '../../shared/runtime/workload';
 import { annotateSync, applyRuntime, NS, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 
 const CLUSTER_ID = 'counted';
@@ -55,7 +60,7 @@ const apps = new Map<string, AppContext>();
 const handlers = new Map<string, Handler>();
 const uids = new Map<string, string>();
 
-function hint(kind: string, name: string, changed: Record<string, boolean> = {}): unknown {
+function hint(kind: string, name: string, changed: Record<string, boolean> = {}, resourceVersion = '1'): unknown {
   return toSqsEvent([{
     version: '0',
     id: `${kind}-${name}`,
@@ -72,7 +77,7 @@ function hint(kind: string, name: string, changed: Record<string, boolean> = {})
       namespace: NS,
       name,
       uid: uids.get(`${kind}/${name}`) ?? '',
-      resourceVersion: '1',
+      resourceVersion,
       change: 'modified',
       changed: { spec: true, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, ...changed },
       observedAt: new Date().toISOString(),
@@ -172,6 +177,7 @@ function expectCost(cost: Cost, expected: Expected): void {
 }
 
 const GET_ISVC = 'get inferenceservices.ome.io';
+const REPLICAS = 4;
 const GET_RUNTIME = 'get servingruntimes.ome.io';
 const GET_REVISION = 'get controllerrevisions.apps';
 const CREATE_REVISION = 'create controllerrevisions.apps';
@@ -278,4 +284,137 @@ describe('Kubernetes requests and DynamoDB operations per event, warm', () => {
       minimum: { kube: 1, dynamo: 2 },
     });
   }, 60_000);
+
+  describe('rollouts', () => {
+    const manual = (traffic: number) => ({ canary: { steps: [{ capacity: '25%', traffic, pause: {} }, { capacity: '100%', traffic: 100, pause: {} }] } });
+    const writerClock = { now: () => Date.now() };
+
+    /** Renders the engine at `image` through the rollout-aware writer, as a pin pass does. */
+    async function render(name: string, image: string): Promise<string> {
+      const current = await cluster.client.get<RolloutIsvc>(Resources.inferenceServices, NS, name);
+      const desired = renderEngineDeployment({ isvc: { namespace: NS, name, uid: current.metadata.uid, engine: { minReplicas: REPLICAS } }, runtimeName: RUNTIME, spec: { containers: [{ name: 'ome-container', image }] } });
+      const writer = createRolloutWorkloadWriter({ client: cluster.client, direct: createDirectWorkloadWriter(cluster.client), clock: writerClock });
+      return writer.apply({ clusterId: CLUSTER_ID, isvc: current, desired, renderedFrom: 'live' });
+    }
+
+    /** Waits (bounded) until the Deployment reports `replicas` ready: the step machine reads readiness. */
+    async function ready(name: string, replicas: number): Promise<void> {
+      for (let i = 0; i < 500; i += 1) {
+        const deployment = await cluster.client.get<Deployment>(Resources.deployments, NS, name).catch(() => undefined);
+        if ((deployment?.status?.readyReplicas ?? 0) >= replicas) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error(`${name} never had ${replicas} ready replicas`);
+    }
+
+    /** An InferenceService on a canary policy of its own, v1 deployed, v2 rendered: its run is open and its canary ready. */
+    async function openRun(name: string): Promise<void> {
+      await cluster.client.create(Resources.rolloutPolicies, { apiVersion: 'ome.io/v1beta1', kind: 'RolloutPolicy', metadata: { name, namespace: NS }, spec: manual(10) });
+      await cluster.client.create(Resources.inferenceServices, {
+        apiVersion: 'ome.io/v1beta1',
+        kind: 'InferenceService',
+        metadata: { name, namespace: NS },
+        spec: { engine: { minReplicas: REPLICAS }, model: { name: 'llama' }, runtime: { name: RUNTIME }, rollout: { groups: [{ components: ['engine'], policyRef: { name, progression: 'canary' } }] } },
+      });
+      await recordUid('InferenceService', name);
+      expect(await render(name, 'srt:v1')).toBe('created');
+      expect(await render(name, 'srt:v2')).toBe('run-opened');
+      await ready(`${name}-engine-canary`, 1);
+    }
+
+    async function annotate(name: string, key: string, value: string): Promise<string> {
+      const isvc = await cluster.client.patch(Resources.inferenceServices, NS, name, { metadata: { annotations: { [key]: value } } }, { type: 'merge' });
+      return isvc.metadata.resourceVersion ?? '';
+    }
+
+    const GET_DEPLOYMENT = 'get deployments.apps';
+    const LIST_POLICIES = 'list rolloutpolicies.ome.io';
+    const PATCH_ISVC = 'patch inferenceservices.ome.io';
+    const SCALE = 'patch deployments.apps';
+
+    it('rollout-run, first pass of a run that opened: the run, its two Deployments and policy, one status write, one scale', async () => {
+      await openRun('run-open');
+      expectCost(await invoke('rollout-run', hint('InferenceService', 'run-open')), {
+        // The fenced scale reads the stable Deployment again for the lease's stamp.
+        kube: { [GET_ISVC]: 1, [GET_DEPLOYMENT]: 3, [LIST_POLICIES]: 1, [WRITE_STATUS]: 1, [SCALE]: 1 },
+        dynamo: LEASE,
+        // The object; the stable and canary Deployments, for readiness; the policies, to
+        // restate the plan conditions; one status write (the step's phase, canary state and
+        // conditions together); the stable Deployment scaled down by the ready canary pod.
+        minimum: { kube: 6, dynamo: 2 },
+      });
+    }, 60_000);
+
+    it('rollout-run, a hold at a manual pause: reads only', async () => {
+      expectCost(await invoke('rollout-run', hint('InferenceService', 'run-open')), {
+        kube: { [GET_ISVC]: 1, [GET_DEPLOYMENT]: 2, [LIST_POLICIES]: 1 },
+        dynamo: LEASE,
+        // Whether the step may move needs the object, both Deployments' readiness and the
+        // live plan's policy (its drift is restated on every pass); nothing changes.
+        minimum: { kube: 4, dynamo: 2 },
+      });
+    }, 60_000);
+
+    it('rollout-run, a step that advances on a promote', async () => {
+      const isvc = await cluster.client.get<RolloutIsvc>(Resources.inferenceServices, NS, 'run-open');
+      const canaryRevision = isvc.status?.canary?.canaryRevisionHash ?? '';
+      expect(canaryRevision).not.toBe('');
+      const version = await annotate('run-open', 'ome.io/rollout-promote', canaryRevision);
+      const cost = await invoke('rollout-run', hint('InferenceService', 'run-open', { rolloutPromote: true }, version));
+      expect((await cluster.client.get<RolloutIsvc>(Resources.inferenceServices, NS, 'run-open')).status?.canary?.currentStep).toBe(1);
+      expectCost(cost, {
+        // The fenced scale reads the canary again for the lease's stamp; the promote's
+        // record is cleared from the object the annotation's removal returned.
+        kube: { [GET_ISVC]: 1, [GET_DEPLOYMENT]: 3, [LIST_POLICIES]: 1, [WRITE_STATUS]: 2, [SCALE]: 1, [PATCH_ISVC]: 1 },
+        dynamo: LEASE,
+        // Read the object, both Deployments and the policy; one status write (the step);
+        // the canary scaled to the next step's capacity; the promote annotation removed
+        // (tested against its value); the record of the applied promote cleared once the
+        // annotation is gone (one status write): 8.
+        minimum: { kube: 8, dynamo: 2 },
+      });
+    }, 60_000);
+
+    it('repin-apply, a repin that applies and advances the run: one lease, one claim', async () => {
+      await openRun('repin');
+      await invoke('rollout-run', hint('InferenceService', 'repin'));
+      await cluster.client.patch(Resources.rolloutPolicies, NS, 'repin', { spec: manual(5) }, { type: 'merge' });
+      const version = await annotate('repin', 'ome.io/rollout-repin', 'now');
+      const cost = await invoke('repin-apply', hint('InferenceService', 'repin', { rolloutRepin: true }, version));
+      const isvc = await cluster.client.get<RolloutIsvc>(Resources.inferenceServices, NS, 'repin');
+      expect(isvc.metadata.annotations?.['ome.io/rollout-repin']).toBeUndefined();
+      expect(isvc.status?.rollout?.activeRun?.plan.groups?.[0]?.group.canary?.steps?.[0]?.traffic).toBe(5);
+      expectCost(cost, {
+        kube: { [GET_ISVC]: 1, [LIST_POLICIES]: 2, [WRITE_STATUS]: 2, 'create events': 1, [PATCH_ISVC]: 1, [GET_DEPLOYMENT]: 2 },
+        dynamo: { UpdateItem: 3, PutItem: 1 },
+        // The repin: read the object and its policy, one status write (new plan, canary
+        // fitted, conditions), its Event, the annotation removed: 5. The run's pass at once,
+        // from the object the removal returned: both Deployments, one status write (the
+        // step's phase): 3. The object's lease (2), the request's claim and completion (2).
+        minimum: { kube: 8, dynamo: 4 },
+      });
+    }, 60_000);
+
+    it('repin-apply, the same hint redelivered after it applied: one read', async () => {
+      const isvc = await cluster.client.get<RolloutIsvc>(Resources.inferenceServices, NS, 'repin');
+      expectCost(await invoke('repin-apply', hint('InferenceService', 'repin', { rolloutRepin: true }, isvc.metadata.resourceVersion)), {
+        kube: { [GET_ISVC]: 1 },
+        dynamo: LEASE,
+        // The annotation is gone: the object says so, under its lease.
+        minimum: { kube: 1, dynamo: 2 },
+      });
+    }, 60_000);
+
+    it('repin-apply, a repin with nothing to change: discarded, annotation consumed', async () => {
+      const version = await annotate('repin', 'ome.io/rollout-repin', 'now');
+      expectCost(await invoke('repin-apply', hint('InferenceService', 'repin', { rolloutRepin: true }, version)), {
+        kube: { [GET_ISVC]: 1, [LIST_POLICIES]: 1, [PATCH_ISVC]: 1 },
+        dynamo: { PutItem: 1, UpdateItem: 3 },
+        // Read the object and its policy to find the live plan equal to the pinned one;
+        // remove the annotation: 3. Lease (2), the request's claim and completion (2): a
+        // redelivery of this request must not apply a later edit of the policy.
+        minimum: { kube: 3, dynamo: 4 },
+      });
+    }, 60_000);
+  });
 });
