@@ -8,30 +8,35 @@
  *   `metadata.resourceVersion`, a delete with uid and resourceVersion preconditions).
  *   The pin use-case removes `ome.io/gc-eligible-since` before it pins a revision, so a
  *   delete planned before that unmark fails with 409 and is skipped;
- * - just before each batch of deletes the sweep lists the references again, so a
- *   rollback that set `spec.runtime.revision` after the first listing keeps its revision
- *   even when the pin has not run yet.
+ * - just before each batch of marks and deletes the sweep lists the references again, so
+ *   a rollback that set `spec.runtime.revision` after the first listing keeps its revision
+ *   even when the pin has not run yet, and a revision the pin unmarked and named is not
+ *   marked again.
  * A 409 or 404 is never retried within the sweep: the next sweep decides again from a
  * fresh listing.
  *
  * Time: with `hasTime`, the sweep stops launching writes once the invocation's budget is
- * spent and returns where it stopped (`cutShort`); the next sweep plans again from a fresh
- * listing at the same plan time and skips what lies before that place, so a sweep of any
- * size spans invocations (sweep-clusters.ts keeps the place in the table).
+ * spent and returns where it stopped (`cutShort`: the last revision name written, in name
+ * order); the next sweep plans again from fresh listings at the same plan time and skips
+ * the names up to that place, so a sweep of any size spans invocations (sweep-clusters.ts
+ * keeps the place in the table).
  *
- * Memory: revisions are listed page by page and reduced to the few fields the plan and
- * the preconditions need; their data is never held beyond one page.
+ * Memory: each runtime's N newest are only known after a whole listing (a list of one
+ * namespace orders revisions by name, not by runtime), so the sweep lists twice: the first
+ * listing keeps N small records per runtime, the second decides and writes page by page.
+ * It holds one page plus N records per runtime, never one record per revision; revision
+ * data is never held beyond its page.
  */
 import { forEachBounded } from '../app/bounded';
 import { ConflictError, NotFoundError } from '../errors';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { Resources } from '../model/resources';
-import { RevisionGcPlanner, type GcDecision, type RevisionMeta } from '../runtime/gc';
+import { decideRevision, NewestRevisions, type RevisionMeta } from '../runtime/gc';
 import { Annotation, CREATED_BY_OME, FIELD_MANAGER, Label } from '../vocabulary';
 
 export const DEFAULT_GC_PAGE_SIZE = 500;
 export const DEFAULT_GC_WRITE_CONCURRENCY = 8;
-/** Deletes between two fresh listings of the references. */
+/** Deletes at most between two fresh listings of the references (one per page's writes at least). */
 export const DEFAULT_GC_RECHECK_BATCH = 100;
 
 export interface RevisionGcSweepOptions {
@@ -55,24 +60,13 @@ export interface RevisionGcSweepOptions {
   after?: string;
   /** False once the invocation's budget is spent: no further write is launched. */
   hasTime?: () => boolean;
+  /** A dry run returns the planned names (default true); false keeps its memory as flat as a sweep's. */
+  keepPlanned?: boolean;
 }
 
-/** The write phases in the order a sweep runs them. */
-const PHASES = ['unmark', 'mark', 'delete'] as const;
-type Phase = (typeof PHASES)[number];
-
-/** A place in a sweep's writes: the phase's position, then the revision name. */
-export function sweepPlace(phase: Phase, name: string): string {
-  return `${PHASES.indexOf(phase)}/${name}`;
-}
-
-/** Whether the write of `name` in `phase` lies after `place`. */
-function isAfter(place: string | undefined, phase: Phase, name: string): boolean {
-  if (place === undefined) return true;
-  const slash = place.indexOf('/');
-  const placePhase = Number(place.slice(0, slash));
-  const index = PHASES.indexOf(phase);
-  return index > placePhase || (index === placePhase && name > place.slice(slash + 1));
+/** A place in a sweep's writes: every write for a revision named up to `place` is done. */
+function isAfter(place: string | undefined, name: string): boolean {
+  return place === undefined || name > place;
 }
 
 export interface RevisionGcStats {
@@ -88,7 +82,7 @@ export interface RevisionGcStats {
   waiting: number;
   /** Deleted (in a dry run: would be). */
   deleted: number;
-  /** Delete candidates a fresh listing found referenced: kept, unmarked by the next sweep. */
+  /** Mark or delete candidates a fresh listing of the references found referenced: kept, left to the next sweep. */
   keptOnRecheck: number;
   /** Writes that lost a race (409, or the revision was already gone): the next sweep decides again. */
   skippedConflicts: number;
@@ -99,8 +93,14 @@ export interface RevisionGcStats {
 export interface RevisionGcSweepResult {
   dryRun: boolean;
   stats: RevisionGcStats;
-  /** Names per planned action; filled in a dry run only, so a real sweep's memory stays flat. */
+  /** Names per planned action, in name order; a dry run's only (unless `keepPlanned` is false), so a real sweep's memory stays flat. */
   planned?: { mark: string[]; unmark: string[]; delete: string[] };
+  /**
+   * The most revision records the sweep held at once: each runtime's newest (at most
+   * `retention` each) plus the page in hand. Bounded by page size + retention x runtimes,
+   * whatever the number of revisions.
+   */
+  peakHeldRevisions: number;
   /** The first failed write's message, when `stats.failed` > 0. */
   firstError?: string;
   /** Set when the budget ran out: the place of the last write launched, to resume after. */
@@ -156,13 +156,21 @@ export async function listReferencedRevisions(client: ClusterClient, pageSize = 
   return names;
 }
 
-/** Lists OME-created revisions page by page into the planner; returns each one's preconditions. */
-async function listRevisions(
+/** One listed revision: what the plan reads and what a write's preconditions need. */
+interface ListedRevision {
+  meta: RevisionMeta;
+  precondition: Precondition;
+}
+
+/**
+ * Lists OME-created revisions page by page and hands each page, reduced to what the plan
+ * and the preconditions need, to `onPage`; stops early when it returns false.
+ */
+async function forEachRevisionPage(
   client: ClusterClient,
   options: RevisionGcSweepOptions,
-  planner: RevisionGcPlanner,
-): Promise<Map<string, Precondition>> {
-  const preconditions = new Map<string, Precondition>();
+  onPage: (page: ListedRevision[]) => Promise<boolean> | boolean,
+): Promise<void> {
   let token: string | undefined;
   do {
     const page = await client.list(Resources.controllerRevisions, {
@@ -170,17 +178,17 @@ async function listRevisions(
       limit: options.pageSize ?? DEFAULT_GC_PAGE_SIZE,
       ...(token ? { continue: token } : {}),
     });
-    const metas: RevisionMeta[] = [];
+    const listed: ListedRevision[] = [];
     for (const item of page.items) {
       // Upstream's scope: revisions carrying created-by ome-controller, whatever their labels.
       if (item.metadata.annotations?.[Annotation.createdBy] !== CREATED_BY_OME) continue;
-      metas.push(toRevisionMeta(item));
-      preconditions.set(item.metadata.name, { uid: item.metadata.uid ?? '', resourceVersion: item.metadata.resourceVersion ?? '' });
+      listed.push({ meta: toRevisionMeta(item), precondition: { uid: item.metadata.uid ?? '', resourceVersion: item.metadata.resourceVersion ?? '' } });
     }
-    planner.addPage(metas);
+    // The API server lists by name; sorted here too so that the place a sweep saves holds whatever the server.
+    listed.sort((a, b) => (a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0));
+    if (!(await onPage(listed))) return;
     token = page.continue;
   } while (token);
-  return preconditions;
 }
 
 class SweepWriter {
@@ -224,99 +232,130 @@ class SweepWriter {
   }
 }
 
+/** A write one page's decisions call for. */
+interface PlannedWrite {
+  name: string;
+  action: 'unmark' | 'mark' | 'delete';
+  precondition: Precondition;
+  markValue?: string;
+}
+
 /**
- * Sweeps one cluster's revisions. Throws when a list fails (nothing is written then);
+ * Sweeps one cluster's revisions. Throws when a list fails (writes already made stand);
  * write failures are counted and reported, never thrown.
+ *
+ * Two listings: the first finds each runtime's newest revisions (NewestRevisions), then
+ * the references are listed, then the second decides and writes page by page. Memory is
+ * one page plus `retention` records per runtime, not one record per revision.
  */
 export async function sweepRevisions(client: ClusterClient, options: RevisionGcSweepOptions): Promise<RevisionGcSweepResult> {
   const pageSize = options.pageSize ?? DEFAULT_GC_PAGE_SIZE;
   const dryRun = options.dryRun === true;
   const stats = emptyStats();
-
-  // Revisions first, references second: a pin that unmarks a revision between the two
-  // listings is then seen as a reference, not re-marked as an unreferenced revision.
-  const planner = new RevisionGcPlanner();
-  const preconditions = await listRevisions(client, options, planner);
-  const referencedNames = await listReferencedRevisions(client, pageSize);
-  stats.scanned = preconditions.size;
-
-  const planned = { mark: [] as string[], unmark: [] as string[], delete: [] as string[] };
-  const marks: GcDecision[] = [];
-  for (const decision of planner.plan({ referencedNames, retention: options.retention, graceMs: options.graceMs, now: options.now })) {
-    switch (decision.action) {
-      case 'keep':
-        stats.kept += 1;
-        break;
-      case 'unmark':
-        stats.kept += 1;
-        planned.unmark.push(decision.name);
-        break;
-      case 'mark':
-        marks.push(decision);
-        planned.mark.push(decision.name);
-        break;
-      case 'wait':
-        stats.waiting += 1;
-        break;
-      case 'delete':
-        planned.delete.push(decision.name);
-        break;
-    }
-  }
-
-  if (dryRun) {
-    stats.marked = planned.mark.length;
-    stats.unmarked = planned.unmark.length;
-    stats.deleted = planned.delete.length;
-    return { dryRun, stats, planned };
-  }
-
-  const writer = new SweepWriter(client, options.omeNamespace, stats);
-  const concurrency = options.writeConcurrency ?? DEFAULT_GC_WRITE_CONCURRENCY;
-  const preconditionOf = (name: string): Precondition => preconditions.get(name) as Precondition;
-  const hasTime = options.hasTime ?? (() => true);
-  const markValues = new Map(marks.map((decision) => [decision.name, decision.markValue ?? null]));
-  let place = options.after;
-  const finish = (cutShort: boolean): RevisionGcSweepResult => ({
-    dryRun,
-    stats,
-    ...(writer.firstError === undefined ? {} : { firstError: writer.firstError }),
-    ...(cutShort && place !== undefined ? { cutShort: { after: place } } : {}),
-  });
-  /** Runs one phase's writes past the place, in name order; false when the budget ran out first. */
-  const runPhase = async (phase: Phase, names: readonly string[], write: (name: string) => Promise<void>): Promise<boolean> => {
-    const todo = names.filter((name) => isAfter(place, phase, name)).sort();
-    const launched = await forEachBounded(todo, concurrency, write, hasTime);
-    const last = todo[launched - 1];
-    if (last !== undefined) place = sweepPlace(phase, last);
-    return launched === todo.length;
+  const newest = new NewestRevisions(options.retention);
+  let peakHeldRevisions = 0;
+  const hold = (page: readonly ListedRevision[]): void => {
+    peakHeldRevisions = Math.max(peakHeldRevisions, newest.held + page.length);
   };
 
-  const unmarked = await runPhase('unmark', planned.unmark, async (name) => {
-    if (await writer.annotate(name, preconditionOf(name), null)) stats.unmarked += 1;
+  await forEachRevisionPage(client, options, (page) => {
+    hold(page);
+    for (const { meta } of page) newest.add(meta);
+    return true;
   });
-  if (!unmarked) return finish(true);
-  const marked = await runPhase('mark', [...markValues.keys()], async (name) => {
-    if (await writer.annotate(name, preconditionOf(name), markValues.get(name) ?? null)) stats.marked += 1;
-  });
-  if (!marked) return finish(true);
+  const referencedNames = await listReferencedRevisions(client, pageSize);
+  const gcOptions = { referencedNames, retention: options.retention, graceMs: options.graceMs, now: options.now };
 
-  const deletes = planned.delete.filter((name) => isAfter(place, 'delete', name)).sort();
+  const planned = dryRun && options.keepPlanned !== false ? { mark: [] as string[], unmark: [] as string[], delete: [] as string[] } : undefined;
+  const writer = new SweepWriter(client, options.omeNamespace, stats);
+  const concurrency = options.writeConcurrency ?? DEFAULT_GC_WRITE_CONCURRENCY;
   const batch = Math.max(1, options.recheckBatch ?? DEFAULT_GC_RECHECK_BATCH);
-  for (let start = 0; start < deletes.length; start += batch) {
-    if (!hasTime()) return finish(true);
-    // A rollback may have named one of these since the first listing: look again.
-    const fresh = await listReferencedRevisions(client, pageSize);
-    const chunk = deletes.slice(start, start + batch);
-    const done = await runPhase('delete', chunk, async (name) => {
-      if (fresh.has(name)) {
-        stats.keptOnRecheck += 1;
-        return;
-      }
-      if (await writer.delete(name, preconditionOf(name))) stats.deleted += 1;
-    });
-    if (!done) return finish(true);
-  }
+  const hasTime = options.hasTime ?? (() => true);
+  let place = options.after;
+  let cutShort = false;
 
-  return finish(false);
+  const write = async (planned: PlannedWrite, fresh: ReadonlySet<string> | undefined): Promise<void> => {
+    if (planned.action !== 'unmark' && fresh?.has(planned.name)) {
+      stats.keptOnRecheck += 1;
+      return;
+    }
+    if (planned.action === 'delete') {
+      if (await writer.delete(planned.name, planned.precondition)) stats.deleted += 1;
+      return;
+    }
+    const value = planned.action === 'mark' ? (planned.markValue ?? null) : null;
+    if (await writer.annotate(planned.name, planned.precondition, value)) stats[planned.action === 'mark' ? 'marked' : 'unmarked'] += 1;
+  };
+
+  /** Runs one page's writes in name order; false when the budget ran out first. */
+  const runWrites = async (writes: readonly PlannedWrite[]): Promise<boolean> => {
+    let start = 0;
+    while (start < writes.length) {
+      // A chunk holds at most `batch` deletes. A rollback or a pin may have named one of its
+      // revisions since the references were listed (a pin unmarks before it names, so the
+      // second listing may show a revision unmarked that is about to be referenced): before
+      // a chunk that marks or deletes, the references are listed again.
+      let end = start;
+      let deletes = 0;
+      while (end < writes.length && (writes[end]?.action !== 'delete' || deletes < batch)) {
+        if (writes[end]?.action === 'delete') deletes += 1;
+        end += 1;
+      }
+      const chunk = writes.slice(start, end);
+      if (!hasTime()) return false;
+      const fresh = chunk.some((item) => item.action !== 'unmark') ? await listReferencedRevisions(client, pageSize) : undefined;
+      const launched = await forEachBounded(chunk, concurrency, (item) => write(item, fresh), hasTime);
+      const last = chunk[launched - 1];
+      if (last !== undefined) place = last.name;
+      if (launched < chunk.length) return false;
+      start = end;
+    }
+    return true;
+  };
+
+  await forEachRevisionPage(client, options, async (page) => {
+    hold(page);
+    const writes: PlannedWrite[] = [];
+    for (const { meta, precondition } of page) {
+      stats.scanned += 1;
+      const decision = decideRevision(meta, newest, gcOptions);
+      switch (decision.action) {
+        case 'keep':
+          stats.kept += 1;
+          break;
+        case 'wait':
+          stats.waiting += 1;
+          break;
+        case 'unmark':
+          stats.kept += 1;
+          writes.push({ name: decision.name, action: 'unmark', precondition });
+          break;
+        case 'mark':
+          writes.push({ name: decision.name, action: 'mark', precondition, ...(decision.markValue === undefined ? {} : { markValue: decision.markValue }) });
+          break;
+        case 'delete':
+          writes.push({ name: decision.name, action: 'delete', precondition });
+          break;
+      }
+    }
+    if (dryRun) {
+      for (const item of writes) {
+        stats[item.action === 'mark' ? 'marked' : item.action === 'unmark' ? 'unmarked' : 'deleted'] += 1;
+        planned?.[item.action].push(item.name);
+      }
+      return true;
+    }
+    cutShort = !(await runWrites(writes.filter((item) => isAfter(place, item.name))));
+    // Out of budget: the rest of the listing is left to the sweep that resumes.
+    return !cutShort;
+  });
+
+  return {
+    dryRun,
+    stats,
+    ...(planned ? { planned } : {}),
+    peakHeldRevisions,
+    ...(writer.firstError === undefined ? {} : { firstError: writer.firstError }),
+    ...(cutShort && place !== undefined ? { cutShort: { after: place } } : {}),
+  };
 }

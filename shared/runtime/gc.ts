@@ -13,9 +13,9 @@ import { Annotation, Label } from '../vocabulary';
  * out of the N newest. Ours gives each runtime its own N.
  *
  * Memory: the plan needs only metadata (name, creationTimestamp, labels, the one
- * annotation). Callers sweeping 100,000 revisions list metadata only, page by page, and
- * feed pages to {@link RevisionGcPlanner}; it holds one small record per revision (not
- * the revision's data), then emits decisions group by group.
+ * annotation). A sweep of 100,000 revisions feeds one listing to {@link NewestRevisions}
+ * (at most N small records per runtime) and decides each revision of a second listing
+ * with {@link decideRevision}, so it never holds a record per revision.
  */
 
 export const DEFAULT_REVISION_RETENTION = 10;
@@ -75,55 +75,106 @@ interface Entry {
   mark: string | undefined;
 }
 
+/** Newest first; equal timestamps (second resolution) fall back to name for a stable order. */
+function newerFirst(a: Entry, b: Entry): number {
+  return b.created - a.created || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+function toEntry(revision: RevisionMeta): Entry {
+  const created = revision.creationTimestamp ? Date.parse(revision.creationTimestamp) : 0;
+  return { name: revision.name, created: Number.isNaN(created) ? 0 : created, mark: revision.annotations?.[Annotation.gcEligibleSince] };
+}
+
+/** The decision for a revision given whether it is kept (among the newest, or referenced). */
+function decideEntry(group: string, entry: Entry, kept: boolean, options: GcOptions): GcDecision {
+  const graceMs = options.graceMs ?? DEFAULT_REVISION_GRACE_MS;
+  if (kept) return { name: entry.name, group, action: entry.mark === undefined ? 'keep' : 'unmark' };
+  const since = entry.mark === undefined ? undefined : parseMark(entry.mark);
+  // An unparsable mark is re-marked so the next pass has a clock to read.
+  if (since === undefined) return { name: entry.name, group, action: 'mark', markValue: formatGcMark(options.now) };
+  return { name: entry.name, group, action: options.now - since >= graceMs ? 'delete' : 'wait' };
+}
+
 function decideGroup(group: string, entries: Entry[], options: GcOptions): GcDecision[] {
   const retention = options.retention ?? DEFAULT_REVISION_RETENTION;
-  const graceMs = options.graceMs ?? DEFAULT_REVISION_GRACE_MS;
-  // Newest first; equal timestamps (second resolution) fall back to name for a stable order.
-  entries.sort((a, b) => b.created - a.created || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return entries.map((entry, index): GcDecision => {
-    if (index < retention || options.referencedNames.has(entry.name)) {
-      return { name: entry.name, group, action: entry.mark === undefined ? 'keep' : 'unmark' };
-    }
-    const since = entry.mark === undefined ? undefined : parseMark(entry.mark);
-    // An unparsable mark is re-marked so the next pass has a clock to read.
-    if (since === undefined) return { name: entry.name, group, action: 'mark', markValue: formatGcMark(options.now) };
-    return { name: entry.name, group, action: options.now - since >= graceMs ? 'delete' : 'wait' };
-  });
+  entries.sort(newerFirst);
+  return entries.map((entry, index) => decideEntry(group, entry, index < retention || options.referencedNames.has(entry.name), options));
 }
 
 /**
- * Accumulates revisions page by page and plans them once all pages are in. Holds a
- * name, a timestamp and the mark per revision.
+ * Each runtime's N newest revisions, fed one revision at a time: at most N small records
+ * per runtime, however many revisions there are. A sweep feeds it one full listing, then
+ * decides each revision of a second listing with {@link decideRevision}, so it never
+ * holds more than these records and the page in hand. A list of one namespace orders
+ * revisions by name, not by runtime, so the N newest are only known after a whole pass.
  */
-export class RevisionGcPlanner {
+export class NewestRevisions {
   private readonly groups = new Map<string, Entry[]>();
+  private count = 0;
 
-  /** Adds one page of listed revisions (metadata only is enough). */
-  addPage(revisions: Iterable<RevisionMeta>): void {
-    for (const revision of revisions) {
-      const key = computeGcGroupKey(revision);
-      let entries = this.groups.get(key);
-      if (!entries) {
-        entries = [];
-        this.groups.set(key, entries);
-      }
-      const created = revision.creationTimestamp ? Date.parse(revision.creationTimestamp) : 0;
-      entries.push({ name: revision.name, created: Number.isNaN(created) ? 0 : created, mark: revision.annotations?.[Annotation.gcEligibleSince] });
+  constructor(readonly retention: number = DEFAULT_REVISION_RETENTION) {}
+
+  /** Records one listed revision; a group's oldest record beyond N is dropped. */
+  add(revision: RevisionMeta): void {
+    if (this.retention <= 0) return;
+    const key = computeGcGroupKey(revision);
+    const entry = toEntry(revision);
+    let entries = this.groups.get(key);
+    if (!entries) {
+      entries = [];
+      this.groups.set(key, entries);
+    }
+    if (entries.some((held) => held.name === entry.name)) return;
+    let at = entries.length;
+    while (at > 0 && newerFirst(entry, entries[at - 1] as Entry) < 0) at -= 1;
+    if (at >= this.retention) return;
+    entries.splice(at, 0, entry);
+    this.count += 1;
+    if (entries.length > this.retention) {
+      entries.pop();
+      this.count -= 1;
     }
   }
 
-  /** Yields the decisions group by group; each group's order is newest first. */
-  *plan(options: GcOptions): Generator<GcDecision> {
-    for (const [group, entries] of this.groups) yield* decideGroup(group, entries, options);
+  /** Records held: at most N per runtime seen. */
+  get held(): number {
+    return this.count;
+  }
+
+  /**
+   * Whether the revision ranks among its runtime's N newest: it does when the runtime had
+   * fewer than N, or when it is not older than the N-th newest (which also keeps a
+   * revision created after the pass that fed this).
+   */
+  isNewest(revision: RevisionMeta): boolean {
+    if (this.retention <= 0) return false;
+    const entries = this.groups.get(computeGcGroupKey(revision));
+    if (!entries || entries.length < this.retention) return true;
+    return newerFirst(toEntry(revision), entries[entries.length - 1] as Entry) <= 0;
   }
 }
 
 /**
- * Plans GC for a complete list of revisions. For large sweeps, use
- * {@link RevisionGcPlanner} with pages of metadata.
+ * Decides one revision once its runtime's N newest are known (see {@link NewestRevisions},
+ * whose retention stands for `options.retention`): the same rules as
+ * {@link planRevisionGc}, one revision at a time.
+ */
+export function decideRevision(revision: RevisionMeta, newest: NewestRevisions, options: GcOptions): GcDecision {
+  const kept = newest.isNewest(revision) || options.referencedNames.has(revision.name);
+  return decideEntry(computeGcGroupKey(revision), toEntry(revision), kept, options);
+}
+
+/**
+ * Plans GC for a complete list of revisions, group by group, each group newest first.
+ * For large sweeps, see {@link NewestRevisions}.
  */
 export function planRevisionGc(input: GcOptions & { revisions: Iterable<RevisionMeta> }): GcDecision[] {
-  const planner = new RevisionGcPlanner();
-  planner.addPage(input.revisions);
-  return [...planner.plan(input)];
+  const groups = new Map<string, Entry[]>();
+  for (const revision of input.revisions) {
+    const key = computeGcGroupKey(revision);
+    const entries = groups.get(key) ?? [];
+    if (entries.length === 0) groups.set(key, entries);
+    entries.push(toEntry(revision));
+  }
+  return [...groups].flatMap(([group, entries]) => decideGroup(group, entries, input));
 }

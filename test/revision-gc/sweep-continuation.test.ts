@@ -96,7 +96,8 @@ describe('revision GC across invocations', () => {
     const first = await invoke(4, 'delete-1');
     expect(first.outcome === 'swept' && first.continued).toBe(true);
     const saved = await app.stores.continuations.loadContinuation('alpha', REVISION_GC_WORK);
-    expect(saved?.after).toMatch(/^2\//);
+    // The place is the last revision written, by name: the next sweep skips the names up to it.
+    expect(saved?.after).toMatch(/^cr-/);
     // A duplicate of the sweep while another holds the cluster's lease does nothing.
     const held = await app.stores.leases.acquire('revision-gc#alpha', 'other', 60_000);
     expect((await invoke(4, 'duplicate')).outcome).toBe('busy');

@@ -149,10 +149,29 @@ describe('sweepRevisions against the embedded API server', () => {
       const paged = await sweepRevisions(counting, { ...options, dryRun: true, pageSize: 4 });
       const whole = await sweepRevisions(client, { ...options, dryRun: true });
 
-      expect(revisionPages).toBe(9);
-      expect(paged).toEqual(whole);
+      // Two listings of 9 pages: the first finds each runtime's newest, the second decides.
+      expect(revisionPages).toBe(18);
+      expect({ ...paged, peakHeldRevisions: 0 }).toEqual({ ...whole, peakHeldRevisions: 0 });
+      // One page of 4 plus 10 newest for each of the two runtimes.
+      expect(paged.peakHeldRevisions).toBe(4 + 10 * 2);
       expect(paged.stats).toMatchObject({ scanned: 35, kept: 17 + 10, marked: 8 });
     });
+
+    it('holds one page plus the newest per runtime, not one record per revision, writing as it goes', async () => {
+      // 30 runtimes of 40 revisions each, listed 25 at a time: 1,200 revisions.
+      const { ome, options } = await freshNamespaces();
+      for (let r = 0; r < 30; r += 1) await createRevisions(client, ome, 40, { runtime: `mem${counter}-${r}` });
+
+      const dry = await sweepRevisions(client, { ...options, pageSize: 25, dryRun: true, keepPlanned: false });
+      const swept = await sweepRevisions(client, { ...options, pageSize: 25 });
+
+      const bound = 25 + options.retention * 30;
+      expect(dry.stats).toMatchObject({ scanned: 1_200, kept: 300, marked: 900 });
+      expect(dry.planned).toBeUndefined();
+      expect(swept.stats).toMatchObject({ scanned: 1_200, kept: 300, marked: 900, failed: 0 });
+      expect(dry.peakHeldRevisions).toBeLessThanOrEqual(bound);
+      expect(swept.peakHeldRevisions).toBeLessThanOrEqual(bound);
+    }, 60_000);
 
     it('skips a write that loses a race with a 409 and leaves the decision to the next sweep', async () => {
       const { ome, rt, options } = await freshNamespaces();

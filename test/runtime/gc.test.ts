@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeGcGroupKey, formatGcMark, planRevisionGc, RevisionGcPlanner, type RevisionMeta } from '../../shared/runtime/gc';
+import { computeGcGroupKey, decideRevision, formatGcMark, NewestRevisions, planRevisionGc, type RevisionMeta } from '../../shared/runtime/gc';
 
 const NOW = Date.parse('2026-09-30T12:00:00Z');
 const HOUR = 3_600_000;
@@ -96,16 +96,7 @@ describe('planRevisionGc', () => {
   });
 });
 
-describe('RevisionGcPlanner', () => {
-  it('gives the same plan page by page as all at once', () => {
-    const revisions = Array.from({ length: 50 }, (_, i) => rev(`r${i}`, i, { runtime: `rt${i % 3}` }));
-    const planner = new RevisionGcPlanner();
-    for (let i = 0; i < revisions.length; i += 7) planner.addPage(revisions.slice(i, i + 7));
-    const options = { referencedNames: new Set(['r49']), retention: 3, now: NOW };
-    const sortByName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
-    expect([...planner.plan(options)].sort(sortByName)).toEqual(planRevisionGc({ revisions, ...options }).sort(sortByName));
-  });
-
+describe('grouping and marks', () => {
   it('keys groups on the labels', () => {
     expect(computeGcGroupKey(rev('a', 1, { kind: 'ClusterServingRuntime', namespace: '' }))).toBe('ClusterServingRuntime//rt');
     expect(computeGcGroupKey({ name: 'bare' })).toBe('//');
@@ -114,5 +105,41 @@ describe('RevisionGcPlanner', () => {
   it('formats marks to the second, in UTC', () => {
     expect(formatGcMark(Date.parse('2026-09-30T12:34:56.999Z'))).toBe('2026-09-30T12:34:56Z');
     expect(formatGcMark(Date.parse('2026-09-30T12:34:56.000Z'))).toBe('2026-09-30T12:34:56Z');
+  });
+});
+
+describe('NewestRevisions and decideRevision', () => {
+  // Three runtimes, same-second ties (two revisions per minute), marks old, fresh and garbled.
+  const revisions = Array.from({ length: 60 }, (_, i) =>
+    rev(`r${String(i).padStart(2, '0')}`, Math.floor(i / 2), {
+      runtime: `rt${i % 3}`,
+      ...(i % 5 === 0 ? { mark: formatGcMark(NOW - 2 * 24 * HOUR) } : i % 7 === 0 ? { mark: formatGcMark(NOW - HOUR) } : i % 11 === 0 ? { mark: 'garbled' } : {}),
+    }),
+  );
+  const sortByName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+
+  it.each([0, 1, 3, 10, 25])('decides one revision at a time as the whole plan does (retention %i)', (retention) => {
+    const options = { referencedNames: new Set(['r59', 'r58', 'r01']), retention, graceMs: 24 * HOUR, now: NOW };
+    const newest = new NewestRevisions(retention);
+    // Fed in a different order than decided in: a listing's order is the API server's.
+    for (const revision of [...revisions].reverse()) newest.add(revision);
+    const streamed = revisions.map((revision) => decideRevision(revision, newest, options));
+    expect(streamed.sort(sortByName)).toEqual(planRevisionGc({ revisions, ...options }).sort(sortByName));
+  });
+
+  it('holds at most N records per runtime, whatever the count', () => {
+    const newest = new NewestRevisions(3);
+    for (const revision of revisions) newest.add(revision);
+    newest.add(revisions[0] as RevisionMeta);
+    expect(newest.held).toBe(9);
+  });
+
+  it('keeps a revision created after the pass that found the newest', () => {
+    const newest = new NewestRevisions(2);
+    for (const revision of [rev('a', 3), rev('b', 2), rev('c', 1)]) newest.add(revision);
+    const options = { referencedNames: new Set<string>(), retention: 2, now: NOW };
+    expect(decideRevision(rev('d', 0), newest, options).action).toBe('keep');
+    expect(decideRevision(rev('a', 3), newest, options).action).toBe('mark');
+    expect(decideRevision(rev('e', 0, { runtime: 'new' }), newest, options).action).toBe('keep');
   });
 });
