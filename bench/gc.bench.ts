@@ -3,21 +3,23 @@
  * The sweep's time is set beside the least its work can cost: a list of the revisions and
  * of the InferenceServices plus the same marks and deletes done bare, on a second server
  * seeded alike (goal at most 1.5x). Its live heap is set beside a paginated list that
- * keeps what it lists (what a sweep holding whole objects would cost), at the main count
- * and at each count of `GC_BENCH_HEAP` (default 1,000, 10,000 and 50,000), each on a
- * fresh server.
+ * holds nothing (the least any listing costs), at the main count and at each count of
+ * `GC_BENCH_HEAP` (default 1,000, 10,000 and 50,000), each on a fresh server: flat memory
+ * shows as the same growth at every count, so bytes per revision fall as revisions grow.
  *
  * Each runtime has 50 revisions: the 10 newest kept, one old one pinned by an
  * InferenceService, 4 marked past the grace period (deleted), 5 unmarked (marked) and 30
  * marked inside the grace period (waiting): a sweep with a realistic share of writes.
- * `GC_BENCH_REVISIONS` sets the count (default 100,000, a multiple of 50) and
- * `GC_BENCH_PAGE` the list page size (default 2,000: the embedded server scans its whole
- * store on every page, so a full listing costs pages x objects; a real API server does not).
+ * `GC_BENCH_REVISIONS` sets the count (default 100,000, a multiple of 50; 0 skips the timed
+ * sweep) and `GC_BENCH_PAGE` the list page size (default 2,000: the embedded server scans
+ * its whole store on every page, so a full listing costs pages x objects; a real API
+ * server does not).
  *
  * Memory: the server shares this process, and its per-page garbage would swamp a plain
  * heap peak. So the memory runs collect garbage after list pages (where both sides'
  * retained memory peaks) and record the live heap; they are separate from the timed runs,
- * which do no forced collection. Each figure is one sample: a sweep changes what it sweeps.
+ * which do no forced collection. The swept side is a dry run that keeps no names (a real
+ * sweep would change the store it measures). Each figure is one sample.
  */
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
@@ -196,25 +198,58 @@ async function inPool<T>(items: readonly T[], limit: number, work: (item: T) => 
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-/** A dry run's peak live heap growth over `count` revisions, on a cluster of its own. */
-async function dryRunHeapAt(count: number, pageSize: number): Promise<{ dryMb: number; listMb: number }> {
+/** A paged listing of the revisions that keeps nothing: the least any sweep's memory can be. */
+async function listNothing(client: ClusterClient, pageSize: number): Promise<number> {
+  let listed = 0;
+  let token: string | undefined;
+  do {
+    const page = await client.list(Resources.controllerRevisions, { namespace: OME, limit: pageSize, ...(token ? { continue: token } : {}) });
+    listed += page.items.length;
+    token = page.continue;
+  } while (token);
+  return listed;
+}
+
+interface HeapFigures {
+  /** Peak live heap growth of a dry run that keeps no names, MB. */
+  sweepMb: number;
+  /** Peak live heap growth of a paged list that keeps nothing, MB. */
+  listMb: number;
+  /** The sweep's own count of revision records held at once. */
+  held: number;
+}
+
+/** The sweep's and a bare list's peak live heap growth over the revisions `client` serves. */
+async function measureHeap(client: ClusterClient, count: number, pageSize: number, now: number): Promise<HeapFigures> {
+  const probe = new LiveHeapProbe(Math.max(1, Math.ceil(count / pageSize / 6)));
+  probe.reset();
+  await listNothing(probed(client, probe), pageSize);
+  probe.sample();
+  const listMb = probe.growthMb;
+  probe.reset();
+  const result = await sweepRevisions(probed(client, probe), { omeNamespace: OME, retention: 10, graceMs: DAY, now, pageSize, dryRun: true, keepPlanned: false });
+  probe.sample();
+  return { sweepMb: probe.growthMb, listMb, held: result.peakHeldRevisions };
+}
+
+/** The heap figures over `count` revisions, on a cluster of its own. */
+async function heapAt(count: number, pageSize: number): Promise<HeapFigures> {
   const cluster = await startEmbeddedCluster({ watchWindow: 100 });
   try {
     const now = Date.now();
     await seed(cluster.client, count, now);
-    const probe = new LiveHeapProbe(Math.max(1, Math.ceil(count / pageSize / 6)));
-    probe.reset();
-    const kept = await listAll(probed(cluster.client, probe), pageSize);
-    probe.sample();
-    const listMb = probe.growthMb;
-    kept.length = 0;
-    probe.reset();
-    await sweepRevisions(probed(cluster.client, probe), { omeNamespace: OME, retention: 10, graceMs: DAY, now, pageSize, dryRun: true });
-    probe.sample();
-    return { dryMb: probe.growthMb, listMb };
+    return await measureHeap(cluster.client, count, pageSize, now);
   } finally {
     await cluster.stop();
   }
+}
+
+function heapResult(count: number, heap: HeapFigures, pageSize: number): BenchResult {
+  const perRevision = (mb: number): string => `${((mb * 2 ** 20) / count).toFixed(1)} B/revision`;
+  const bound = pageSize + 10 * (count / PER_RUNTIME);
+  return compare('gc', { name: `sweep live heap, ${count.toLocaleString('en-US')} revisions`, value: heap.sweepMb, unit: 'MB' },
+    { name: 'paged list holding nothing', value: heap.listMb, unit: 'MB' },
+    `sweep ${perRevision(heap.sweepMb)}, list ${perRevision(heap.listMb)}; held at most ${heap.held} revision records (bound: page + 10 per runtime = ${bound})`);
 }
 
 function readCounts(name: string, fallback: string): number[] {
@@ -227,78 +262,64 @@ function readCounts(name: string, fallback: string): number[] {
 const suite: BenchSuite = {
   name: 'gc',
   async run(): Promise<BenchResult[]> {
-    const count = readCount('GC_BENCH_REVISIONS', 100_000, PER_RUNTIME);
+    const count = process.env.GC_BENCH_REVISIONS === '0' ? 0 : readCount('GC_BENCH_REVISIONS', 100_000, PER_RUNTIME);
     const pageSize = readCount('GC_BENCH_PAGE', 2_000, 1);
     const heapCounts = readCounts('GC_BENCH_HEAP', '1000,10000,50000');
-    const results: BenchResult[] = [];
-    const cluster = await startEmbeddedCluster({ watchWindow: 100 });
-    const clusters = [cluster];
-    try {
-      const now = Date.now();
-      const client = cluster.client;
-      const seeding = await timed(() => seed(client, count, now));
-      // The bare baseline's copy of the same objects, on a server of its own: the embedded
-      // server scans its whole store on every list page, so a copy in the same store would
-      // double the cost of every list the sweep makes.
-      const bareCluster = await startEmbeddedCluster({ watchWindow: 100 });
-      clusters.push(bareCluster);
-      await seed(bareCluster.client, count, now);
-      const options = { omeNamespace: OME, retention: 10, graceMs: DAY, now, pageSize };
-
-      // Timed runs: no forced collections.
-      const list = await timed(async () => (await listAll(client, pageSize)).length);
-      const dry = await timed(() => sweepRevisions(client, { ...options, dryRun: true }));
-
-      // Memory runs: the live heap after each page.
-      const probe = new LiveHeapProbe(Math.max(1, Math.ceil(count / pageSize / 6)));
-      probe.reset();
-      const kept = await listAll(probed(client, probe), pageSize);
-      probe.sample();
-      const listHeap = probe.growthMb;
-      kept.length = 0;
-      probe.reset();
-      const planned = await sweepRevisions(probed(client, probe), { ...options, dryRun: true });
-      probe.sample();
-      const dryHeap = probe.growthMb;
-      const planSizes = planned.planned ? planned.planned.mark.length + planned.planned.delete.length : 0;
-
-      // The bare baseline writes what a sweep of its server would: the plan is made
-      // first, untimed.
-      const barePlan = (await sweepRevisions(bareCluster.client, { ...options, dryRun: true })).planned;
-      if (!barePlan) throw new Error('a dry run returns its plan');
-      const bare = await timed(() => bareSweep(bareCluster.client, pageSize, barePlan.mark, barePlan.delete, formatGcMark(now)));
-
-      // The real sweep last: it marks and deletes.
-      const rssBefore = process.memoryUsage().rss;
-      const sweep = await timed(() => sweepRevisions(client, options));
-      const rssGrowth = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
-      const s = sweep.value.stats;
-      if (list.value !== count || s.scanned !== count || bare.value !== count) throw new Error(`expected ${count} revisions, listed ${list.value}, swept ${s.scanned}, bare ${bare.value}`);
-      if (s.marked !== barePlan.mark.length || s.deleted !== barePlan.delete.length) throw new Error(`the sweep wrote ${s.marked} marks and ${s.deleted} deletes, the bare plan ${barePlan.mark.length} and ${barePlan.delete.length}`);
-
-      const label = `${count.toLocaleString('en-US')} revisions`;
-      const baselineTime = { name: `paged list of ${label}`, value: list.ms, unit: 'ms' };
-      const baselineHeap = { name: `paged list kept in memory`, value: listHeap, unit: 'MB' };
-      results.push(
-        compare('gc', { name: `GC sweep over ${label}`, value: sweep.ms, unit: 'ms' },
-          { name: `list + ${s.marked} marks + ${s.deleted} deletes, bare`, value: bare.ms, unit: 'ms' },
-          `goal <= 1.5; kept ${s.kept}, waiting ${s.waiting}; plain list ${list.ms.toFixed(0)} ms; page ${pageSize}; seeding took ${(seeding.ms / 1000).toFixed(1)} s`),
-        compare('gc', { name: `GC dry run (list + plan) over ${label}`, value: dry.ms, unit: 'ms' }, baselineTime, `page ${pageSize}`),
-        compare('gc', { name: 'GC dry run live heap growth', value: dryHeap, unit: 'MB' }, baselineHeap,
-          `peak live heap while listing; holds ${planSizes} planned names; RSS growth over the real sweep ${rssGrowth.toFixed(0)} MB`),
-      );
-    } finally {
-      for (const c of clusters) await c.stop();
-    }
+    const results: BenchResult[] = count === 0 ? [] : await timedSweep(count, pageSize);
     // Memory as revisions grow: each count on a fresh cluster, one sample each.
-    for (const n of heapCounts) {
-      const heap = await dryRunHeapAt(n, pageSize);
-      results.push(compare('gc', { name: `dry run live heap, ${n.toLocaleString('en-US')} revisions`, value: heap.dryMb, unit: 'MB' },
-        { name: 'paged list kept in memory', value: heap.listMb, unit: 'MB' },
-        `${((heap.dryMb * 2 ** 20) / n).toFixed(0)} bytes per revision`));
-    }
+    for (const n of heapCounts) results.push(heapResult(n, await heapAt(n, pageSize), pageSize));
     return results;
   },
 };
+
+/** The timed sweep over `count` revisions beside the same work done bare, and its heap at that count. */
+async function timedSweep(count: number, pageSize: number): Promise<BenchResult[]> {
+  const cluster = await startEmbeddedCluster({ watchWindow: 100 });
+  const clusters = [cluster];
+  try {
+    const now = Date.now();
+    const client = cluster.client;
+    const seeding = await timed(() => seed(client, count, now));
+    // The bare baseline's copy of the same objects, on a server of its own: the embedded
+    // server scans its whole store on every list page, so a copy in the same store would
+    // double the cost of every list the sweep makes.
+    const bareCluster = await startEmbeddedCluster({ watchWindow: 100 });
+    clusters.push(bareCluster);
+    await seed(bareCluster.client, count, now);
+    const options = { omeNamespace: OME, retention: 10, graceMs: DAY, now, pageSize };
+
+    // Timed runs: no forced collections.
+    const list = await timed(async () => (await listAll(client, pageSize)).length);
+    const dry = await timed(() => sweepRevisions(client, { ...options, dryRun: true }));
+
+    // Memory run: the live heap after list pages.
+    const heap = await measureHeap(client, count, pageSize, now);
+
+    // The bare baseline writes what a sweep of its server would: the plan is made
+    // first, untimed.
+    const barePlan = (await sweepRevisions(bareCluster.client, { ...options, dryRun: true })).planned;
+    if (!barePlan) throw new Error('a dry run returns its plan');
+    const bare = await timed(() => bareSweep(bareCluster.client, pageSize, barePlan.mark, barePlan.delete, formatGcMark(now)));
+
+    // The real sweep last: it marks and deletes.
+    const rssBefore = process.memoryUsage().rss;
+    const sweep = await timed(() => sweepRevisions(client, options));
+    const rssGrowth = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
+    const s = sweep.value.stats;
+    if (list.value !== count || s.scanned !== count || bare.value !== count) throw new Error(`expected ${count} revisions, listed ${list.value}, swept ${s.scanned}, bare ${bare.value}`);
+    if (s.marked !== barePlan.mark.length || s.deleted !== barePlan.delete.length) throw new Error(`the sweep wrote ${s.marked} marks and ${s.deleted} deletes, the bare plan ${barePlan.mark.length} and ${barePlan.delete.length}`);
+
+    const label = `${count.toLocaleString('en-US')} revisions`;
+    return [
+      compare('gc', { name: `GC sweep over ${label}`, value: sweep.ms, unit: 'ms' },
+        { name: `list + ${s.marked} marks + ${s.deleted} deletes, bare`, value: bare.ms, unit: 'ms' },
+        `goal <= 1.5; kept ${s.kept}, waiting ${s.waiting}; plain list ${list.ms.toFixed(0)} ms; page ${pageSize}; RSS growth ${rssGrowth.toFixed(0)} MB; seeding took ${(seeding.ms / 1000).toFixed(1)} s`),
+      compare('gc', { name: `GC dry run (two lists + plan) over ${label}`, value: dry.ms, unit: 'ms' }, { name: `paged list of ${label}`, value: list.ms, unit: 'ms' }, `page ${pageSize}`),
+      heapResult(count, heap, pageSize),
+    ];
+  } finally {
+    for (const c of clusters) await c.stop();
+  }
+}
 
 export default suite;

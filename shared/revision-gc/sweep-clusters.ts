@@ -5,9 +5,11 @@
  * cluster whose sweep fails does not stop the others.
  *
  * A sweep runs within the invocation's time budget. When the budget runs out first, the
- * cluster's continuation (`revision-gc`) keeps the plan time and the place reached; the
- * next sweep of the cluster (the five-minute schedule or a new revision's hint) resumes
- * from there, planning again from a fresh listing, until one finishes and deletes it.
+ * cluster's continuation (`revision-gc`) keeps the plan time (and, for the record, the last
+ * revision written); the next sweep of the cluster (the five-minute schedule or a new
+ * revision's hint) plans again at that time from a fresh listing, which shows what the
+ * earlier sweep wrote (a marked revision waits, a deleted one is gone, an unmarked one is
+ * kept), so nothing is written twice; one that finishes deletes the continuation.
  */
 import type { AppContext } from '../app/context';
 import { runAsSweep } from '../app/context';
@@ -71,7 +73,6 @@ async function sweepOne(input: SweepClustersInput, clusterId: string): Promise<C
           graceMs: app.config.revisionGracePeriodMs,
           now: plannedAt,
           dryRun,
-          ...(stored?.after === undefined ? {} : { after: stored.after }),
           ...(input.remainingTimeMs === undefined || dryRun ? {} : { hasTime: () => (input.remainingTimeMs as () => number)() > margin }),
         }),
       );

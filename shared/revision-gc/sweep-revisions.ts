@@ -3,7 +3,8 @@
  * references, plan with upstream's rules (shared/runtime/gc.ts), then mark, unmark and
  * delete.
  *
- * Safety against a concurrent pin or rollback rests on two guards:
+ * References are listed first (the decisions need them), the revisions second. Safety
+ * against a concurrent pin or rollback rests on two guards:
  * - every write carries the resourceVersion the sweep listed (a merge patch with
  *   `metadata.resourceVersion`, a delete with uid and resourceVersion preconditions).
  *   The pin use-case removes `ome.io/gc-eligible-since` before it pins a revision, so a
@@ -16,16 +17,18 @@
  * fresh listing.
  *
  * Time: with `hasTime`, the sweep stops launching writes once the invocation's budget is
- * spent and returns where it stopped (`cutShort`: the last revision name written, in name
- * order); the next sweep plans again from fresh listings at the same plan time and skips
- * the names up to that place, so a sweep of any size spans invocations (sweep-clusters.ts
- * keeps the place in the table).
+ * spent and says so (`cutShort`, with the last revision written). The next sweep plans
+ * again at the same plan time from fresh listings, where what was written shows (a marked
+ * revision waits, a deleted one is gone, an unmarked one is kept), so nothing is written
+ * twice and a sweep of any size spans invocations (sweep-clusters.ts keeps the plan time
+ * in the table).
  *
- * Memory: each runtime's N newest are only known after a whole listing (a list of one
- * namespace orders revisions by name, not by runtime), so the sweep lists twice: the first
- * listing keeps N small records per runtime, the second decides and writes page by page.
- * It holds one page plus N records per runtime, never one record per revision; revision
- * data is never held beyond its page.
+ * Memory: a runtime's N newest are only known once all its revisions are listed, and a
+ * list of one namespace orders revisions by name, not by runtime. But a revision that
+ * falls outside its runtime's N newest while the listing runs can never come back, so it
+ * is decided and written with its page (NewestRevisions); the N newest are kept at the
+ * end. The sweep holds one page plus N records per runtime, never one record per
+ * revision; revision data is never held beyond its page.
  */
 import { forEachBounded } from '../app/bounded';
 import { ConflictError, NotFoundError } from '../errors';
@@ -36,7 +39,7 @@ import { Annotation, CREATED_BY_OME, FIELD_MANAGER, Label } from '../vocabulary'
 
 export const DEFAULT_GC_PAGE_SIZE = 500;
 export const DEFAULT_GC_WRITE_CONCURRENCY = 8;
-/** Deletes at most between two fresh listings of the references (one per page's writes at least). */
+/** Deletes at most between two fresh listings of the references. */
 export const DEFAULT_GC_RECHECK_BATCH = 100;
 
 export interface RevisionGcSweepOptions {
@@ -56,17 +59,10 @@ export interface RevisionGcSweepOptions {
   writeConcurrency?: number;
   /** Deletes between two fresh listings of the references (default 100). */
   recheckBatch?: number;
-  /** Writes up to and including this place (`sweepPlace`) were done by an earlier invocation of the sweep. */
-  after?: string;
   /** False once the invocation's budget is spent: no further write is launched. */
   hasTime?: () => boolean;
   /** A dry run returns the planned names (default true); false keeps its memory as flat as a sweep's. */
   keepPlanned?: boolean;
-}
-
-/** A place in a sweep's writes: every write for a revision named up to `place` is done. */
-function isAfter(place: string | undefined, name: string): boolean {
-  return place === undefined || name > place;
 }
 
 export interface RevisionGcStats {
@@ -244,25 +240,18 @@ interface PlannedWrite {
  * Sweeps one cluster's revisions. Throws when a list fails (writes already made stand);
  * write failures are counted and reported, never thrown.
  *
- * Two listings: the first finds each runtime's newest revisions (NewestRevisions), then
- * the references are listed, then the second decides and writes page by page. Memory is
- * one page plus `retention` records per runtime, not one record per revision.
+ * One listing of the revisions, after one of the references: each page's revisions are
+ * offered to NewestRevisions, and every revision that falls outside its runtime's N
+ * newest is decided and written with that page. The N newest of each runtime, known once
+ * the listing ends, are kept (and unmarked) last. Memory is one page plus `retention`
+ * records per runtime, not one record per revision.
  */
 export async function sweepRevisions(client: ClusterClient, options: RevisionGcSweepOptions): Promise<RevisionGcSweepResult> {
   const pageSize = options.pageSize ?? DEFAULT_GC_PAGE_SIZE;
   const dryRun = options.dryRun === true;
   const stats = emptyStats();
-  const newest = new NewestRevisions(options.retention);
+  const newest = new NewestRevisions<ListedRevision>(options.retention);
   let peakHeldRevisions = 0;
-  const hold = (page: readonly ListedRevision[]): void => {
-    peakHeldRevisions = Math.max(peakHeldRevisions, newest.held + page.length);
-  };
-
-  await forEachRevisionPage(client, options, (page) => {
-    hold(page);
-    for (const { meta } of page) newest.add(meta);
-    return true;
-  });
   const referencedNames = await listReferencedRevisions(client, pageSize);
   const gcOptions = { referencedNames, retention: options.retention, graceMs: options.graceMs, now: options.now };
 
@@ -271,7 +260,7 @@ export async function sweepRevisions(client: ClusterClient, options: RevisionGcS
   const concurrency = options.writeConcurrency ?? DEFAULT_GC_WRITE_CONCURRENCY;
   const batch = Math.max(1, options.recheckBatch ?? DEFAULT_GC_RECHECK_BATCH);
   const hasTime = options.hasTime ?? (() => true);
-  let place = options.after;
+  let lastWritten: string | undefined;
   let cutShort = false;
 
   const write = async (planned: PlannedWrite, fresh: ReadonlySet<string> | undefined): Promise<void> => {
@@ -287,38 +276,42 @@ export async function sweepRevisions(client: ClusterClient, options: RevisionGcS
     if (await writer.annotate(planned.name, planned.precondition, value)) stats[planned.action === 'mark' ? 'marked' : 'unmarked'] += 1;
   };
 
-  /** Runs one page's writes in name order; false when the budget ran out first. */
+  // A rollback or a pin may name a revision after the references were listed (a pin
+  // unmarks before it names, so the listing may show unmarked a revision about to be
+  // referenced). Before the first mark or delete, and again once `batch` deletes went out
+  // since, the references are listed afresh, and a revision found there is left alone.
+  let fresh: ReadonlySet<string> | undefined;
+  let deletesSinceFresh = 0;
+
+  /** Runs writes in order; false when the budget ran out first. */
   const runWrites = async (writes: readonly PlannedWrite[]): Promise<boolean> => {
     let start = 0;
     while (start < writes.length) {
-      // A chunk holds at most `batch` deletes. A rollback or a pin may have named one of its
-      // revisions since the references were listed (a pin unmarks before it names, so the
-      // second listing may show a revision unmarked that is about to be referenced): before
-      // a chunk that marks or deletes, the references are listed again.
+      if (!hasTime()) return false;
+      if ((fresh === undefined || deletesSinceFresh >= batch) && writes.slice(start).some((item) => item.action !== 'unmark')) {
+        fresh = await listReferencedRevisions(client, pageSize);
+        deletesSinceFresh = 0;
+      }
       let end = start;
-      let deletes = 0;
-      while (end < writes.length && (writes[end]?.action !== 'delete' || deletes < batch)) {
-        if (writes[end]?.action === 'delete') deletes += 1;
+      while (end < writes.length && (writes[end]?.action !== 'delete' || deletesSinceFresh < batch)) {
+        if (writes[end]?.action === 'delete') deletesSinceFresh += 1;
         end += 1;
       }
       const chunk = writes.slice(start, end);
-      if (!hasTime()) return false;
-      const fresh = chunk.some((item) => item.action !== 'unmark') ? await listReferencedRevisions(client, pageSize) : undefined;
-      const launched = await forEachBounded(chunk, concurrency, (item) => write(item, fresh), hasTime);
-      const last = chunk[launched - 1];
-      if (last !== undefined) place = last.name;
+      const seen = fresh;
+      const launched = await forEachBounded(chunk, concurrency, (item) => write(item, seen), hasTime);
+      lastWritten = chunk[launched - 1]?.name ?? lastWritten;
       if (launched < chunk.length) return false;
       start = end;
     }
     return true;
   };
 
-  await forEachRevisionPage(client, options, async (page) => {
-    hold(page);
+  /** Decides the listed revisions and writes (or, in a dry run, counts) what they call for; false when out of budget. */
+  const settle = async (listed: Iterable<ListedRevision>, among: boolean): Promise<boolean> => {
     const writes: PlannedWrite[] = [];
-    for (const { meta, precondition } of page) {
-      stats.scanned += 1;
-      const decision = decideRevision(meta, newest, gcOptions);
+    for (const { meta, precondition } of listed) {
+      const decision = decideRevision(meta, among, gcOptions);
       switch (decision.action) {
         case 'keep':
           stats.kept += 1;
@@ -338,24 +331,36 @@ export async function sweepRevisions(client: ClusterClient, options: RevisionGcS
           break;
       }
     }
-    if (dryRun) {
-      for (const item of writes) {
-        stats[item.action === 'mark' ? 'marked' : item.action === 'unmark' ? 'unmarked' : 'deleted'] += 1;
-        planned?.[item.action].push(item.name);
-      }
-      return true;
+    writes.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    if (!dryRun) return runWrites(writes);
+    for (const item of writes) {
+      stats[item.action === 'mark' ? 'marked' : item.action === 'unmark' ? 'unmarked' : 'deleted'] += 1;
+      planned?.[item.action].push(item.name);
     }
-    cutShort = !(await runWrites(writes.filter((item) => isAfter(place, item.name))));
-    // Out of budget: the rest of the listing is left to the sweep that resumes.
+    return true;
+  };
+
+  await forEachRevisionPage(client, options, async (page) => {
+    peakHeldRevisions = Math.max(peakHeldRevisions, newest.size + page.length);
+    const outside: ListedRevision[] = [];
+    for (const listed of page) {
+      stats.scanned += 1;
+      const out = newest.offer(listed.meta, listed);
+      if (out) outside.push(out);
+    }
+    cutShort = !(await settle(outside, false));
+    // Out of budget: the rest is left to the sweep that resumes.
     return !cutShort;
   });
+  if (!cutShort) cutShort = !(await settle(newest.held(), true));
 
+  if (planned) for (const names of Object.values(planned)) names.sort();
   return {
     dryRun,
     stats,
     ...(planned ? { planned } : {}),
     peakHeldRevisions,
     ...(writer.firstError === undefined ? {} : { firstError: writer.firstError }),
-    ...(cutShort && place !== undefined ? { cutShort: { after: place } } : {}),
+    ...(cutShort && lastWritten !== undefined ? { cutShort: { after: lastWritten } } : {}),
   };
 }

@@ -13,9 +13,10 @@ import { Annotation, Label } from '../vocabulary';
  * out of the N newest. Ours gives each runtime its own N.
  *
  * Memory: the plan needs only metadata (name, creationTimestamp, labels, the one
- * annotation). A sweep of 100,000 revisions feeds one listing to {@link NewestRevisions}
- * (at most N small records per runtime) and decides each revision of a second listing
- * with {@link decideRevision}, so it never holds a record per revision.
+ * annotation). A sweep of 100,000 revisions offers each listed revision to
+ * {@link NewestRevisions} (at most N small records per runtime), which hands back at once
+ * each revision that can no longer be among the N newest, so it never holds a record per
+ * revision.
  */
 
 export const DEFAULT_REVISION_RETENTION = 10;
@@ -102,66 +103,56 @@ function decideGroup(group: string, entries: Entry[], options: GcOptions): GcDec
 }
 
 /**
- * Each runtime's N newest revisions, fed one revision at a time: at most N small records
- * per runtime, however many revisions there are. A sweep feeds it one full listing, then
- * decides each revision of a second listing with {@link decideRevision}, so it never
- * holds more than these records and the page in hand. A list of one namespace orders
- * revisions by name, not by runtime, so the N newest are only known after a whole pass.
+ * Each runtime's N newest revisions, offered one at a time in any order: holds at most N
+ * per runtime, however many revisions there are. A revision that falls outside its
+ * runtime's N newest (offered older than all N, or pushed out by a newer one) can never
+ * come back, so {@link NewestRevisions.offer} hands it back at once for a decision with
+ * `among: false`; what is held after the last offer are the N newest (`among: true`).
+ * A sweep so decides while it lists, holding one page and these records.
  */
-export class NewestRevisions {
-  private readonly groups = new Map<string, Entry[]>();
+export class NewestRevisions<T> {
+  private readonly groups = new Map<string, { entry: Entry; item: T }[]>();
   private count = 0;
 
   constructor(readonly retention: number = DEFAULT_REVISION_RETENTION) {}
 
-  /** Records one listed revision; a group's oldest record beyond N is dropped. */
-  add(revision: RevisionMeta): void {
-    if (this.retention <= 0) return;
+  /** Offers one revision with what to hand back for it; returns the item now outside its runtime's N newest, if any. */
+  offer(revision: RevisionMeta, item: T): T | undefined {
+    if (this.retention <= 0) return item;
     const key = computeGcGroupKey(revision);
     const entry = toEntry(revision);
-    let entries = this.groups.get(key);
-    if (!entries) {
-      entries = [];
-      this.groups.set(key, entries);
+    let held = this.groups.get(key);
+    if (!held) {
+      held = [];
+      this.groups.set(key, held);
     }
-    if (entries.some((held) => held.name === entry.name)) return;
-    let at = entries.length;
-    while (at > 0 && newerFirst(entry, entries[at - 1] as Entry) < 0) at -= 1;
-    if (at >= this.retention) return;
-    entries.splice(at, 0, entry);
+    let at = held.length;
+    while (at > 0 && newerFirst(entry, (held[at - 1] as { entry: Entry }).entry) < 0) at -= 1;
+    if (at >= this.retention) return item;
+    held.splice(at, 0, { entry, item });
     this.count += 1;
-    if (entries.length > this.retention) {
-      entries.pop();
-      this.count -= 1;
-    }
+    if (held.length <= this.retention) return undefined;
+    this.count -= 1;
+    return held.pop()?.item;
   }
 
   /** Records held: at most N per runtime seen. */
-  get held(): number {
+  get size(): number {
     return this.count;
   }
 
-  /**
-   * Whether the revision ranks among its runtime's N newest: it does when the runtime had
-   * fewer than N, or when it is not older than the N-th newest (which also keeps a
-   * revision created after the pass that fed this).
-   */
-  isNewest(revision: RevisionMeta): boolean {
-    if (this.retention <= 0) return false;
-    const entries = this.groups.get(computeGcGroupKey(revision));
-    if (!entries || entries.length < this.retention) return true;
-    return newerFirst(toEntry(revision), entries[entries.length - 1] as Entry) <= 0;
+  /** The items held: each runtime's N newest once every revision was offered. */
+  *held(): Generator<T> {
+    for (const entries of this.groups.values()) for (const { item } of entries) yield item;
   }
 }
 
 /**
- * Decides one revision once its runtime's N newest are known (see {@link NewestRevisions},
- * whose retention stands for `options.retention`): the same rules as
- * {@link planRevisionGc}, one revision at a time.
+ * Decides one revision: `among` says whether it is among its runtime's N newest (see
+ * {@link NewestRevisions}). The same rules as {@link planRevisionGc}, one revision at a time.
  */
-export function decideRevision(revision: RevisionMeta, newest: NewestRevisions, options: GcOptions): GcDecision {
-  const kept = newest.isNewest(revision) || options.referencedNames.has(revision.name);
-  return decideEntry(computeGcGroupKey(revision), toEntry(revision), kept, options);
+export function decideRevision(revision: RevisionMeta, among: boolean, options: GcOptions): GcDecision {
+  return decideEntry(computeGcGroupKey(revision), toEntry(revision), among || options.referencedNames.has(revision.name), options);
 }
 
 /**

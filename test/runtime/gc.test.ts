@@ -118,28 +118,38 @@ describe('NewestRevisions and decideRevision', () => {
   );
   const sortByName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
 
+  /** Offers every revision as a sweep does and decides each as it falls out, the rest at the end. */
+  function stream(input: RevisionMeta[], options: Parameters<typeof decideRevision>[2]) {
+    const newest = new NewestRevisions<RevisionMeta>(options.retention);
+    const decisions = [];
+    let peak = 0;
+    for (const revision of input) {
+      const out = newest.offer(revision, revision);
+      peak = Math.max(peak, newest.size);
+      if (out) decisions.push(decideRevision(out, false, options));
+    }
+    for (const revision of newest.held()) decisions.push(decideRevision(revision, true, options));
+    return { decisions, peak };
+  }
+
   it.each([0, 1, 3, 10, 25])('decides one revision at a time as the whole plan does (retention %i)', (retention) => {
     const options = { referencedNames: new Set(['r59', 'r58', 'r01']), retention, graceMs: 24 * HOUR, now: NOW };
-    const newest = new NewestRevisions(retention);
-    // Fed in a different order than decided in: a listing's order is the API server's.
-    for (const revision of [...revisions].reverse()) newest.add(revision);
-    const streamed = revisions.map((revision) => decideRevision(revision, newest, options));
-    expect(streamed.sort(sortByName)).toEqual(planRevisionGc({ revisions, ...options }).sort(sortByName));
+    // In list order and reversed: a listing's order is the API server's, not the age.
+    for (const order of [revisions, [...revisions].reverse()]) {
+      const { decisions, peak } = stream(order, options);
+      expect(decisions.sort(sortByName)).toEqual(planRevisionGc({ revisions, ...options }).sort(sortByName));
+      expect(peak).toBeLessThanOrEqual(retention * 3);
+    }
   });
 
-  it('holds at most N records per runtime, whatever the count', () => {
-    const newest = new NewestRevisions(3);
-    for (const revision of revisions) newest.add(revision);
-    newest.add(revisions[0] as RevisionMeta);
-    expect(newest.held).toBe(9);
-  });
-
-  it('keeps a revision created after the pass that found the newest', () => {
-    const newest = new NewestRevisions(2);
-    for (const revision of [rev('a', 3), rev('b', 2), rev('c', 1)]) newest.add(revision);
-    const options = { referencedNames: new Set<string>(), retention: 2, now: NOW };
-    expect(decideRevision(rev('d', 0), newest, options).action).toBe('keep');
-    expect(decideRevision(rev('a', 3), newest, options).action).toBe('mark');
-    expect(decideRevision(rev('e', 0, { runtime: 'new' }), newest, options).action).toBe('keep');
+  it('hands back at once a revision older than its runtime\'s N newest, and the one a newer revision pushes out', () => {
+    const newest = new NewestRevisions<string>(2);
+    expect(newest.offer(rev('b', 2), 'b')).toBeUndefined();
+    expect(newest.offer(rev('c', 1), 'c')).toBeUndefined();
+    expect(newest.offer(rev('a', 3), 'a')).toBe('a');
+    expect(newest.offer(rev('d', 0), 'd')).toBe('b');
+    expect(newest.offer(rev('e', 0, { runtime: 'other' }), 'e')).toBeUndefined();
+    expect([...newest.held()].sort()).toEqual(['c', 'd', 'e']);
+    expect(newest.size).toBe(3);
   });
 });
