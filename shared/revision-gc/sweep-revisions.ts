@@ -99,7 +99,7 @@ export interface RevisionGcSweepResult {
   peakHeldRevisions: number;
   /** The first failed write's message, when `stats.failed` > 0. */
   firstError?: string;
-  /** Set when the budget ran out: the place of the last write launched, to resume after. */
+  /** Set when the budget ran out: the last revision written (for the record; a resumed sweep plans again at the same time). */
   cutShort?: { after: string };
 }
 
@@ -180,8 +180,6 @@ async function forEachRevisionPage(
       if (item.metadata.annotations?.[Annotation.createdBy] !== CREATED_BY_OME) continue;
       listed.push({ meta: toRevisionMeta(item), precondition: { uid: item.metadata.uid ?? '', resourceVersion: item.metadata.resourceVersion ?? '' } });
     }
-    // The API server lists by name; sorted here too so that the place a sweep saves holds whatever the server.
-    listed.sort((a, b) => (a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0));
     if (!(await onPage(listed))) return;
     token = page.continue;
   } while (token);
@@ -361,6 +359,6 @@ export async function sweepRevisions(client: ClusterClient, options: RevisionGcS
     ...(planned ? { planned } : {}),
     peakHeldRevisions,
     ...(writer.firstError === undefined ? {} : { firstError: writer.firstError }),
-    ...(cutShort && lastWritten !== undefined ? { cutShort: { after: lastWritten } } : {}),
+    ...(cutShort ? { cutShort: { after: lastWritten ?? '' } } : {}),
   };
 }

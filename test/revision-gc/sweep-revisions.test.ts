@@ -5,6 +5,7 @@ import type { ClusterClient } from '../../shared/ports/cluster';
 import { formatGcMark } from '../../shared/runtime/gc';
 import { sweepRevisions, type RevisionGcSweepOptions } from '../../shared/revision-gc/sweep-revisions';
 import { Annotation, RuntimeKind } from '../../shared/vocabulary';
+import { CountingClient } from '../pinning/support';
 import { createIsvc, createNamespace, createRevision, createRevisions, DAY, HOUR, interleave, listRevisionNames, T0 } from './fixtures';
 
 const NOW = T0 + 10 * DAY;
@@ -171,6 +172,30 @@ describe('sweepRevisions against the embedded API server', () => {
       expect(dry.peakHeldRevisions).toBeLessThanOrEqual(bound);
       expect(swept.peakHeldRevisions).toBeLessThanOrEqual(bound);
     }, 60_000);
+
+    it('sends the requests of a bare list, its marks and deletes, plus one listing of the references per 100 deletes', async () => {
+      // 12 runtimes of 30: per runtime the 10 newest kept, 10 unmarked (marked), 10 marked long ago (deleted).
+      const { ome, options } = await freshNamespaces();
+      for (let r = 0; r < 12; r += 1) {
+        for (let index = 0; index < 30; index += 1) {
+          const mark = index < 10 ? LONG_AGO : undefined;
+          await createRevision(client, ome, { runtime: `cost${counter}-${r}`, index, createdAt: T0 + index * 60_000, ...(mark ? { mark } : {}) });
+        }
+      }
+      const counting = new CountingClient(client);
+
+      const result = await sweepRevisions(counting, { ...options, pageSize: 50 });
+
+      expect(result.stats).toMatchObject({ scanned: 360, kept: 120, marked: 120, deleted: 120, failed: 0 });
+      // Bare: 8 pages of revisions, 1 of InferenceServices, 240 writes (249). The sweep adds
+      // the references listed again before its first write and after 100 deletes: 251.
+      expect(Object.fromEntries(counting.counts)).toEqual({
+        'list controllerrevisions': 8,
+        'list inferenceservices': 3,
+        'patch controllerrevisions': 120,
+        'delete controllerrevisions': 120,
+      });
+    });
 
     it('skips a write that loses a race with a 409 and leaves the decision to the next sweep', async () => {
       const { ome, rt, options } = await freshNamespaces();
