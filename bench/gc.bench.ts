@@ -302,6 +302,8 @@ async function timedSweep(count: number, pageSize: number): Promise<BenchResult[
     const now = Date.now();
     const client = cluster.client;
     const seeding = await timed(() => seed(client, count, now));
+    // Memory run first, while this process holds one server: the live heap after list pages.
+    const heap = await measureHeap(client, count, pageSize, now);
     // The bare baseline's copy of the same objects, on a server of its own: the embedded
     // server scans its whole store on every list page, so a copy in the same store would
     // double the cost of every list the sweep makes.
@@ -313,9 +315,6 @@ async function timedSweep(count: number, pageSize: number): Promise<BenchResult[
     // Timed runs: no forced collections.
     const list = await timed(async () => (await listAll(client, pageSize)).length);
     const dry = await timed(() => sweepRevisions(client, { ...options, dryRun: true }));
-
-    // Memory run: the live heap after list pages.
-    const heap = await measureHeap(client, count, pageSize, now);
 
     // The bare baseline writes what a sweep of its server would: the plan is made
     // first, untimed.
