@@ -261,17 +261,17 @@ export async function sweepRevisions(client: ClusterClient, options: RevisionGcS
   let lastWritten: string | undefined;
   let cutShort = false;
 
-  const write = async (planned: PlannedWrite, fresh: ReadonlySet<string> | undefined): Promise<void> => {
-    if (planned.action !== 'unmark' && fresh?.has(planned.name)) {
+  const write = async (item: PlannedWrite, fresh: ReadonlySet<string> | undefined): Promise<void> => {
+    if (item.action !== 'unmark' && fresh?.has(item.name)) {
       stats.keptOnRecheck += 1;
       return;
     }
-    if (planned.action === 'delete') {
-      if (await writer.delete(planned.name, planned.precondition)) stats.deleted += 1;
+    if (item.action === 'delete') {
+      if (await writer.delete(item.name, item.precondition)) stats.deleted += 1;
       return;
     }
-    const value = planned.action === 'mark' ? (planned.markValue ?? null) : null;
-    if (await writer.annotate(planned.name, planned.precondition, value)) stats[planned.action === 'mark' ? 'marked' : 'unmarked'] += 1;
+    const value = item.action === 'mark' ? (item.markValue ?? null) : null;
+    if (await writer.annotate(item.name, item.precondition, value)) stats[item.action === 'mark' ? 'marked' : 'unmarked'] += 1;
   };
 
   // A rollback or a pin may name a revision after the references were listed (a pin
