@@ -34,8 +34,14 @@ const SETUP_TIMEOUT_MS = 600_000;
 const PROGRESS_EVERY_MS = 5_000;
 /** A change not seen on the watch by then is read back once a tick. */
 const READ_BACK_AFTER_MS = 2_000;
-/** Clusters set up at once. */
-const SETUP_CONCURRENCY = 50;
+/**
+ * Clusters whose objects are being created at once. Their pins are awaited apart, all
+ * together: a pin that met a held lease waits for the hint queue's redelivery (minutes, as
+ * deployed), and must not hold up the creation of the clusters after it.
+ */
+const SETUP_CONCURRENCY = 10;
+/** How often setup reads back whether a cluster's two InferenceServices are pinned (in-process, not counted). */
+const SETUP_POLL_MS = 2_000;
 const SETUP_ATTEMPTS = 12;
 const CAPACITY_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand', 'TransactGetItemsCommand']);
 const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
@@ -131,10 +137,10 @@ async function ensure(client: ClusterClient, type: (typeof Resources)[keyof type
   }
 }
 
-/** Counts the plane's DynamoDB commands and the capacity units DynamoDB reports for them. */
+/** Counts the plane's DynamoDB commands (functions' and forwarders' clients) and the capacity units DynamoDB reports for them. */
 function countDynamoDb(plane: ControlPlane): SimulationReport['dynamoDb'] {
   const counts: SimulationReport['dynamoDb'] = { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, unitsReported: false, byCommand: {}, perChange: 0, floorPerChange: 0 };
-  plane.dynamoClient.middlewareStack.add(
+  for (const client of [plane.dynamoClient, plane.forwarderDynamoClient]) client.middlewareStack.add(
     (next, context) => async (args) => {
       const command = (context as { commandName?: string }).commandName ?? 'unknown';
       const input = args.input as Record<string, unknown>;
@@ -299,38 +305,59 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // Setup: a runtime and two pinned InferenceServices per cluster, not measured.
     const setupBegan = Date.now();
     for (const cluster of clusters) void watchCluster(cluster);
-    let setUp = 0;
-    const setupOne = async (cluster: SimCluster): Promise<void> => {
+    const failedSetup = new Set<SimCluster>();
+    const leaveOut = (cluster: SimCluster, error: unknown): void => {
+      failedSetup.add(cluster);
+      progress(`simulate  ${cluster.id}: left out, its setup failed: ${error instanceof Error ? error.message : String(error)}`);
+    };
+    const createOne = async (cluster: SimCluster): Promise<void> => {
       await ensure(cluster.client, Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
       await ensure(cluster.client, Resources.servingRuntimes, { apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: RUNTIME, namespace: NAMESPACE }, spec: runtimeSpec(0) });
       for (const name of [MAIN, PINNED]) await ensure(cluster.client, Resources.inferenceServices, inferenceService(name));
+    };
+    let pinnedCount = 0;
+    const waitPinned = async (cluster: SimCluster): Promise<void> => {
       const deadline = Date.now() + SETUP_TIMEOUT_MS;
+      // Spread the reads of a thousand clusters over the poll interval (not the seeded mix).
+      await delay(Math.floor(Math.random() * SETUP_POLL_MS));
       for (;;) {
         const pinned = await Promise.all([MAIN, PINNED].map(async (name) => statusOf(await cluster.client.get(Resources.inferenceServices, NAMESPACE, name)).pinnedRevisionName ?? ''));
         if (pinned.every(Boolean)) {
           cluster.pinnedRevision = pinned[1] ?? '';
           cluster.revisions = [...new Set(pinned)];
-          break;
+          pinnedCount += 1;
+          return;
         }
         if (Date.now() > deadline) throw new Error(`${cluster.id}: ${MAIN} and ${PINNED} were not pinned within ${SETUP_TIMEOUT_MS / 1000} s`);
-        await delay(500);
+        await delay(SETUP_POLL_MS);
       }
-      setUp += 1;
-      if (setUp % 50 === 0) progress(`simulate  ${setUp}/${clusters.length} clusters set up (${((Date.now() - setupBegan) / 1000).toFixed(0)} s)`);
     };
     const queue = [...clusters];
-    const failedSetup = new Set<SimCluster>();
-    await Promise.all(
-      Array.from({ length: Math.min(SETUP_CONCURRENCY, clusters.length) }, async () => {
-        for (let next = queue.shift(); next; next = queue.shift()) {
-          const cluster = next;
-          await setupOne(cluster).catch((error: unknown) => {
-            failedSetup.add(cluster);
-            progress(`simulate  ${cluster.id}: left out, its setup failed: ${error instanceof Error ? error.message : String(error)}`);
-          });
-        }
-      }),
+    const pins: Array<Promise<void>> = [];
+    let created = 0;
+    const setupProgress = setInterval(
+      () => progress(`simulate  setup: ${created}/${clusters.length} clusters' objects created, ${pinnedCount} pinned, ${failedSetup.size} left out (${((Date.now() - setupBegan) / 1000).toFixed(0)} s)`),
+      PROGRESS_EVERY_MS,
     );
+    try {
+      await Promise.all(
+        Array.from({ length: Math.min(SETUP_CONCURRENCY, clusters.length) }, async () => {
+          for (let next = queue.shift(); next; next = queue.shift()) {
+            const cluster = next;
+            try {
+              await createOne(cluster);
+              created += 1;
+              pins.push(waitPinned(cluster).catch((error: unknown) => leaveOut(cluster, error)));
+            } catch (error) {
+              leaveOut(cluster, error);
+            }
+          }
+        }),
+      );
+      await Promise.all(pins);
+    } finally {
+      clearInterval(setupProgress);
+    }
     const setupSeconds = (Date.now() - setupBegan) / 1000;
     // Changes go to the clusters that were set up; the rest keep being watched and counted.
     const active = clusters.filter((cluster) => !failedSetup.has(cluster));
