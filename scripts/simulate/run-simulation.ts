@@ -18,6 +18,8 @@ import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-e
 import { Resources } from '../../shared/model/resources';
 import type { ClusterClient, KubeObject, WatchEvent } from '../../shared/ports/cluster';
 import { buildSeedRuntimeSpec } from '../../test/runtime/fixtures/seed-runtime';
+import { FAN_OUT_RUNTIME, prepareFanOut, runSweeps } from './sweeps';
+import type { SweepCluster, SweepReport } from './sweeps';
 import { CHANGE_FLOORS, CHANGE_KINDS, createPrng, drawChangeKind, floorOfMix, percentile } from './figures';
 import type { ChangeFloor, ChangeKind } from './figures';
 
@@ -42,6 +44,8 @@ const READ_BACK_AFTER_MS = 2_000;
 const SETUP_CONCURRENCY = 10;
 /** How often setup reads back whether a cluster's two InferenceServices are pinned (in-process, not counted). */
 const SETUP_POLL_MS = 2_000;
+const DEFAULT_FAN_OUT = 100;
+const DEFAULT_GC_REVISIONS = 40;
 const SETUP_ATTEMPTS = 12;
 const CAPACITY_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand', 'TransactGetItemsCommand']);
 const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
@@ -54,6 +58,10 @@ export interface SimulationOptions {
   rate: number;
   seed: number;
   shards?: number;
+  /** InferenceServices of the drift fan-out sweep (default 100; 0 leaves both sweeps out). */
+  fanOut?: number;
+  /** Old revisions the GC sweep finds (default 40). */
+  gcRevisions?: number;
   /** Progress lines (stderr in the command). */
   progress: (line: string) => void;
 }
@@ -79,6 +87,8 @@ export interface SimulationReport {
   logs: { bytes: number; perChange: number };
   memory: { rssBeforeBytes: number; rssAfterStartBytes: number; heapBeforeBytes: number; heapAfterStartBytes: number; perClusterBytes: number; note: string };
   floors: Record<ChangeKind, ChangeFloor>;
+  /** The drift fan-out and GC sweeps in one cluster after the measured window; null when left out. */
+  sweeps: SweepReport | null;
 }
 
 interface Pending {
@@ -114,12 +124,12 @@ function runtimeSpec(edit: number): Record<string, unknown> {
   return JSON.parse(JSON.stringify(buildSeedRuntimeSpec('0.9')).replace('--mem-frac=0.9', `--mem-frac=${memFrac}`)) as Record<string, unknown>;
 }
 
-function inferenceService(name: string, revision?: string): KubeObject {
+function inferenceService(name: string, revision?: string, runtime = RUNTIME): KubeObject {
   return {
     apiVersion: 'ome.io/v1beta1',
     kind: 'InferenceService',
     metadata: { name, namespace: NAMESPACE },
-    spec: { model: { name }, runtime: { name: RUNTIME, kind: 'ServingRuntime', autoSync: false, ...(revision ? { revision } : {}) }, engine: { minReplicas: 1, maxReplicas: 1 } },
+    spec: { model: { name }, runtime: { name: runtime, kind: 'ServingRuntime', autoSync: false, ...(revision ? { revision } : {}) }, engine: { minReplicas: 1, maxReplicas: 1 } },
   };
 }
 
@@ -171,6 +181,47 @@ function countDynamoDb(plane: ControlPlane): SimulationReport['dynamoDb'] {
   return counts;
 }
 
+/**
+ * The sweeps' cluster (`cluster`, the first one set up) with the fan-out runtime and its
+ * InferenceServices pinned; undefined when the sweeps are left out (`fanOut` 0).
+ */
+async function prepareSweepCluster(plane: ControlPlane, cluster: SimCluster | undefined, options: SimulationOptions, progress: (line: string) => void): Promise<SweepCluster | undefined> {
+  const fanOut = options.fanOut ?? DEFAULT_FAN_OUT;
+  const served = plane.clusters.find((candidate) => candidate.id === cluster?.id);
+  if (fanOut <= 0 || !served?.client || !served.accessLog || !served.requestCounts) return undefined;
+  const sweepCluster: SweepCluster = { id: served.id, client: served.client, accessLog: served.accessLog, requestCounts: served.requestCounts };
+  progress(`simulate  setting up the drift fan-out in ${sweepCluster.id}: ${FAN_OUT_RUNTIME} and ${fanOut} InferenceServices`);
+  await prepareFanOut(
+    sweepCluster,
+    NAMESPACE,
+    fanOut,
+    { runtimeSpec, inferenceService: (name, runtime) => inferenceService(name, undefined, runtime), ensure: (type, object) => ensure(sweepCluster.client, type, object) },
+    progress,
+  );
+  return sweepCluster;
+}
+
+/** The clusters that take changes: every one set up, but the sweeps' when there are others. */
+function changeClustersOf(setUp: SimCluster[], sweepCluster: SweepCluster | undefined): SimCluster[] {
+  return setUp.length > 1 && sweepCluster ? setUp.filter((cluster) => cluster.id !== sweepCluster.id) : setUp;
+}
+
+function sweepInputOf(plane: ControlPlane, cluster: SweepCluster, options: SimulationOptions, invocationsOf: (functionName: string) => number): Parameters<typeof runSweeps>[0] {
+  const { config } = plane.app;
+  return {
+    cluster,
+    namespace: NAMESPACE,
+    omeNamespace: config.omeNamespace,
+    fanOut: options.fanOut ?? DEFAULT_FAN_OUT,
+    gcRevisions: options.gcRevisions ?? DEFAULT_GC_REVISIONS,
+    retention: config.revisionRetention,
+    limits: { latencyMs: options.latencyMs, qps: config.kubeApiQps ?? Infinity, burst: config.kubeApiBurst ?? 0 },
+    runtimeSpec,
+    invocationsOf,
+    progress: options.progress,
+  };
+}
+
 function hintsOf(event: unknown): HintDetail[] {
   if (isSqsEvent(event as never)) {
     return (event as { Records: Array<{ body: string }> }).Records.map((record) => (JSON.parse(record.body) as EventBridgeEnvelope<HintDetail>).detail);
@@ -179,12 +230,77 @@ function hintsOf(event: unknown): HintDetail[] {
   return detail && typeof detail === 'object' && 'clusterId' in detail ? [detail] : [];
 }
 
+/**
+ * Setup, not measured: a runtime and two InferenceServices per cluster, created
+ * SETUP_CONCURRENCY clusters at a time, then every cluster's pins awaited together.
+ * Returns the clusters left out because their setup failed.
+ */
+async function setUpFleet(clusters: SimCluster[], progress: (line: string) => void): Promise<Set<SimCluster>> {
+  const setupBegan = Date.now();
+  const failedSetup = new Set<SimCluster>();
+  const leaveOut = (cluster: SimCluster, error: unknown): void => {
+    failedSetup.add(cluster);
+    progress(`simulate  ${cluster.id}: left out, its setup failed: ${error instanceof Error ? error.message : String(error)}`);
+  };
+  const createOne = async (cluster: SimCluster): Promise<void> => {
+    await ensure(cluster.client, Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    await ensure(cluster.client, Resources.servingRuntimes, { apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: RUNTIME, namespace: NAMESPACE }, spec: runtimeSpec(0) });
+    for (const name of [MAIN, PINNED]) await ensure(cluster.client, Resources.inferenceServices, inferenceService(name));
+  };
+  let pinnedCount = 0;
+  const waitPinned = async (cluster: SimCluster): Promise<void> => {
+    const deadline = Date.now() + SETUP_TIMEOUT_MS;
+    // Spread the reads of a thousand clusters over the poll interval (not the seeded mix).
+    await delay(Math.floor(Math.random() * SETUP_POLL_MS));
+    for (;;) {
+      const pinned = await Promise.all([MAIN, PINNED].map(async (name) => statusOf(await cluster.client.get(Resources.inferenceServices, NAMESPACE, name)).pinnedRevisionName ?? ''));
+      if (pinned.every(Boolean)) {
+        cluster.pinnedRevision = pinned[1] ?? '';
+        cluster.revisions = [...new Set(pinned)];
+        pinnedCount += 1;
+        return;
+      }
+      if (Date.now() > deadline) throw new Error(`${cluster.id}: ${MAIN} and ${PINNED} were not pinned within ${SETUP_TIMEOUT_MS / 1000} s`);
+      await delay(SETUP_POLL_MS);
+    }
+  };
+  const queue = [...clusters];
+  const pins: Array<Promise<void>> = [];
+  let created = 0;
+  const setupProgress = setInterval(
+    () => progress(`simulate  setup: ${created}/${clusters.length} clusters' objects created, ${pinnedCount} pinned, ${failedSetup.size} left out (${((Date.now() - setupBegan) / 1000).toFixed(0)} s)`),
+    PROGRESS_EVERY_MS,
+  );
+  try {
+    await Promise.all(
+      Array.from({ length: Math.min(SETUP_CONCURRENCY, clusters.length) }, async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          const cluster = next;
+          try {
+            await createOne(cluster);
+            created += 1;
+            pins.push(waitPinned(cluster).catch((error: unknown) => leaveOut(cluster, error)));
+          } catch (error) {
+            leaveOut(cluster, error);
+          }
+        }
+      }),
+    );
+    await Promise.all(pins);
+  } finally {
+    clearInterval(setupProgress);
+  }
+  return failedSetup;
+}
+
 /** Runs the simulation and returns its report; stops everything it started. */
 export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
   const startedAt = new Date();
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-simulate-'));
   const byFunction: Record<string, FunctionCount> = {};
   const eventIds = new Set<string>();
+  /** Every invocation, measured or not (the sweeps count theirs). */
+  const invocationCounts: Record<string, number> = {};
   const clusterByIdMap = new Map<string, SimCluster>();
   let logBytes = 0;
   let measuring = false;
@@ -203,6 +319,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       try {
         return await target(event, context);
       } finally {
+        invocationCounts[functionName] = (invocationCounts[functionName] ?? 0) + 1;
         if (measuring) {
           const entry = (byFunction[functionName] ??= { invocations: 0, durationMs: 0 });
           entry.invocations += 1;
@@ -305,63 +422,13 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // Setup: a runtime and two pinned InferenceServices per cluster, not measured.
     const setupBegan = Date.now();
     for (const cluster of clusters) void watchCluster(cluster);
-    const failedSetup = new Set<SimCluster>();
-    const leaveOut = (cluster: SimCluster, error: unknown): void => {
-      failedSetup.add(cluster);
-      progress(`simulate  ${cluster.id}: left out, its setup failed: ${error instanceof Error ? error.message : String(error)}`);
-    };
-    const createOne = async (cluster: SimCluster): Promise<void> => {
-      await ensure(cluster.client, Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-      await ensure(cluster.client, Resources.servingRuntimes, { apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: RUNTIME, namespace: NAMESPACE }, spec: runtimeSpec(0) });
-      for (const name of [MAIN, PINNED]) await ensure(cluster.client, Resources.inferenceServices, inferenceService(name));
-    };
-    let pinnedCount = 0;
-    const waitPinned = async (cluster: SimCluster): Promise<void> => {
-      const deadline = Date.now() + SETUP_TIMEOUT_MS;
-      // Spread the reads of a thousand clusters over the poll interval (not the seeded mix).
-      await delay(Math.floor(Math.random() * SETUP_POLL_MS));
-      for (;;) {
-        const pinned = await Promise.all([MAIN, PINNED].map(async (name) => statusOf(await cluster.client.get(Resources.inferenceServices, NAMESPACE, name)).pinnedRevisionName ?? ''));
-        if (pinned.every(Boolean)) {
-          cluster.pinnedRevision = pinned[1] ?? '';
-          cluster.revisions = [...new Set(pinned)];
-          pinnedCount += 1;
-          return;
-        }
-        if (Date.now() > deadline) throw new Error(`${cluster.id}: ${MAIN} and ${PINNED} were not pinned within ${SETUP_TIMEOUT_MS / 1000} s`);
-        await delay(SETUP_POLL_MS);
-      }
-    };
-    const queue = [...clusters];
-    const pins: Array<Promise<void>> = [];
-    let created = 0;
-    const setupProgress = setInterval(
-      () => progress(`simulate  setup: ${created}/${clusters.length} clusters' objects created, ${pinnedCount} pinned, ${failedSetup.size} left out (${((Date.now() - setupBegan) / 1000).toFixed(0)} s)`),
-      PROGRESS_EVERY_MS,
-    );
-    try {
-      await Promise.all(
-        Array.from({ length: Math.min(SETUP_CONCURRENCY, clusters.length) }, async () => {
-          for (let next = queue.shift(); next; next = queue.shift()) {
-            const cluster = next;
-            try {
-              await createOne(cluster);
-              created += 1;
-              pins.push(waitPinned(cluster).catch((error: unknown) => leaveOut(cluster, error)));
-            } catch (error) {
-              leaveOut(cluster, error);
-            }
-          }
-        }),
-      );
-      await Promise.all(pins);
-    } finally {
-      clearInterval(setupProgress);
-    }
+    const failedSetup = await setUpFleet(clusters, progress);
     const setupSeconds = (Date.now() - setupBegan) / 1000;
     // Changes go to the clusters that were set up; the rest keep being watched and counted.
-    const active = clusters.filter((cluster) => !failedSetup.has(cluster));
-    if (active.length === 0) throw new Error('no cluster could be set up');
+    const setUpClusters = clusters.filter((cluster) => !failedSetup.has(cluster));
+    if (setUpClusters.length === 0) throw new Error('no cluster could be set up');
+    const sweepCluster = await prepareSweepCluster(plane, setUpClusters[0], options, progress);
+    const active = changeClustersOf(setUpClusters, sweepCluster);
     progress(`simulate  ${active.length} of ${clusters.length} clusters set up in ${setupSeconds.toFixed(1)} s; measuring ${options.durationMs / 1000} s at ${options.rate} changes/s`);
 
     // Measurement.
@@ -478,6 +545,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     measuring = false;
     const kubeAfter = countsOf();
 
+    // The sweeps, after the window (their requests and invocations are their own figures).
+    const sweeps = sweepCluster ? await runSweeps(sweepInputOf(plane, sweepCluster, options, (functionName) => invocationCounts[functionName] ?? 0)) : null;
+
     const completed = latencies.length;
     const floor = floorOfMix(completedByKind);
     const per = (count: number): number => (completed === 0 ? 0 : count / completed);
@@ -516,6 +586,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         note: 'rss growth from before the start to every forwarder watching, per cluster; the embedded API servers share the process, so this bounds the forwarder from above',
       },
       floors: { ...CHANGE_FLOORS },
+      sweeps,
     };
   } finally {
     measuring = false;
