@@ -106,6 +106,8 @@ export interface ControlPlaneOptions {
   workloadReadyDelayMs?: number;
   /** Passed to each embedded cluster: how long each HTTP request is held before it is served (default 0). */
   clusterLatencyMs?: number;
+  /** Passed to each embedded cluster: how often a watch gets a bookmark (its default 5 s; kube-apiserver's cache sends one a minute). */
+  clusterBookmarkIntervalMs?: number;
   /** Passed to each embedded cluster: prune fields its CRDs do not declare (default) or refuse the write. */
   unknownFields?: 'prune' | 'refuse';
   /** Misbehaviour of the bus (duplicates, reordering, delays, throttling), for tests. */
@@ -389,6 +391,7 @@ async function startEmbeddedClusters(
       ...(options.workloadReadyDelayMs === undefined ? {} : { workloadReadyDelayMs: options.workloadReadyDelayMs }),
       ...(options.unknownFields === undefined ? {} : { unknownFields: options.unknownFields }),
       ...(options.clusterLatencyMs === undefined ? {} : { latencyMs: options.clusterLatencyMs }),
+      ...(options.clusterBookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: options.clusterBookmarkIntervalMs }),
     });
     stoppers.push({ name: `cluster ${id}`, stop: () => embedded.stop() });
     const kubeconfigPath = kubeconfigPathOf(dataDir, index);

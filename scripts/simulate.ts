@@ -53,6 +53,8 @@ function parseFlags(argv: string[]): { clusters: number; latencyMs: number; dura
 }
 
 const ms = (value: number | null): string => (value === null ? '-' : `${Math.round(value)} ms`);
+/** Seconds, or milliseconds under one second. */
+const duration = (seconds: number): string => (seconds < 1 ? ms(seconds * 1000) : `${seconds.toFixed(1)} s`);
 const num = (value: number): string => (Number.isInteger(value) ? String(value) : value.toFixed(2));
 
 /** The figures, one a line, each beside its floor. */
@@ -76,9 +78,9 @@ export function formatSimulationReport(report: SimulationReport): string {
     const limit = `QPS ${sweeps.qps}, burst ${sweeps.burst}, ${sweeps.latencyMs} ms a request`;
     const { driftFanOut: fan, revisionGc: gc } = sweeps;
     rows.push(
-      [`drift fan-out, ${fan.inferenceServices} InferenceServices`, fan.seconds === null ? `${fan.items} drifted, not all` : `${fan.seconds.toFixed(1)} s`, `floor ${fan.floorSeconds.toFixed(1)} s (${limit})`],
+      [`drift fan-out, ${fan.inferenceServices} InferenceServices`, fan.seconds === null ? `${fan.items} drifted, not all` : duration(fan.seconds), `floor ${duration(fan.floorSeconds)} (${limit})`],
       ['  drift-check requests', `${fan.requests}`, `floor ${fan.floorRequests} (list, revision, ${fan.inferenceServices} status writes); ${fan.invocations} invocations, ${fan.clusterRequests} cluster requests in all`],
-      [`revision GC, ${gc.expectedMarks} of ${gc.revisionsCreated} revisions to mark`, gc.seconds === null ? `${gc.items} marked, not all` : `${gc.seconds.toFixed(1)} s`, `floor ${gc.floorSeconds.toFixed(1)} s (${limit})`],
+      [`revision GC, ${gc.expectedMarks} of ${gc.revisionsCreated} revisions to mark`, gc.seconds === null ? `${gc.items} marked, not all` : duration(gc.seconds), `floor ${duration(gc.floorSeconds)} (${limit})`],
       ['  revision-gc requests', `${gc.requests}`, `floor ${gc.floorRequests} (two lists, ${gc.expectedMarks} marks); ${gc.invocations} invocations, ${gc.clusterRequests} cluster requests in all`],
     );
   }

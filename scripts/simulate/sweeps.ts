@@ -70,10 +70,13 @@ export interface SweepReport {
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The least time `requests` take under the rate limit (a full bucket to start with) and the latency. */
-export function floorSecondsOf(requests: number, limits: SweepLimits): number {
+/**
+ * The least time `requests` take under the rate limit (a full bucket to start with), and
+ * at least `roundTrips` requests one after another at the injected latency.
+ */
+export function floorSecondsOf(requests: number, roundTrips: number, limits: SweepLimits): number {
   const throttled = Math.max(0, requests - limits.burst) / limits.qps;
-  return Math.max(throttled, limits.latencyMs / 1000);
+  return Math.max(throttled, (roundTrips * limits.latencyMs) / 1000);
 }
 
 function isDrifted(object: KubeObject): boolean {
@@ -185,7 +188,8 @@ export async function runSweeps(input: {
     clusterRequests: totalRequests(cluster) - fanRequestsBefore,
     invocations: input.invocationsOf('drift-check') - fanInvocationsBefore,
     floorRequests: fanFloor,
-    floorSeconds: floorSecondsOf(fanFloor, limits),
+    // The list, the revision read, then the writes side by side.
+    floorSeconds: floorSecondsOf(fanFloor, 3, limits),
   };
   progress(`simulate  drift fan-out in ${cluster.id}: ${drifted}/${input.fanOut} drifted in ${fanSeconds === null ? '-' : fanSeconds.toFixed(1)} s, ${fanRequests.requests} drift-check requests (floor ${fanFloor})`);
 
@@ -226,7 +230,8 @@ export async function runSweeps(input: {
     clusterRequests: totalRequests(cluster) - gcRequestsBefore,
     invocations: input.invocationsOf('revision-gc') - gcInvocationsBefore,
     floorRequests: gcFloor,
-    floorSeconds: floorSecondsOf(gcFloor, limits),
+    // The two lists side by side, then the marks.
+    floorSeconds: floorSecondsOf(gcFloor, 2, limits),
   };
   progress(`simulate  revision GC in ${cluster.id}: ${marked}/${expectedMarks} marked in ${gcSeconds === null ? '-' : gcSeconds.toFixed(1)} s, ${gcRequests.requests} revision-gc requests (floor ${gcFloor})`);
   return { cluster: cluster.id, qps: limits.qps, burst: limits.burst, latencyMs: limits.latencyMs, driftFanOut, revisionGc };
