@@ -183,7 +183,7 @@ function countDynamoDb(plane: ControlPlane): SimulationReport['dynamoDb'] {
 }
 
 /**
- * The sweeps' cluster (`cluster`, the first one set up) with the fan-out runtime and its
+ * The sweeps' cluster (`cluster`, the fleet's first) with the fan-out runtime and its
  * InferenceServices pinned; undefined when the sweeps are left out (`fanOut` 0).
  */
 async function prepareSweepCluster(plane: ControlPlane, cluster: SimCluster | undefined, options: SimulationOptions, progress: (line: string) => void): Promise<SweepCluster | undefined> {
@@ -192,6 +192,7 @@ async function prepareSweepCluster(plane: ControlPlane, cluster: SimCluster | un
   if (fanOut <= 0 || !served?.client || !served.accessLog || !served.requestCounts) return undefined;
   const sweepCluster: SweepCluster = { id: served.id, client: served.client, accessLog: served.accessLog, requestCounts: served.requestCounts };
   progress(`simulate  setting up the drift fan-out in ${sweepCluster.id}: ${FAN_OUT_RUNTIME} and ${fanOut} InferenceServices`);
+  await ensure(sweepCluster.client, Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   await prepareFanOut(
     sweepCluster,
     NAMESPACE,
@@ -425,12 +426,18 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // Setup: a runtime and two pinned InferenceServices per cluster, not measured.
     const setupBegan = Date.now();
     for (const cluster of clusters) void watchCluster(cluster);
-    const failedSetup = await setUpFleet(clusters, progress);
+    // The sweeps' cluster (the first) is prepared alongside, so its pins' waits overlap the fleet's.
+    const [failedSetup, sweepCluster] = await Promise.all([
+      setUpFleet(clusters, progress),
+      prepareSweepCluster(plane, clusters[0], options, progress).catch((error: unknown) => {
+        progress(`simulate  the sweeps are left out, their setup failed: ${error instanceof Error ? error.message : String(error)}`);
+        return undefined;
+      }),
+    ]);
     const setupSeconds = (Date.now() - setupBegan) / 1000;
     // Changes go to the clusters that were set up; the rest keep being watched and counted.
     const setUpClusters = clusters.filter((cluster) => !failedSetup.has(cluster));
     if (setUpClusters.length === 0) throw new Error('no cluster could be set up');
-    const sweepCluster = await prepareSweepCluster(plane, setUpClusters[0], options, progress);
     const active = changeClustersOf(setUpClusters, sweepCluster);
     progress(
       `simulate  ${setUpClusters.length} of ${clusters.length} clusters set up in ${setupSeconds.toFixed(1)} s; measuring ${options.durationMs / 1000} s at ${options.rate} changes/s over ${active.length}${sweepCluster ? ` (${sweepCluster.id} kept for the sweeps)` : ''}`,

@@ -120,11 +120,11 @@ export async function prepareFanOut(
     }),
   );
   const deadline = Date.now() + SWEEP_TIMEOUT_MS;
-  for (;;) {
+  for (let polls = 0; ; polls += 1) {
     const pinned = (await fanOutServices(cluster, namespace)).filter((object) => pinnedOf(object) !== '').length;
     if (pinned >= count) return;
     if (Date.now() > deadline) throw new Error(`${cluster.id}: ${pinned} of ${count} fan-out InferenceServices pinned within ${SWEEP_TIMEOUT_MS / 1000} s`);
-    progress(`simulate  fan-out setup in ${cluster.id}: ${pinned}/${count} pinned`);
+    if (polls % 5 === 0) progress(`simulate  fan-out setup in ${cluster.id}: ${pinned}/${count} pinned`);
     await delay(2_000);
   }
 }
