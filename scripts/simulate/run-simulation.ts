@@ -43,7 +43,7 @@ const READ_BACK_AFTER_MS = 2_000;
  */
 const SETUP_CONCURRENCY = 10;
 /** How often setup reads back whether a cluster's two InferenceServices are pinned (in-process, not counted). */
-const SETUP_POLL_MS = 2_000;
+const SETUP_POLL_MS = 5_000;
 const DEFAULT_FAN_OUT = 100;
 const BOOKMARK_INTERVAL_MS = 60_000;
 const DEFAULT_GC_REVISIONS = 40;
