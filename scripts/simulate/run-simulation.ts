@@ -301,7 +301,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-simulate-'));
   const byFunction: Record<string, FunctionCount> = {};
   const eventIds = new Set<string>();
-  /** Every invocation, measured or not (the sweeps count theirs). */
+  /** Every invocation, measured or not, by `<function>@<cluster>` of the hints it carried (the sweeps count their cluster's). */
   const invocationCounts: Record<string, number> = {};
   const clusterByIdMap = new Map<string, SimCluster>();
   let logBytes = 0;
@@ -321,7 +321,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       try {
         return await target(event, context);
       } finally {
-        invocationCounts[functionName] = (invocationCounts[functionName] ?? 0) + 1;
+        for (const clusterId of new Set(hintsOf(event).map((hint) => hint.clusterId))) {
+          const key = `${functionName}@${clusterId}`;
+          invocationCounts[key] = (invocationCounts[key] ?? 0) + 1;
+        }
         if (measuring) {
           const entry = (byFunction[functionName] ??= { invocations: 0, durationMs: 0 });
           entry.invocations += 1;
@@ -558,7 +561,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const kubeAfter = countsOf();
 
     // The sweeps, after the window (their requests and invocations are their own figures).
-    const sweeps = sweepCluster ? await runSweeps(sweepInputOf(plane, sweepCluster, options, (functionName) => invocationCounts[functionName] ?? 0)) : null;
+    const sweeps = sweepCluster ? await runSweeps(sweepInputOf(plane, sweepCluster, options, (functionName) => invocationCounts[`${functionName}@${sweepCluster.id}`] ?? 0)) : null;
 
     const completed = latencies.length;
     const floor = floorOfMix(completedByKind);

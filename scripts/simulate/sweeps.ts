@@ -53,6 +53,7 @@ export interface SweepFigure {
   byVerb: Record<string, number>;
   /** Every request the cluster received meanwhile, all functions and the forwarder included. */
   clusterRequests: number;
+  /** Invocations of the sweep's function for hints of this cluster. */
   invocations: number;
   floorRequests: number;
   /** The floor's requests at the rate limit after its burst, and at least one round trip. */
@@ -141,7 +142,7 @@ async function revisionsOfFanOut(cluster: SweepCluster, omeNamespace: string): P
 
 /**
  * Runs both sweeps in `cluster` (prepared with `prepareFanOut`) and returns their figures.
- * `invocationsOf` counts a function's invocations since the phase began.
+ * `invocationsOf` counts a function's invocations for this cluster's hints so far.
  */
 export async function runSweeps(input: {
   cluster: SweepCluster;
