@@ -30,7 +30,7 @@ import { loadConfig } from '../shared/config';
 import { ConcurrencyLimit, assignShard, listWatchedResources, recordingLogger, runForwarder, runForwarderShard } from '../shared/forwarder';
 import type { ForwarderLogger } from '../shared/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
-import type { ClusterMode, ClusterRecord } from '../shared/ports/store';
+import type { ClusterMode, ClusterRecord, Stores } from '../shared/ports/store';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
@@ -68,6 +68,17 @@ const SHARD_RESCAN_MS = 2_000;
  */
 const LOCAL_DYNAMODB_CONNECTION_TIMEOUT_MS = 5_000;
 const LOCAL_DYNAMODB_REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * DynamoDB calls in flight at once from the functions, and apart from them from the
+ * forwarders (leases, checkpoints, registry scans). DynamoDB Local answers about as many
+ * calls a second at 16 in flight as at 1,000 (one JVM, one database), so more only moves
+ * the queue into it; the rest wait in this process, where no SDK timer runs, instead of
+ * timing out in the socket pool and coming back as retries. The forwarders' own client
+ * keeps lease renewals from queueing behind a burst of function calls, as each shard's
+ * invocation has its own client in AWS.
+ */
+const LOCAL_DYNAMODB_CONCURRENCY = 32;
+const LOCAL_FORWARDER_DYNAMODB_CONCURRENCY = 16;
 
 const WEBHOOK_CONFIGURATIONS: ResourceType = {
   group: 'admissionregistration.k8s.io',
@@ -95,6 +106,8 @@ export interface ControlPlaneOptions {
   workloadReadyDelayMs?: number;
   /** Passed to each embedded cluster: how long each HTTP request is held before it is served (default 0). */
   clusterLatencyMs?: number;
+  /** Passed to each embedded cluster: how often a watch gets a bookmark (its default 5 s; kube-apiserver's cache sends one a minute). */
+  clusterBookmarkIntervalMs?: number;
   /** Passed to each embedded cluster: prune fields its CRDs do not declare (default) or refuse the write. */
   unknownFields?: 'prune' | 'refuse';
   /** Misbehaviour of the bus (duplicates, reordering, delays, throttling), for tests. */
@@ -145,8 +158,10 @@ export interface ControlPlane {
   functions: string[];
   bus: LocalBus;
   dynamoDbEndpoint: string;
-  /** The client every store uses (the simulation counts its commands with a middleware). */
+  /** The client the functions' stores use (the simulation counts its commands with a middleware). */
   dynamoClient: ReturnType<typeof createDynamoClient>;
+  /** The forwarders' own client: leases, checkpoints and registry scans. */
+  forwarderDynamoClient: ReturnType<typeof createDynamoClient>;
   tableName: string;
   app: AppContext;
   /** Where the admission webhook is served, when its handler exists. */
@@ -214,6 +229,7 @@ async function startParts(
   const [dynamoStart, clustersStart] = await Promise.allSettled([
     startDynamo(log).then((started) => {
       stoppers.unshift({ name: 'DynamoDB client', stop: async () => started.client.destroy() });
+      stoppers.unshift({ name: 'forwarder DynamoDB client', stop: async () => started.forwarderClient.destroy() });
       stoppers.unshift({ name: 'DynamoDB Local', stop: () => started.local.stop() });
       return started;
     }),
@@ -250,7 +266,8 @@ async function startParts(
 
   const shardCount = app.config.forwarderShards ?? 1;
   const listed = new Set<string>();
-  const forwarders = startForwarders(app, bus, busName, log, (clusterId, resource) => listed.add(`${clusterId}/${resource}`));
+  const forwarderStores = createDynamoStores(dynamo.forwarderClient, { tableName: LOCAL_TABLE_NAME });
+  const forwarders = startForwarders(app, forwarderStores, bus, busName, log, (clusterId, resource) => listed.add(`${clusterId}/${resource}`));
   stoppers.push({ name: 'forwarders', stop: () => forwarders.stop() });
   await waitUntilWatching(clusters, listed, shardCount, log);
 
@@ -284,6 +301,7 @@ async function startParts(
     bus,
     dynamoDbEndpoint: dynamo.local.endpoint,
     dynamoClient: dynamo.client,
+    forwarderDynamoClient: dynamo.forwarderClient,
     tableName: LOCAL_TABLE_NAME,
     app,
     ...(webhookUrl ? { webhookUrl } : {}),
@@ -295,7 +313,9 @@ async function startParts(
 // DynamoDB Local
 // ---------------------------------------------------------------------------------------
 
-async function startDynamo(log: (line: string) => void): Promise<{ local: DynamoDbLocal; client: ReturnType<typeof createDynamoClient> }> {
+type DynamoClient = ReturnType<typeof createDynamoClient>;
+
+async function startDynamo(log: (line: string) => void): Promise<{ local: DynamoDbLocal; client: DynamoClient; forwarderClient: DynamoClient }> {
   const started = Date.now();
   let local: DynamoDbLocal;
   try {
@@ -306,16 +326,21 @@ async function startDynamo(log: (line: string) => void): Promise<{ local: Dynamo
       { cause: error },
     );
   }
-  const client = createDynamoClient({
-    endpoint: local.endpoint,
-    region: LOCAL_REGION,
-    connectionTimeoutMs: LOCAL_DYNAMODB_CONNECTION_TIMEOUT_MS,
-    requestTimeoutMs: LOCAL_DYNAMODB_REQUEST_TIMEOUT_MS,
-  });
+  const localClient = (maxConcurrentRequests: number): DynamoClient =>
+    createDynamoClient({
+      endpoint: local.endpoint,
+      region: LOCAL_REGION,
+      connectionTimeoutMs: LOCAL_DYNAMODB_CONNECTION_TIMEOUT_MS,
+      requestTimeoutMs: LOCAL_DYNAMODB_REQUEST_TIMEOUT_MS,
+      maxConcurrentRequests,
+    });
+  const client = localClient(LOCAL_DYNAMODB_CONCURRENCY);
+  const forwarderClient = localClient(LOCAL_FORWARDER_DYNAMODB_CONCURRENCY);
   try {
     await ensureTable(client, LOCAL_TABLE_NAME);
   } catch (error) {
     client.destroy();
+    forwarderClient.destroy();
     await local.stop();
     throw new ControlPlaneStartError(`could not create table ${LOCAL_TABLE_NAME} in DynamoDB Local: ${messageOf(error)}`, { cause: error });
   }
@@ -323,7 +348,7 @@ async function startDynamo(log: (line: string) => void): Promise<{ local: Dynamo
   if (!local.loopbackOnly) {
     log(`dynamodb     warning: DynamoDB Local listens on every interface without authentication: anyone who can reach port ${local.port} of this machine can read and change the table; ${local.loopbackProblem ?? ''}`);
   }
-  return { local, client };
+  return { local, client, forwarderClient };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -366,6 +391,7 @@ async function startEmbeddedClusters(
       ...(options.workloadReadyDelayMs === undefined ? {} : { workloadReadyDelayMs: options.workloadReadyDelayMs }),
       ...(options.unknownFields === undefined ? {} : { unknownFields: options.unknownFields }),
       ...(options.clusterLatencyMs === undefined ? {} : { latencyMs: options.clusterLatencyMs }),
+      ...(options.clusterBookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: options.clusterBookmarkIntervalMs }),
     });
     stoppers.push({ name: `cluster ${id}`, stop: () => embedded.stop() });
     const kubeconfigPath = kubeconfigPathOf(dataDir, index);
@@ -539,6 +565,7 @@ function forwarderLogger(clusterId: string, log: (line: string) => void): Forwar
  */
 function startForwarders(
   app: AppContext,
+  stores: Stores,
   bus: LocalBus,
   busName: string,
   log: (line: string) => void,
@@ -564,8 +591,8 @@ function startForwarders(
           clusterId,
           cluster: handle.client,
           publisher,
-          leases: app.stores.leases,
-          checkpoints: app.stores.checkpoints,
+          leases: stores.leases,
+          checkpoints: stores.checkpoints,
           omeNamespace: handle.omeNamespace,
           holderId: `${holderId}-${clusterId}`,
           signal,
@@ -576,11 +603,11 @@ function startForwarders(
             streams.add(resource);
             if (streams.size >= resources.length) started();
           },
-          logger: recordingLogger(forwarderLogger(clusterId, log), (message) => app.stores.checkpoints.recordForwarderError(clusterId, message)),
+          logger: recordingLogger(forwarderLogger(clusterId, log), (message) => stores.checkpoints.recordForwarderError(clusterId, message)),
         });
       })();
       run.catch((error: unknown) => {
-        app.stores.checkpoints.recordForwarderError(clusterId, `forwarder stopped: ${messageOf(error)}`).catch(() => undefined);
+        stores.checkpoints.recordForwarderError(clusterId, `forwarder stopped: ${messageOf(error)}`).catch(() => undefined);
       });
       await Promise.race([allListed, run.then(() => undefined, () => undefined)]);
     });
@@ -590,7 +617,7 @@ function startForwarders(
     runForwarderShard({
       shard,
       shardCount,
-      listClusterIds: async () => (await app.stores.clusters.listClusters()).map((record) => record.id),
+      listClusterIds: async () => (await stores.clusters.listClusters()).map((record) => record.id),
       forwardCluster,
       rescanMs: SHARD_RESCAN_MS,
       signal: abort.signal,

@@ -1,5 +1,5 @@
 /**
- * `npm run simulate -- --clusters 1000 [--latency 5ms] [--duration 60s] [--rate N] [--seed N] [--shards N]`:
+ * `npm run simulate -- --clusters 1000 [--latency 5ms] [--duration 60s] [--rate N] [--seed N] [--shards N] [--fan-out 100] [--gc-revisions 40]`:
  * the fleet simulation (scripts/simulate/run-simulation.ts). Progress goes to stderr; the
  * figures, each beside its floor, to stdout; the whole report to
  * `reports/simulate-<timestamp>.json`, which `npm run cost` reads. docs/cost.md has a run.
@@ -14,10 +14,25 @@ import type { SimulationReport } from './simulate/run-simulation';
 
 const REPORTS_DIR = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'reports');
 
-function parseFlags(argv: string[]): { clusters: number; latencyMs: number; durationMs: number; rate: number; seed: number; shards: number | undefined } {
+function wholeNumber(flag: string, text: string | undefined, fallback: number): number {
+  const value = Number(text ?? fallback);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${flag} must be a whole number (got ${text})`);
+  return value;
+}
+
+function parseFlags(argv: string[]): { clusters: number; latencyMs: number; durationMs: number; rate: number; seed: number; shards: number | undefined; fanOut: number; gcRevisions: number } {
   const { values } = parseArgs({
     args: argv,
-    options: { clusters: { type: 'string' }, latency: { type: 'string' }, duration: { type: 'string' }, rate: { type: 'string' }, seed: { type: 'string' }, shards: { type: 'string' } },
+    options: {
+      clusters: { type: 'string' },
+      latency: { type: 'string' },
+      duration: { type: 'string' },
+      rate: { type: 'string' },
+      seed: { type: 'string' },
+      shards: { type: 'string' },
+      'fan-out': { type: 'string' },
+      'gc-revisions': { type: 'string' },
+    },
     strict: true,
   });
   const clusters = Number(values.clusters ?? 1000);
@@ -32,10 +47,14 @@ function parseFlags(argv: string[]): { clusters: number; latencyMs: number; dura
     rate,
     seed: Number(values.seed ?? 11),
     shards,
+    fanOut: wholeNumber('--fan-out', values['fan-out'], 100),
+    gcRevisions: wholeNumber('--gc-revisions', values['gc-revisions'], 40),
   };
 }
 
 const ms = (value: number | null): string => (value === null ? '-' : `${Math.round(value)} ms`);
+/** Seconds, or milliseconds under one second. */
+const duration = (seconds: number): string => (seconds < 1 ? ms(seconds * 1000) : `${seconds.toFixed(1)} s`);
 const num = (value: number): string => (Number.isInteger(value) ? String(value) : value.toFixed(2));
 
 /** The figures, one a line, each beside its floor. */
@@ -54,6 +73,17 @@ export function formatSimulationReport(report: SimulationReport): string {
     ['log bytes / change', num(logs.perChange), 'floor 0'],
     ['memory / watched cluster', `${(memory.perClusterBytes / 1e6).toFixed(2)} MB`, 'rss growth ÷ clusters (API servers included)'],
   ];
+  const sweeps = report.sweeps;
+  if (sweeps) {
+    const limit = `QPS ${sweeps.qps}, burst ${sweeps.burst}, ${sweeps.latencyMs} ms a request`;
+    const { driftFanOut: fan, revisionGc: gc } = sweeps;
+    rows.push(
+      [`drift fan-out, ${fan.inferenceServices} InferenceServices`, fan.seconds === null ? `${fan.items} drifted, not all` : duration(fan.seconds), `floor ${duration(fan.floorSeconds)} (${limit})`],
+      ['  drift-check requests', `${fan.requests}`, `floor ${fan.floorRequests} (list, revision, ${fan.inferenceServices} status writes); ${fan.invocations} invocations, ${fan.clusterRequests} cluster requests in all`],
+      [`revision GC, ${gc.expectedMarks} of ${gc.revisionsCreated} revisions to mark`, gc.seconds === null ? `${gc.items} marked, not all` : duration(gc.seconds), `floor ${duration(gc.floorSeconds)} (${limit})`],
+      ['  revision-gc requests', `${gc.requests}`, `floor ${gc.floorRequests} (two lists, ${gc.expectedMarks} marks); ${gc.invocations} invocations, ${gc.clusterRequests} cluster requests in all`],
+    );
+  }
   const width = Math.max(...rows.map(([name]) => name.length));
   const valueWidth = Math.max(...rows.map(([, value]) => value.length));
   return [

@@ -18,6 +18,8 @@ import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-e
 import { Resources } from '../../shared/model/resources';
 import type { ClusterClient, KubeObject, WatchEvent } from '../../shared/ports/cluster';
 import { buildSeedRuntimeSpec } from '../../test/runtime/fixtures/seed-runtime';
+import { FAN_OUT_RUNTIME, prepareFanOut, runSweeps } from './sweeps';
+import type { SweepCluster, SweepReport } from './sweeps';
 import { CHANGE_FLOORS, CHANGE_KINDS, createPrng, drawChangeKind, floorOfMix, percentile } from './figures';
 import type { ChangeFloor, ChangeKind } from './figures';
 
@@ -34,8 +36,17 @@ const SETUP_TIMEOUT_MS = 600_000;
 const PROGRESS_EVERY_MS = 5_000;
 /** A change not seen on the watch by then is read back once a tick. */
 const READ_BACK_AFTER_MS = 2_000;
-/** Clusters set up at once. */
-const SETUP_CONCURRENCY = 50;
+/**
+ * Clusters whose objects are being created at once. Their pins are awaited apart, all
+ * together: a pin that met a held lease waits for the hint queue's redelivery (minutes, as
+ * deployed), and must not hold up the creation of the clusters after it.
+ */
+const SETUP_CONCURRENCY = 10;
+/** How often setup reads back whether a cluster's two InferenceServices are pinned (in-process, not counted). */
+const SETUP_POLL_MS = 5_000;
+const DEFAULT_FAN_OUT = 100;
+const BOOKMARK_INTERVAL_MS = 60_000;
+const DEFAULT_GC_REVISIONS = 40;
 const SETUP_ATTEMPTS = 12;
 const CAPACITY_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand', 'TransactGetItemsCommand']);
 const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
@@ -48,6 +59,10 @@ export interface SimulationOptions {
   rate: number;
   seed: number;
   shards?: number;
+  /** InferenceServices of the drift fan-out sweep (default 100; 0 leaves both sweeps out). */
+  fanOut?: number;
+  /** Old revisions the GC sweep finds (default 40). */
+  gcRevisions?: number;
   /** Progress lines (stderr in the command). */
   progress: (line: string) => void;
 }
@@ -73,6 +88,8 @@ export interface SimulationReport {
   logs: { bytes: number; perChange: number };
   memory: { rssBeforeBytes: number; rssAfterStartBytes: number; heapBeforeBytes: number; heapAfterStartBytes: number; perClusterBytes: number; note: string };
   floors: Record<ChangeKind, ChangeFloor>;
+  /** The drift fan-out and GC sweeps in one cluster after the measured window; null when left out. */
+  sweeps: SweepReport | null;
 }
 
 interface Pending {
@@ -108,12 +125,12 @@ function runtimeSpec(edit: number): Record<string, unknown> {
   return JSON.parse(JSON.stringify(buildSeedRuntimeSpec('0.9')).replace('--mem-frac=0.9', `--mem-frac=${memFrac}`)) as Record<string, unknown>;
 }
 
-function inferenceService(name: string, revision?: string): KubeObject {
+function inferenceService(name: string, revision?: string, runtime = RUNTIME): KubeObject {
   return {
     apiVersion: 'ome.io/v1beta1',
     kind: 'InferenceService',
     metadata: { name, namespace: NAMESPACE },
-    spec: { model: { name }, runtime: { name: RUNTIME, kind: 'ServingRuntime', autoSync: false, ...(revision ? { revision } : {}) }, engine: { minReplicas: 1, maxReplicas: 1 } },
+    spec: { model: { name }, runtime: { name: runtime, kind: 'ServingRuntime', autoSync: false, ...(revision ? { revision } : {}) }, engine: { minReplicas: 1, maxReplicas: 1 } },
   };
 }
 
@@ -131,10 +148,10 @@ async function ensure(client: ClusterClient, type: (typeof Resources)[keyof type
   }
 }
 
-/** Counts the plane's DynamoDB commands and the capacity units DynamoDB reports for them. */
+/** Counts the plane's DynamoDB commands (functions' and forwarders' clients) and the capacity units DynamoDB reports for them. */
 function countDynamoDb(plane: ControlPlane): SimulationReport['dynamoDb'] {
   const counts: SimulationReport['dynamoDb'] = { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, unitsReported: false, byCommand: {}, perChange: 0, floorPerChange: 0 };
-  plane.dynamoClient.middlewareStack.add(
+  for (const client of [plane.dynamoClient, plane.forwarderDynamoClient]) client.middlewareStack.add(
     (next, context) => async (args) => {
       const command = (context as { commandName?: string }).commandName ?? 'unknown';
       const input = args.input as Record<string, unknown>;
@@ -165,6 +182,48 @@ function countDynamoDb(plane: ControlPlane): SimulationReport['dynamoDb'] {
   return counts;
 }
 
+/**
+ * The sweeps' cluster (`cluster`, the fleet's first) with the fan-out runtime and its
+ * InferenceServices pinned; undefined when the sweeps are left out (`fanOut` 0).
+ */
+async function prepareSweepCluster(plane: ControlPlane, cluster: SimCluster | undefined, options: SimulationOptions, progress: (line: string) => void): Promise<SweepCluster | undefined> {
+  const fanOut = options.fanOut ?? DEFAULT_FAN_OUT;
+  const served = plane.clusters.find((candidate) => candidate.id === cluster?.id);
+  if (fanOut <= 0 || !served?.client || !served.accessLog || !served.requestCounts) return undefined;
+  const sweepCluster: SweepCluster = { id: served.id, client: served.client, accessLog: served.accessLog, requestCounts: served.requestCounts };
+  progress(`simulate  setting up the drift fan-out in ${sweepCluster.id}: ${FAN_OUT_RUNTIME} and ${fanOut} InferenceServices`);
+  await ensure(sweepCluster.client, Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+  await prepareFanOut(
+    sweepCluster,
+    NAMESPACE,
+    fanOut,
+    { runtimeSpec, inferenceService: (name, runtime) => inferenceService(name, undefined, runtime), ensure: (type, object) => ensure(sweepCluster.client, type, object) },
+    progress,
+  );
+  return sweepCluster;
+}
+
+/** The clusters that take changes: every one set up, but the sweeps' when there are others. */
+function changeClustersOf(setUp: SimCluster[], sweepCluster: SweepCluster | undefined): SimCluster[] {
+  return setUp.length > 1 && sweepCluster ? setUp.filter((cluster) => cluster.id !== sweepCluster.id) : setUp;
+}
+
+function sweepInputOf(plane: ControlPlane, cluster: SweepCluster, options: SimulationOptions, invocationsOf: (functionName: string) => number): Parameters<typeof runSweeps>[0] {
+  const { config } = plane.app;
+  return {
+    cluster,
+    namespace: NAMESPACE,
+    omeNamespace: config.omeNamespace,
+    fanOut: options.fanOut ?? DEFAULT_FAN_OUT,
+    gcRevisions: options.gcRevisions ?? DEFAULT_GC_REVISIONS,
+    retention: config.revisionRetention,
+    limits: { latencyMs: options.latencyMs, qps: config.kubeApiQps ?? Infinity, burst: config.kubeApiBurst ?? 0 },
+    runtimeSpec,
+    invocationsOf,
+    progress: options.progress,
+  };
+}
+
 function hintsOf(event: unknown): HintDetail[] {
   if (isSqsEvent(event as never)) {
     return (event as { Records: Array<{ body: string }> }).Records.map((record) => (JSON.parse(record.body) as EventBridgeEnvelope<HintDetail>).detail);
@@ -173,12 +232,77 @@ function hintsOf(event: unknown): HintDetail[] {
   return detail && typeof detail === 'object' && 'clusterId' in detail ? [detail] : [];
 }
 
+/**
+ * Setup, not measured: a runtime and two InferenceServices per cluster, created
+ * SETUP_CONCURRENCY clusters at a time, then every cluster's pins awaited together.
+ * Returns the clusters left out because their setup failed.
+ */
+async function setUpFleet(clusters: SimCluster[], progress: (line: string) => void): Promise<Set<SimCluster>> {
+  const setupBegan = Date.now();
+  const failedSetup = new Set<SimCluster>();
+  const leaveOut = (cluster: SimCluster, error: unknown): void => {
+    failedSetup.add(cluster);
+    progress(`simulate  ${cluster.id}: left out, its setup failed: ${error instanceof Error ? error.message : String(error)}`);
+  };
+  const createOne = async (cluster: SimCluster): Promise<void> => {
+    await ensure(cluster.client, Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    await ensure(cluster.client, Resources.servingRuntimes, { apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: RUNTIME, namespace: NAMESPACE }, spec: runtimeSpec(0) });
+    for (const name of [MAIN, PINNED]) await ensure(cluster.client, Resources.inferenceServices, inferenceService(name));
+  };
+  let pinnedCount = 0;
+  const waitPinned = async (cluster: SimCluster): Promise<void> => {
+    const deadline = Date.now() + SETUP_TIMEOUT_MS;
+    // Spread the reads of a thousand clusters over the poll interval (not the seeded mix).
+    await delay(Math.floor(Math.random() * SETUP_POLL_MS));
+    for (;;) {
+      const pinned = await Promise.all([MAIN, PINNED].map(async (name) => statusOf(await cluster.client.get(Resources.inferenceServices, NAMESPACE, name)).pinnedRevisionName ?? ''));
+      if (pinned.every(Boolean)) {
+        cluster.pinnedRevision = pinned[1] ?? '';
+        cluster.revisions = [...new Set(pinned)];
+        pinnedCount += 1;
+        return;
+      }
+      if (Date.now() > deadline) throw new Error(`${cluster.id}: ${MAIN} and ${PINNED} were not pinned within ${SETUP_TIMEOUT_MS / 1000} s`);
+      await delay(SETUP_POLL_MS);
+    }
+  };
+  const queue = [...clusters];
+  const pins: Array<Promise<void>> = [];
+  let created = 0;
+  const setupProgress = setInterval(
+    () => progress(`simulate  setup: ${created}/${clusters.length} clusters' objects created, ${pinnedCount} pinned, ${failedSetup.size} left out (${((Date.now() - setupBegan) / 1000).toFixed(0)} s)`),
+    PROGRESS_EVERY_MS,
+  );
+  try {
+    await Promise.all(
+      Array.from({ length: Math.min(SETUP_CONCURRENCY, clusters.length) }, async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          const cluster = next;
+          try {
+            await createOne(cluster);
+            created += 1;
+            pins.push(waitPinned(cluster).catch((error: unknown) => leaveOut(cluster, error)));
+          } catch (error) {
+            leaveOut(cluster, error);
+          }
+        }
+      }),
+    );
+    await Promise.all(pins);
+  } finally {
+    clearInterval(setupProgress);
+  }
+  return failedSetup;
+}
+
 /** Runs the simulation and returns its report; stops everything it started. */
 export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
   const startedAt = new Date();
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-simulate-'));
   const byFunction: Record<string, FunctionCount> = {};
   const eventIds = new Set<string>();
+  /** Every invocation, measured or not, by `<function>@<cluster>` of the hints it carried (the sweeps count their cluster's). */
+  const invocationCounts: Record<string, number> = {};
   const clusterByIdMap = new Map<string, SimCluster>();
   let logBytes = 0;
   let measuring = false;
@@ -197,6 +321,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       try {
         return await target(event, context);
       } finally {
+        for (const clusterId of new Set(hintsOf(event).map((hint) => hint.clusterId))) {
+          const key = `${functionName}@${clusterId}`;
+          invocationCounts[key] = (invocationCounts[key] ?? 0) + 1;
+        }
         if (measuring) {
           const entry = (byFunction[functionName] ??= { invocations: 0, durationMs: 0 });
           entry.invocations += 1;
@@ -234,6 +362,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       dataDir,
       clusters: options.clusters,
       clusterLatencyMs: options.latencyMs,
+      // As kube-apiserver's watch cache: six watches a cluster at the embedded 5 s would be 1,200 bookmarks a second at 1,000 clusters.
+      clusterBookmarkIntervalMs: BOOKMARK_INTERVAL_MS,
       schedules: false,
       functionLogLevel: 'INFO',
       workloadReadyDelayMs: 50,
@@ -299,43 +429,22 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // Setup: a runtime and two pinned InferenceServices per cluster, not measured.
     const setupBegan = Date.now();
     for (const cluster of clusters) void watchCluster(cluster);
-    let setUp = 0;
-    const setupOne = async (cluster: SimCluster): Promise<void> => {
-      await ensure(cluster.client, Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-      await ensure(cluster.client, Resources.servingRuntimes, { apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: RUNTIME, namespace: NAMESPACE }, spec: runtimeSpec(0) });
-      for (const name of [MAIN, PINNED]) await ensure(cluster.client, Resources.inferenceServices, inferenceService(name));
-      const deadline = Date.now() + SETUP_TIMEOUT_MS;
-      for (;;) {
-        const pinned = await Promise.all([MAIN, PINNED].map(async (name) => statusOf(await cluster.client.get(Resources.inferenceServices, NAMESPACE, name)).pinnedRevisionName ?? ''));
-        if (pinned.every(Boolean)) {
-          cluster.pinnedRevision = pinned[1] ?? '';
-          cluster.revisions = [...new Set(pinned)];
-          break;
-        }
-        if (Date.now() > deadline) throw new Error(`${cluster.id}: ${MAIN} and ${PINNED} were not pinned within ${SETUP_TIMEOUT_MS / 1000} s`);
-        await delay(500);
-      }
-      setUp += 1;
-      if (setUp % 50 === 0) progress(`simulate  ${setUp}/${clusters.length} clusters set up (${((Date.now() - setupBegan) / 1000).toFixed(0)} s)`);
-    };
-    const queue = [...clusters];
-    const failedSetup = new Set<SimCluster>();
-    await Promise.all(
-      Array.from({ length: Math.min(SETUP_CONCURRENCY, clusters.length) }, async () => {
-        for (let next = queue.shift(); next; next = queue.shift()) {
-          const cluster = next;
-          await setupOne(cluster).catch((error: unknown) => {
-            failedSetup.add(cluster);
-            progress(`simulate  ${cluster.id}: left out, its setup failed: ${error instanceof Error ? error.message : String(error)}`);
-          });
-        }
+    // The sweeps' cluster (the first) is prepared alongside, so its pins' waits overlap the fleet's.
+    const [failedSetup, sweepCluster] = await Promise.all([
+      setUpFleet(clusters, progress),
+      prepareSweepCluster(plane, clusters[0], options, progress).catch((error: unknown) => {
+        progress(`simulate  the sweeps are left out, their setup failed: ${error instanceof Error ? error.message : String(error)}`);
+        return undefined;
       }),
-    );
+    ]);
     const setupSeconds = (Date.now() - setupBegan) / 1000;
     // Changes go to the clusters that were set up; the rest keep being watched and counted.
-    const active = clusters.filter((cluster) => !failedSetup.has(cluster));
-    if (active.length === 0) throw new Error('no cluster could be set up');
-    progress(`simulate  ${active.length} of ${clusters.length} clusters set up in ${setupSeconds.toFixed(1)} s; measuring ${options.durationMs / 1000} s at ${options.rate} changes/s`);
+    const setUpClusters = clusters.filter((cluster) => !failedSetup.has(cluster));
+    if (setUpClusters.length === 0) throw new Error('no cluster could be set up');
+    const active = changeClustersOf(setUpClusters, sweepCluster);
+    progress(
+      `simulate  ${setUpClusters.length} of ${clusters.length} clusters set up in ${setupSeconds.toFixed(1)} s; measuring ${options.durationMs / 1000} s at ${options.rate} changes/s over ${active.length}${sweepCluster ? ` (${sweepCluster.id} kept for the sweeps)` : ''}`,
+    );
 
     // Measurement.
     const countsOf = () =>
@@ -451,6 +560,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     measuring = false;
     const kubeAfter = countsOf();
 
+    // The sweeps, after the window (their requests and invocations are their own figures).
+    const sweeps = sweepCluster ? await runSweeps(sweepInputOf(plane, sweepCluster, options, (functionName) => invocationCounts[`${functionName}@${sweepCluster.id}`] ?? 0)) : null;
+
     const completed = latencies.length;
     const floor = floorOfMix(completedByKind);
     const per = (count: number): number => (completed === 0 ? 0 : count / completed);
@@ -489,6 +601,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         note: 'rss growth from before the start to every forwarder watching, per cluster; the embedded API servers share the process, so this bounds the forwarder from above',
       },
       floors: { ...CHANGE_FLOORS },
+      sweeps,
     };
   } finally {
     measuring = false;

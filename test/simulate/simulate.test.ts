@@ -1,18 +1,26 @@
 /**
  * A small fleet simulation through the real local services: every figure is in the report,
- * and each per-change figure is at least its floor.
+ * each per-change figure is at least its floor, and the drift fan-out and GC sweeps ran
+ * under the injected latency and the functions' rate limit.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runSimulation } from '../../scripts/simulate/run-simulation';
+import type { SimulationReport } from '../../scripts/simulate/run-simulation';
+import type { SweepReport } from '../../scripts/simulate/sweeps';
 import { formatSimulationReport } from '../../scripts/simulate';
 
-describe('Fleet simulation: 3 clusters for 5 s', () => {
-  it('reports every figure, each per-change figure at or above its floor', async () => {
-    // Act
-    const progress: string[] = [];
-    const report = await runSimulation({ clusters: 3, latencyMs: 5, durationMs: 5_000, rate: 5, seed: 1, progress: (line) => progress.push(line) });
+const FAN_OUT = 8;
+const GC_REVISIONS = 14;
 
-    // Assess
+let report: SimulationReport;
+const progress: string[] = [];
+
+beforeAll(async () => {
+  report = await runSimulation({ clusters: 3, latencyMs: 5, durationMs: 5_000, rate: 5, seed: 1, fanOut: FAN_OUT, gcRevisions: GC_REVISIONS, progress: (line) => progress.push(line) });
+}, 240_000);
+
+describe('Fleet simulation: 3 clusters for 5 s, then the sweeps', () => {
+  it('reports every figure, each per-change figure at or above its floor', () => {
     expect(report.changes.completed).toBeGreaterThan(0);
     expect(report.changes.started).toBe(report.changes.completed + report.changes.lost);
     expect(report.changes.perSecond).toBeGreaterThan(0);
@@ -30,12 +38,41 @@ describe('Fleet simulation: 3 clusters for 5 s', () => {
     expect(report.events.hintEntries).toBeGreaterThanOrEqual(report.changes.completed);
     expect(report.logs.bytes).toBeGreaterThan(0);
     expect(report.memory.perClusterBytes).toBeGreaterThan(0);
-    // Progress was shown while it ran; the printout sets each figure beside its floor.
+  });
+
+  it('shows progress while it runs and prints each figure beside its floor', () => {
     expect(progress.some((line) => line.includes('clusters set up'))).toBe(true);
+    expect(progress.some((line) => line.includes('drift fan-out in'))).toBe(true);
     const printed = formatSimulationReport(report);
     for (const figure of ['changes/s sustained', 'p50', 'p99', 'forwarder lag', 'Kubernetes requests / change', 'DynamoDB operations / change', 'invocations / change', 'memory / watched cluster']) {
       expect(printed).toContain(figure);
     }
-    expect(printed.match(/floor/g)?.length ?? 0).toBeGreaterThanOrEqual(8);
-  }, 180_000);
+    for (const figure of [`drift fan-out, ${FAN_OUT} InferenceServices`, 'drift-check requests', `revision GC, 4 of ${GC_REVISIONS}`, 'revision-gc requests']) expect(printed).toContain(figure);
+    expect(printed.match(/floor/g)?.length ?? 0).toBeGreaterThanOrEqual(12);
+  });
+
+  it('runs the drift fan-out in a cluster of its own: every InferenceService drifts, at no fewer requests than its floor', () => {
+    const sweeps = report.sweeps as SweepReport;
+    expect(sweeps).not.toBeNull();
+    expect(sweeps.qps).toBe(20);
+    expect(sweeps.latencyMs).toBe(5);
+    const fan = sweeps.driftFanOut;
+    expect(fan.items).toBe(FAN_OUT);
+    expect(fan.seconds).not.toBeNull();
+    expect(fan.floorRequests).toBe(FAN_OUT + 2);
+    expect(fan.requests).toBeGreaterThanOrEqual(fan.floorRequests);
+    expect((fan.byVerb.patch ?? 0) + (fan.byVerb.update ?? 0)).toBeGreaterThanOrEqual(FAN_OUT);
+    expect(fan.invocations).toBeGreaterThan(0);
+  });
+
+  it('runs the GC sweep there: every revision past the retention is marked, at no fewer requests than its floor', () => {
+    const gc = (report.sweeps as SweepReport).revisionGc;
+    // 14 new revisions past the 10 kept: 4 to mark (the pinned one is referenced).
+    expect(gc.expectedMarks).toBe(GC_REVISIONS - 10);
+    expect(gc.items).toBe(gc.expectedMarks);
+    expect(gc.seconds).not.toBeNull();
+    expect(gc.floorRequests).toBe(2 + gc.expectedMarks);
+    expect(gc.requests).toBeGreaterThanOrEqual(gc.floorRequests);
+    expect(gc.invocations).toBeGreaterThan(0);
+  });
 });

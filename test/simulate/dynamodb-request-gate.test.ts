@@ -1,0 +1,85 @@
+/**
+ * The local plane's DynamoDB client under a thousand forwarders starting at once: with
+ * `maxConcurrentRequests` every checkpoint load waits its turn in the process and succeeds,
+ * with the old 1 s connection timeout and no SDK retry to hide a failure, and never more
+ * calls than the limit reach DynamoDB Local at once.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
+import type { Lease } from '../../shared/ports/store';
+import { ensureTable, startDynamoDbLocal } from '../../local/dynamodb-local';
+import type { DynamoDbLocal } from '../../local/dynamodb-local';
+
+const TABLE = 'request-gate';
+const CLUSTERS = 1_000;
+const LIMIT = 16;
+
+let local: DynamoDbLocal | undefined;
+let seeding: DynamoDBDocumentClient | undefined;
+
+beforeAll(async () => {
+  local = await startDynamoDbLocal();
+  seeding = createDynamoClient({ endpoint: local.endpoint, region: 'us-east-1', requestTimeoutMs: 10_000 });
+  await ensureTable(seeding, TABLE);
+}, 120_000);
+
+afterAll(async () => {
+  seeding?.destroy();
+  await local?.stop();
+});
+
+/** Counts the calls between the gate and the wire: the most ever in flight there at once. */
+function observeInFlight(client: DynamoDBDocumentClient): { max: number; calls: number } {
+  const seen = { max: 0, calls: 0 };
+  let current = 0;
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      current += 1;
+      seen.calls += 1;
+      seen.max = Math.max(seen.max, current);
+      try {
+        return await next(args);
+      } finally {
+        current -= 1;
+      }
+    },
+    { step: 'finalizeRequest', name: 'testInFlightCounter' },
+  );
+  return seen;
+}
+
+describe('Method: createDynamoClient with maxConcurrentRequests', () => {
+  it('loads a thousand checkpoints asked for at once, each once, never more than the limit in flight', async () => {
+    // Prepare: one checkpoint per cluster, written under a lease.
+    if (!local || !seeding) throw new Error('DynamoDB Local did not start');
+    const writer = createDynamoStores(seeding, { tableName: TABLE });
+    const lease: Lease = { key: 'forwarder#seed', holder: 'seed', fencingToken: 1, expiresAt: Date.now() + 60_000 };
+    const ids = Array.from({ length: CLUSTERS }, (_, index) => `cluster-${index}`);
+    for (let start = 0; start < ids.length; start += 50) {
+      await Promise.all(ids.slice(start, start + 50).map((id) => writer.checkpoints.saveCheckpoint(id, 'inferenceservices', `rv-${id}`, lease)));
+    }
+    const gated = createDynamoClient({ endpoint: local.endpoint, region: 'us-east-1', connectionTimeoutMs: 1_000, maxAttempts: 1, maxConcurrentRequests: LIMIT });
+    const inFlight = observeInFlight(gated);
+    const reader = createDynamoStores(gated, { tableName: TABLE });
+
+    try {
+      // Act
+      const results = await Promise.allSettled(ids.map((id) => reader.checkpoints.loadCheckpoint(id, 'inferenceservices')));
+
+      // Assess
+      const failures = results.filter((result) => result.status === 'rejected');
+      expect(failures).toEqual([]);
+      expect(results.map((result) => (result.status === 'fulfilled' ? result.value : undefined))).toEqual(ids.map((id) => `rv-${id}`));
+      expect(inFlight.calls).toBe(CLUSTERS);
+      expect(inFlight.max).toBeLessThanOrEqual(LIMIT);
+      expect(inFlight.max).toBeGreaterThan(1);
+    } finally {
+      gated.destroy();
+    }
+  }, 120_000);
+
+  it('refuses a limit below one', () => {
+    expect(() => createDynamoClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', maxConcurrentRequests: 0 })).toThrow(RangeError);
+  });
+});
