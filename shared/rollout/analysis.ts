@@ -207,6 +207,24 @@ function stalled(input: AnalysisStepInput): boolean {
   return input.now.getTime() >= anchor + timeout * 1000;
 }
 
+/**
+ * Whether a step's next sample is due: the warm-up (`initialDelay` from step entry) is
+ * over and one `interval` has passed since the last consumed sample. Callers ask the
+ * executor only then, so a reconcile inside the interval (a duplicate hint, a readiness
+ * change, the sweep) queries nothing and records nothing: a sample is taken at most once
+ * per (run, step, evaluation time), and `decideAnalysisStep` consumes it only when fresh.
+ * A step not yet entered (no `stepEnteredTime`) with a warm-up is not due.
+ */
+export function isSampleDue(analysis: RolloutAnalysis, state: Pick<CanaryState, 'stepEnteredTime' | 'lastEvaluationTime'>, now: Date): boolean {
+  const delay = seconds(analysis.initialDelay);
+  if (delay > 0) {
+    const entered = timeOf(state.stepEnteredTime);
+    if (entered === undefined || now.getTime() < entered + delay * 1000) return false;
+  }
+  const last = timeOf(state.lastEvaluationTime);
+  return last === undefined || now.getTime() >= last + seconds(analysis.interval) * 1000;
+}
+
 /** Clears the per-step analysis record when a step is entered (upstream's advanceStep). */
 export function resetAnalysisRecord(state: CanaryState): void {
   state.analysisFailedChecks = 0;
