@@ -105,6 +105,7 @@ function describeSpecGroup(group: RolloutGroup, index: number, view: ExplainView
     steps = body?.spec.canary?.steps;
     if (view !== 'Declared' && !body) push(view, 'ISSUES', 'PolicyBodyUnavailable');
   }
+  if (view === 'Effective') pushAnalysis(steps, input.observed?.get(index)?.canary, push);
   pushSteps(view, steps, push);
 }
 
@@ -131,7 +132,61 @@ function describePinnedGroup(pinned: PinnedGroup, index: number, input: ExplainI
   if (traffic.length > 0) {
     push('Effective', 'TRAFFIC', traffic.map((entry) => `${entry.component}:${entry.revision}=${entry.percent}%`).join(','));
   }
+  pushAnalysis(group.canary?.steps, observed?.canary, push);
   pushSteps('Effective', group.canary?.steps, push);
+}
+
+/** How the last judged sample reads, as upstream's promote preview names the states. */
+export type AnalysisState = 'Unobserved' | 'Passing' | 'Failing' | 'Inconclusive';
+
+/**
+ * The state of a step's analysis from its record: Unobserved before any judged sample;
+ * Failing when a metric breached its threshold (it has a value and did not pass);
+ * Inconclusive when none breached but one could not be judged (no value), or the sample
+ * carried no metrics; Passing when every metric passed.
+ */
+export function analysisStateOf(canary: Pick<CanaryState, 'lastEvaluationTime' | 'metricResults'> | undefined): AnalysisState {
+  if (!canary?.lastEvaluationTime) return 'Unobserved';
+  const results = canary.metricResults ?? [];
+  if (results.length === 0) return 'Inconclusive';
+  if (results.some((result) => !result.passed && result.value !== undefined && !result.message)) return 'Failing';
+  if (results.some((result) => !result.passed)) return 'Inconclusive';
+  return 'Passing';
+}
+
+/**
+ * ANALYSIS and METRIC rows for a canary's current step, when it is an analysis step or a
+ * judged sample is on record (a rolled-back canary keeps the sample that rejected it):
+ * the state, when it was last evaluated and last conclusive, failed checks against the
+ * limit, the step's timing, then each metric of the last sample.
+ */
+function pushAnalysis(steps: readonly CanaryStep[] | undefined, canary: CanaryState | undefined, push: Push): void {
+  const all = steps ?? [];
+  if (!canary || all.length === 0) return;
+  const index = Math.min(Math.max(canary.currentStep, 0), all.length - 1);
+  const step = all[index] as CanaryStep;
+  const analysis = step.analysis;
+  if (!analysis && !canary.lastEvaluationTime) return;
+  const finished = canary.currentStep >= all.length;
+  push('Effective', 'ANALYSIS', `step=${index + 1}/${all.length}; state=${analysisStateOf(canary)}${finished ? '; finished' : ''}; evidence=Reported`);
+  push('Effective', '', `evaluated=${canary.lastEvaluationTime ?? 'never'}; conclusive=${canary.lastConclusiveEvaluationTime ?? 'never'}`);
+  const limit = analysis ? String(analysis.failureLimit) : '?';
+  push('Effective', '', `failedChecks=${canary.analysisFailedChecks ?? 0}/${limit}`);
+  if (analysis) {
+    const timing = [
+      `interval=${safeDuration(analysis.interval)}`,
+      `warmUp=${analysis.initialDelay ? safeDuration(analysis.initialDelay) : 'none'}`,
+      `bake=${step.pause?.duration ? safeDuration(step.pause.duration) : 'none'}`,
+      `onInconclusive=${analysis.onInconclusive ?? 'Hold'}`,
+    ];
+    push('Effective', '', timing.join('; '));
+  }
+  for (const result of canary.metricResults ?? []) {
+    const comparison = result.operator && result.threshold !== undefined ? `; ${result.operator} ${result.threshold}` : '';
+    const value = result.value === undefined ? '' : `; value=${result.value}`;
+    const verdict = result.passed ? 'passed' : result.value !== undefined && !result.message ? 'failed' : 'inconclusive';
+    push('Effective', 'METRIC', `${result.name}${value}${comparison}; ${verdict}${result.message ? `; message=${result.message}` : ''}`);
+  }
 }
 
 function describeRevisions(group: RolloutGroup, canary: CanaryState | undefined, input: ExplainInput): string | undefined {
