@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { Resources } from '../../shared/model/resources';
 import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
+import type { CanaryStep } from '../../shared/rollout/types';
 
 const BIN = resolve(__dirname, '../../bin');
 
@@ -31,7 +32,7 @@ function kubectl(...args: string[]): Promise<{ code: number; stdout: string; std
   });
 }
 
-const analysis = {
+const analysis: CanaryStep['analysis'] = {
   interval: '1m',
   initialDelay: '2m',
   failureLimit: 3,
@@ -41,7 +42,7 @@ const analysis = {
     { name: 'p99-latency', query: 'histogram_quantile(0.99, sum by (le) (rate(request_duration_seconds_bucket[5m])))', operator: 'LTE', threshold: '2' },
   ],
 };
-const steps = [
+const steps: CanaryStep[] = [
   { capacity: '50%', traffic: 50, pause: { duration: '10m' }, analysis },
   { capacity: '100%', traffic: 100 },
 ];
