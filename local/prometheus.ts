@@ -16,6 +16,11 @@ import { delimiter, join, resolve } from 'node:path';
 
 /** Where Debian's package puts it; then PATH is searched. */
 export const DEBIAN_PROMETHEUS_BINARY = '/usr/bin/prometheus';
+/**
+ * The functions' environment variable naming the default metrics source of canary analysis,
+ * the part upstream's `canaryAnalysis.bundledPrometheusAddress` plays.
+ */
+export const PROMETHEUS_ADDRESS_ENV = 'PROMETHEUS_ADDRESS';
 /** What to tell a user who has none. */
 export const PROMETHEUS_INSTALL_HINT = 'apt-get install prometheus';
 /** Scrape interval of tests (the default); `npm start` passes 5. */
