@@ -34,10 +34,12 @@ import type { ClusterMode, ClusterRecord } from '../shared/ports/store';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
-import type { AccessRecord, EmbeddedCluster, PruneRecord, RequestCounts } from './cluster';
+import type { AccessRecord, EmbeddedCluster, EngineMetrics, PruneRecord, RequestCounts } from './cluster';
 import { identityKubeconfigPathOf } from './function-identity';
 import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
 import type { DynamoDbLocal } from './dynamodb-local';
+import { findPrometheusBinary, PROMETHEUS_ADDRESS_ENV, PROMETHEUS_INSTALL_HINT, startPrometheus } from './prometheus';
+import type { LocalPrometheus } from './prometheus';
 import { ensureLocalWebhookKey } from './webhook-key';
 
 const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -118,6 +120,12 @@ export interface ControlPlaneOptions {
   functionLogLevel?: string;
   /** Forwarder shards the clusters are spread over (default FORWARDER_SHARDS, else 4). */
   forwarderShards?: number;
+  /**
+   * A local Prometheus scraping the embedded clusters' simulated engine pods, its address
+   * given to the functions as PROMETHEUS_ADDRESS. `npm start` asks for it with a 5 s scrape
+   * interval; tests that sample metrics pass `{}` (1 s). Default: not started.
+   */
+  prometheus?: { scrapeIntervalSeconds?: number };
 }
 
 export interface ControlPlaneCluster {
@@ -137,6 +145,8 @@ export interface ControlPlaneCluster {
   requestCounts?: () => RequestCounts;
   /** The forwarder shard that watches it (`assignShard`). */
   shard: number;
+  /** An embedded cluster's simulated engine pods' metrics: raise a revision's error ratio here (tests). */
+  engineMetrics?: EngineMetrics;
 }
 
 export interface ControlPlane {
@@ -151,6 +161,8 @@ export interface ControlPlane {
   app: AppContext;
   /** Where the admission webhook is served, when its handler exists. */
   webhookUrl?: string;
+  /** The local Prometheus, when asked for and installed (tests pause and resume it). */
+  prometheus?: LocalPrometheus;
   /** Stops everything in reverse order of start; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -227,6 +239,7 @@ async function startParts(
   const clusters = clustersStart.value;
   const stores = createDynamoStores(dynamo.client, { tableName: LOCAL_TABLE_NAME });
   for (const cluster of clusters) await stores.clusters.putCluster(cluster.record);
+  const prometheus = options.prometheus ? await startLocalPrometheus(options.prometheus, clusters, log, stoppers) : undefined;
 
   const bus = await startBus(options, log);
   stoppers.push({ name: 'local bus', stop: () => bus.stop() });
@@ -238,6 +251,7 @@ async function startParts(
     busName,
     logLevel: options.functionLogLevel,
     forwarderShards: options.forwarderShards,
+    prometheusAddress: prometheus?.address,
   });
   // Records name the kubeconfig files (kubeconfig-file); only those, the operator's own,
   // may run credential plugins (exec, auth-provider). Anything else in the table is static.
@@ -278,7 +292,9 @@ async function startParts(
       ...(identityKubeconfigPath ? { identityKubeconfigPath } : {}),
       ...(url ? { url } : {}),
       ...(client ? { client } : {}),
-      ...(embedded ? { accessLog: () => embedded.accessLog(), prunedWrites: () => embedded.prunedWrites(), requestCounts: () => embedded.requestCounts() } : {}),
+      ...(embedded
+        ? { accessLog: () => embedded.accessLog(), prunedWrites: () => embedded.prunedWrites(), requestCounts: () => embedded.requestCounts(), engineMetrics: embedded.engineMetrics }
+        : {}),
     })),
     functions,
     bus,
@@ -287,6 +303,7 @@ async function startParts(
     tableName: LOCAL_TABLE_NAME,
     app,
     ...(webhookUrl ? { webhookUrl } : {}),
+    ...(prometheus ? { prometheus } : {}),
     stop,
   };
 }
@@ -324,6 +341,43 @@ async function startDynamo(log: (line: string) => void): Promise<{ local: Dynamo
     log(`dynamodb     warning: DynamoDB Local listens on every interface without authentication: anyone who can reach port ${local.port} of this machine can read and change the table; ${local.loopbackProblem ?? ''}`);
   }
   return { local, client };
+}
+
+// ---------------------------------------------------------------------------------------
+// Prometheus
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Starts Prometheus over the embedded clusters' engine metrics. Analysis is optional: when
+ * the binary is missing or does not start, one line says so and the plane starts without it.
+ */
+async function startLocalPrometheus(
+  options: NonNullable<ControlPlaneOptions['prometheus']>,
+  clusters: StartedCluster[],
+  log: (line: string) => void,
+  stoppers: Stopper[],
+): Promise<LocalPrometheus | undefined> {
+  const targets = clusters.flatMap((cluster) => (cluster.embedded ? [cluster.embedded.engineMetrics.target] : []));
+  const parks = 'canary analysis steps without a Prometheus of their own will park';
+  if (targets.length === 0) {
+    log(`prometheus   not started: a real cluster has no simulated engine pods; ${parks} unless ${PROMETHEUS_ADDRESS_ENV} names one`);
+    return undefined;
+  }
+  const binary = findPrometheusBinary();
+  if (binary === undefined) {
+    log(`prometheus   not installed: ${parks}; install it with \`${PROMETHEUS_INSTALL_HINT}\``);
+    return undefined;
+  }
+  const started = Date.now();
+  try {
+    const prometheus = await startPrometheus({ binary, scrapeTargets: targets, ...(options.scrapeIntervalSeconds === undefined ? {} : { scrapeIntervalSeconds: options.scrapeIntervalSeconds }) });
+    stoppers.push({ name: 'Prometheus', stop: () => prometheus.stop() });
+    log(`prometheus   ${prometheus.address}  scraping ${targets.length} cluster${targets.length === 1 ? '' : 's'}  (${seconds(started)})`);
+    return prometheus;
+  } catch (error) {
+    log(`prometheus   did not start: ${messageOf(error)}\n  ${parks}`);
+    return undefined;
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -441,6 +495,8 @@ function setFunctionEnvironment(input: {
   busName: string;
   logLevel: string | undefined;
   forwarderShards: number | undefined;
+  /** The local Prometheus; without one, a PROMETHEUS_ADDRESS of the caller's environment is kept. */
+  prometheusAddress?: string | undefined;
 }): Record<string, string | undefined> {
   const logLevel = input.logLevel ?? process.env.LOG_LEVEL ?? 'INFO';
   const forwarderShards = input.forwarderShards ?? (process.env.FORWARDER_SHARDS || LOCAL_FORWARDER_SHARDS);
@@ -462,6 +518,8 @@ function setFunctionEnvironment(input: {
     POWERTOOLS_METRICS_NAMESPACE: 'OmePinning',
     // EMF metric lines are for CloudWatch; locally they only bury the logs.
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+    // The default metrics source of canary analysis, as upstream's bundledPrometheusAddress.
+    ...(input.prometheusAddress ? { [PROMETHEUS_ADDRESS_ENV]: input.prometheusAddress } : {}),
   };
   delete process.env.AWS_SESSION_TOKEN;
   delete process.env.AWS_PROFILE;
