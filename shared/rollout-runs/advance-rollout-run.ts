@@ -324,7 +324,7 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
     .slice(1)
     .every((entry) => readyReplicasOf(entry.canary) >= canaryReplicasFor(capacityAt(state.currentStep), entry.desiredReplicas));
   const stepReady = othersReady && readyReplicasOf(primary.canary) >= canaryReplicasFor(capacityAt(state.currentStep), primary.desiredReplicas);
-  const sample = await sampleAnalysis(deps, isvc, { state, steps, component: primary.component, stepReady, now });
+  const sample = await sampleAnalysis(deps, isvc, { state, steps, prometheus: group.canary?.prometheus, component: primary.component, stepReady, now });
   const tick = advanceCanary({
     steps,
     ...(group.canary?.readyTimeout ? { readyTimeout: group.canary.readyTimeout } : {}),
@@ -385,7 +385,15 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
 async function sampleAnalysis(
   deps: AdvanceRolloutRunDeps,
   isvc: RolloutIsvc,
-  input: { state: CanaryState; steps: NonNullable<RolloutGroup['canary']>['steps']; component: string; stepReady: boolean; now: Date },
+  input: {
+    state: CanaryState;
+    steps: NonNullable<RolloutGroup['canary']>['steps'];
+    /** The pinned canary's metrics source: a repin may change it, so it comes from the pinned plan. */
+    prometheus: NonNullable<RolloutGroup['canary']>['prometheus'];
+    component: string;
+    stepReady: boolean;
+    now: Date;
+  },
 ): Promise<AnalysisVerdict | undefined> {
   const steps = input.steps ?? [];
   const { state } = input;
@@ -403,6 +411,7 @@ async function sampleAnalysis(
     ...(state.stableRevisionHash ? { stableRevision: state.stableRevisionHash } : {}),
     step: index,
     analysis,
+    ...(input.prometheus ? { prometheus: input.prometheus } : {}),
     ...(state.lastEvaluationTime ? { since: state.lastEvaluationTime } : {}),
   });
 }

@@ -43,6 +43,8 @@ export interface MetricsBinding {
   readonly boundProviders: ReadonlySet<string>;
   /** Whether an AnalysisExecutor is plugged in to sample steps with no providerRef. */
   readonly executor: boolean;
+  /** Whether a canary's own `prometheus.serverAddress` can be sampled (a Prometheus executor is plugged in). */
+  readonly addresses?: boolean;
 }
 
 export const NO_METRICS: MetricsBinding = { boundProviders: new Set(), executor: false };
@@ -115,7 +117,8 @@ export function findUnboundProvider(canary: GroupCanary | undefined, binding: Me
     return `groups[${groupIndex}]: metric provider "${ref.name}" is not bound in this cluster's metricProviders configuration`;
   }
   const gated = steps.findIndex((step) => step.analysis !== undefined && step.analysis !== null);
-  if (gated >= 0 && !ref && !binding.executor) {
+  const ownAddress = Boolean(canary?.prometheus?.serverAddress) && binding.addresses === true;
+  if (gated >= 0 && !ref && !ownAddress && !binding.executor) {
     return `groups[${groupIndex}]: canary.steps[${gated}] is an analysis step, and no metrics provider is bound in this cluster to evaluate it`;
   }
   return undefined;
