@@ -266,7 +266,10 @@ export async function sweepRolloutRuns(app: AppContext, holder: string, publishe
       }
       continueToken = page.continue;
     } while (continueToken);
-    const policies = await refreshPolicyStatuses({ client: cluster.client, clock: app.clock }, consumers).catch(() => 'failed' as const);
+    // A policy naming a providerRef is Ready/BodyValid once the provider is bound here.
+    const policies = await workWithAnalysis()
+      .then((ready) => refreshPolicyStatuses({ client: cluster.client, clock: app.clock, ...(ready.analysis ? { boundProviders: ready.analysis.metrics.boundProviders } : {}) }, consumers))
+      .catch(() => 'failed' as const);
     summary.push({ cluster: record.id, advanced, failed, policies });
   }
   return summary;
