@@ -14,7 +14,7 @@ import type { EventPublisher } from '../ports/event-publisher';
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
 import { WorkloadLabel, REPIN_METRIC } from '../vocabulary';
-import { advanceRolloutRun, type AdvanceRolloutRunDeps, type AdvanceRolloutRunResult } from './advance-rollout-run';
+import { advanceRolloutRun, type AdvanceRolloutRunResult } from './advance-rollout-run';
 import { applyRepin, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
 import { listPolicyConsumers, refreshPlanStatus, type RefreshPlanStatusResult } from './refresh-plan-status';
 import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type RefreshPolicyStatusResult } from './refresh-policy-status';

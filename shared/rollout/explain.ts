@@ -8,6 +8,7 @@ import { gateOf } from './canary';
 import { normalizeGoDuration } from '../go-duration';
 import { declaredKindOf, declaredSourceOf } from './plan';
 import type {
+  AnalysisMetricResult,
   CanaryState,
   CanaryStep,
   GroupResolutionStatus,
@@ -105,7 +106,7 @@ function describeSpecGroup(group: RolloutGroup, index: number, view: ExplainView
     steps = body?.spec.canary?.steps;
     if (view !== 'Declared' && !body) push(view, 'ISSUES', 'PolicyBodyUnavailable');
   }
-  if (view === 'Effective') pushAnalysis(steps, input.observed?.get(index)?.canary, push);
+  pushAnalysis(view, steps, input.observed?.get(index), push);
   pushSteps(view, steps, push);
 }
 
@@ -132,8 +133,9 @@ function describePinnedGroup(pinned: PinnedGroup, index: number, input: ExplainI
   if (traffic.length > 0) {
     push('Effective', 'TRAFFIC', traffic.map((entry) => `${entry.component}:${entry.revision}=${entry.percent}%`).join(','));
   }
-  pushAnalysis(group.canary?.steps, observed?.canary, push);
-  pushSteps('Effective', group.canary?.steps, push);
+  const steps = group.canary?.steps;
+  pushAnalysis('Effective', steps, observed, push);
+  pushSteps('Effective', steps, push);
 }
 
 /** How the last judged sample reads, as upstream's promote preview names the states. */
@@ -160,33 +162,38 @@ export function analysisStateOf(canary: Pick<CanaryState, 'lastEvaluationTime' |
  * the state, when it was last evaluated and last conclusive, failed checks against the
  * limit, the step's timing, then each metric of the last sample.
  */
-function pushAnalysis(steps: readonly CanaryStep[] | undefined, canary: CanaryState | undefined, push: Push): void {
+function pushAnalysis(view: ExplainView, steps: readonly CanaryStep[] | undefined, observed: ObservedGroup | undefined, push: Push): void {
   const all = steps ?? [];
-  if (!canary || all.length === 0) return;
+  const canary = observed?.canary;
+  // Observed state belongs to the Effective view only.
+  if (view !== 'Effective' || !canary || all.length === 0) return;
   const index = Math.min(Math.max(canary.currentStep, 0), all.length - 1);
   const step = all[index] as CanaryStep;
   const analysis = step.analysis;
   if (!analysis && !canary.lastEvaluationTime) return;
-  const finished = canary.currentStep >= all.length;
-  push('Effective', 'ANALYSIS', `step=${index + 1}/${all.length}; state=${analysisStateOf(canary)}${finished ? '; finished' : ''}; evidence=Reported`);
+  const finished = canary.currentStep >= all.length ? '; finished' : '';
+  push('Effective', 'ANALYSIS', `step=${index + 1}/${all.length}; state=${analysisStateOf(canary)}${finished}; evidence=Reported`);
   push('Effective', '', `evaluated=${canary.lastEvaluationTime ?? 'never'}; conclusive=${canary.lastConclusiveEvaluationTime ?? 'never'}`);
-  const limit = analysis ? String(analysis.failureLimit) : '?';
-  push('Effective', '', `failedChecks=${canary.analysisFailedChecks ?? 0}/${limit}`);
-  if (analysis) {
-    const timing = [
-      `interval=${safeDuration(analysis.interval)}`,
-      `warmUp=${analysis.initialDelay ? safeDuration(analysis.initialDelay) : 'none'}`,
-      `bake=${step.pause?.duration ? safeDuration(step.pause.duration) : 'none'}`,
-      `onInconclusive=${analysis.onInconclusive ?? 'Hold'}`,
-    ];
-    push('Effective', '', timing.join('; '));
-  }
-  for (const result of canary.metricResults ?? []) {
-    const comparison = result.operator && result.threshold !== undefined ? `; ${result.operator} ${result.threshold}` : '';
-    const value = result.value === undefined ? '' : `; value=${result.value}`;
-    const verdict = result.passed ? 'passed' : result.value !== undefined && !result.message ? 'failed' : 'inconclusive';
-    push('Effective', 'METRIC', `${result.name}${value}${comparison}; ${verdict}${result.message ? `; message=${result.message}` : ''}`);
-  }
+  push('Effective', '', `failedChecks=${canary.analysisFailedChecks ?? 0}/${analysis ? String(analysis.failureLimit) : '?'}`);
+  if (analysis) push('Effective', '', describeAnalysisTiming(analysis, step));
+  for (const result of canary.metricResults ?? []) push('Effective', 'METRIC', describeMetricResult(result));
+}
+
+function describeAnalysisTiming(analysis: NonNullable<CanaryStep['analysis']>, step: CanaryStep): string {
+  return [
+    `interval=${safeDuration(analysis.interval)}`,
+    `warmUp=${analysis.initialDelay ? safeDuration(analysis.initialDelay) : 'none'}`,
+    `bake=${step.pause?.duration ? safeDuration(step.pause.duration) : 'none'}`,
+    `onInconclusive=${analysis.onInconclusive ?? 'Hold'}`,
+  ].join('; ');
+}
+
+/** One `metricResults` entry: its value, comparison and verdict (a breach has a value and no message). */
+function describeMetricResult(result: AnalysisMetricResult): string {
+  const comparison = result.operator && result.threshold !== undefined ? `; ${result.operator} ${result.threshold}` : '';
+  const value = result.value === undefined ? '' : `; value=${result.value}`;
+  const verdict = result.passed ? 'passed' : result.value !== undefined && !result.message ? 'failed' : 'inconclusive';
+  return `${result.name}${value}${comparison}; ${verdict}${result.message ? `; message=${result.message}` : ''}`;
 }
 
 function describeRevisions(group: RolloutGroup, canary: CanaryState | undefined, input: ExplainInput): string | undefined {
