@@ -125,7 +125,9 @@ async function openRun(
   return { runID: run?.runID ?? '', stable: target?.stableRevision ?? '', target: target?.revision ?? '' };
 }
 
-async function eventsOf(name: string, reason: string): Promise<{ type: string; message: string }[]> {
+/** The InferenceService's events of one reason; `atLeast` waits for them (an event is recorded after the status write that closes a run). */
+async function eventsOf(name: string, reason: string, atLeast = 0): Promise<{ type: string; message: string }[]> {
+  if (atLeast > 0) return eventually(`${name}: ${reason} events`, () => eventsOf(name, reason), (events) => events.length >= atLeast, 15_000);
   const list = JSON.parse(await shOk(shell, `kubectl get events -n ${NS} --field-selector involvedObject.name=${name},reason=${reason} -o json`)) as {
     items: { type: string; message: string }[];
   };
@@ -196,7 +198,7 @@ describe.skipIf(!installed)(`Canary analysis with a real Prometheus${installed ?
     const entered = (step: number) => Date.parse(seen.find((canary) => canary.currentStep === step)?.stepEnteredTime ?? '');
     expect(entered(1) - entered(0)).toBeGreaterThanOrEqual(2_000);
     expect(seen.filter((canary) => canary.currentStep === 0).every((canary) => (canary.analysisFailedChecks ?? 0) === 0)).toBe(true);
-    expect(await eventsOf('healthy', 'RolloutRunClosed')).toEqual([{ type: 'Normal', message: `run ${runID} closed: Completed` }]);
+    expect(await eventsOf('healthy', 'RolloutRunClosed', 1)).toEqual([{ type: 'Normal', message: `run ${runID} closed: Completed` }]);
     const stable = JSON.parse(await shOk(shell, `kubectl get deployment healthy-engine -n ${NS} -o json`)) as Deployment;
     expect(stable.metadata.annotations?.['ome.io/workload-revision']).toBe(target);
     await eventually('healthy: the canary Deployment removed', () => sh(shell, `kubectl get deployment healthy-engine-canary -n ${NS}`), (result) => result.code !== 0);
@@ -205,9 +207,15 @@ describe.skipIf(!installed)(`Canary analysis with a real Prometheus${installed ?
   });
 
   it('rolls the canary back when its error ratio is raised: failed samples reach failureLimit', async () => {
-    // Only the canary's pods fail (the stable revision keeps its 0.1%).
+    // Only the canary's pods fail (the stable revision keeps its 0.1%). Every event is
+    // delivered twice meanwhile, beside the sweep: each failed sample still counts once.
+    plane.bus.faults.set({ duplicate: 1, seed: 13 });
     const { runID, stable, target } = await openRun('failing', 'Hold', { annotations: { 'simulation.ome.io/error-ratio': 'canary=0.5' } });
-    const closed = await eventually('failing: the run closed', () => isvc('failing'), (current) => current.status?.rollout?.lastRun !== undefined, 90_000);
+    const closed = await eventually('failing: the run closed', () => isvc('failing'), (current) => current.status?.rollout?.lastRun !== undefined, 90_000).finally(() =>
+      plane.bus.faults.clear(),
+    );
+    const counts = (canariesSeen.get('failing') ?? []).map((canary) => canary.analysisFailedChecks ?? 0).filter((count, i, all) => i === 0 || count !== all[i - 1]);
+    expect(counts.slice(counts.indexOf(1))).toEqual([1, 2]);
 
     expect(closed.status?.rollout?.lastRun).toMatchObject({ outcome: 'RolledBack' });
     expect(closed.status?.rollout?.activeRun).toBeUndefined();
@@ -218,7 +226,7 @@ describe.skipIf(!installed)(`Canary analysis with a real Prometheus${installed ?
     expect(canary?.metricResults?.[0]).toMatchObject({ name: 'error-ratio', passed: false });
     expect(Number(canary?.metricResults?.[0]?.value)).toBeGreaterThan(0.05);
     expect(closed.status?.conditions?.find((condition) => condition.type === 'RolloutPlanReady')).toMatchObject({ status: 'True', reason: 'NoActiveRun' });
-    expect(await eventsOf('failing', 'RolloutRunClosed')).toEqual([{ type: 'Normal', message: `run ${runID} closed: RolledBack` }]);
+    expect(await eventsOf('failing', 'RolloutRunClosed', 1)).toEqual([{ type: 'Normal', message: `run ${runID} closed: RolledBack` }]);
 
     // Every instance is back on the stable revision, which served throughout.
     await eventually('failing: the canary Deployment removed', () => sh(shell, `kubectl get deployment failing-engine-canary -n ${NS}`), (result) => result.code !== 0);
@@ -252,7 +260,7 @@ describe.skipIf(!installed)(`Canary analysis with a real Prometheus${installed ?
       expect(result).toMatchObject({ name: 'error-ratio', passed: false });
       expect(result?.value).toBeUndefined();
       expect(result?.message).toBeTruthy();
-      expect(await eventsOf('strict', 'RolloutRunClosed')).toEqual([{ type: 'Normal', message: `run ${runID} closed: RolledBack` }]);
+      expect(await eventsOf('strict', 'RolloutRunClosed', 1)).toEqual([{ type: 'Normal', message: `run ${runID} closed: RolledBack` }]);
       expect(lowest('strict-engine')).toBeGreaterThanOrEqual(FLOOR);
       expect(prunedWrites(plane)).toEqual([]);
     });
