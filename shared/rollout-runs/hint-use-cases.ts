@@ -21,7 +21,7 @@ import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type Refr
 import type { PolicyConsumer } from '../rollout/policy-status';
 import type { RolloutIsvc } from './rollout-status';
 import { getOptional, type Deployment } from './workloads';
-import { bindingOnly, type AnalysisCluster, type AnalysisWiring, type ClusterAnalysis } from './analysis-wiring';
+import { bindingOnly, type AnalysisWiring, type ClusterAnalysis } from './analysis-wiring';
 
 /** `ome_rollout_repin_total` as an EMF metric with dimensions namespace and outcome. */
 export function createRepinMetrics(metrics: Metrics): RepinMetrics {
@@ -230,8 +230,9 @@ export interface SweepSummary {
 }
 
 /**
- * The scheduled sweep, in every registered cluster: advances every ISVC with an active run
- * (timed pauses), then writes every RolloutPolicy's status from the ISVCs it just listed.
+ * The scheduled sweep, in every standalone cluster: advances every ISVC with an active run
+ * (timed pauses, due analysis samples), then writes every RolloutPolicy's status from the
+ * ISVCs it just listed, with the providers the cluster binds.
  */
 export async function sweepRolloutRuns(app: AppContext, holder: string, publisher?: EventPublisher, analysis?: AnalysisWiring): Promise<SweepSummary[]> {
   const summary: SweepSummary[] = [];
@@ -243,9 +244,9 @@ export async function sweepRolloutRuns(app: AppContext, holder: string, publishe
     let advanced = 0;
     let failed = 0;
     let wired: Promise<ClusterAnalysis | undefined> | undefined;
-    // The cluster's metrics configuration is read once, and only when it has a run to advance.
+    // The cluster's metrics configuration is read once per sweep, for its runs and its policies alike.
     const workWithAnalysis = async (): Promise<RolloutWork> => {
-      wired ??= analysis ? analysis(cluster as AnalysisCluster) : Promise.resolve(undefined);
+      wired ??= analysis ? analysis(cluster) : Promise.resolve(undefined);
       const built = await wired;
       return built ? { ...work, analysis: built } : work;
     };
