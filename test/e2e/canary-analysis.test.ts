@@ -221,7 +221,7 @@ describe.skipIf(!installed)(`Canary analysis with a real Prometheus${installed ?
     expect(closed.status?.rollout?.activeRun).toBeUndefined();
     expect(closed.status?.components?.engine?.rolloutPhase).toBe('RolledBack');
     const canary = closed.status?.components?.engine?.canary;
-    expect(canary).toMatchObject({ canaryRevisionHash: target, rolledBackRevisionHash: target, analysisFailedChecks: 2, currentStep: 0 });
+    expect(canary).toMatchObject({ canaryRevisionHash: target, rolledBackRevisionHash: target, analysisFailedChecks: 2, currentStep: 0, observedTrafficWeight: 0 });
     expect(closed.status?.canary).toEqual(canary);
     expect(canary?.metricResults?.[0]).toMatchObject({ name: 'error-ratio', passed: false });
     expect(Number(canary?.metricResults?.[0]?.value)).toBeGreaterThan(0.05);

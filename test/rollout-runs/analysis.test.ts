@@ -118,6 +118,8 @@ describe('an analysis step with an executor plugged in', () => {
     const rolledBack = await advanceUntil('strict', executor, (result) => result.outcome === 'closed');
     expect(rolledBack.status?.rollout?.lastRun?.outcome).toBe('RolledBack');
     expect(rolledBack.status?.canary?.rolledBackRevisionHash).toBe(rolledBack.status?.canary?.canaryRevisionHash);
+    // Upstream's rollback applies weight 0 to the canary and records it.
+    expect(rolledBack.status?.canary?.observedTrafficWeight).toBe(0);
     expect(await getDeployment(bench, 'strict-engine-canary')).toBeUndefined();
     expect(executor.requests.length).toBeGreaterThan(0);
   });
