@@ -48,11 +48,13 @@ export interface AdvanceRolloutRunDeps {
   client: ClusterClient;
   clock: Clock;
   /**
-   * Samples analysis steps. Without one, a plan with analysis steps parks at run open;
-   * a run pinned before that reads every sample inconclusive and follows onInconclusive.
+   * Samples analysis steps (rollout-run's passes). Without one, a pass whose `metrics`
+   * binds a source samples nothing (another path samples: repin-apply's advance after a
+   * promote or repin); with no binding either, each due sample reads inconclusive
+   * (`unboundSample`) and follows onInconclusive.
    */
   analysis?: AnalysisExecutor;
-  /** What the cluster binds for analysis; pass `executor: true` with `analysis`. Nothing by default. */
+  /** What the cluster binds for analysis (see analysis-wiring.ts). Nothing by default. */
   metrics?: MetricsBinding;
 }
 
