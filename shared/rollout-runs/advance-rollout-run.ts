@@ -48,10 +48,10 @@ export interface AdvanceRolloutRunDeps {
   client: ClusterClient;
   clock: Clock;
   /**
-   * Samples analysis steps (rollout-run's passes). Without one, a pass whose `metrics`
-   * binds a source samples nothing (another path samples: repin-apply's advance after a
-   * promote or repin); with no binding either, each due sample reads inconclusive
-   * (`unboundSample`) and follows onInconclusive.
+   * Samples analysis steps (rollout-run's passes). Without one, a pass given `metrics`
+   * samples nothing: it runs where another path samples (repin-apply's advance after a
+   * promote or repin). With neither, nothing is wired to evaluate metrics, and each due
+   * sample reads inconclusive (`unboundSample`) and follows onInconclusive.
    */
   analysis?: AnalysisExecutor;
   /** What the cluster binds for analysis (see analysis-wiring.ts). Nothing by default. */
@@ -381,8 +381,8 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
  * The current step's analysis sample, taken only when one is due (see isSampleDue): the
  * step's capacity is ready, its warm-up is over and an interval has passed since the last
  * consumed sample. Anything else (a duplicate hint, a readiness change, the sweep inside
- * the interval) queries nothing. Without an executor: none when the binding says another
- * path samples (`metrics.executor`), else the inconclusive sample of an unbound gate.
+ * the interval) queries nothing. Without an executor: none when a binding is given (the
+ * pass is not the sampling path), else the inconclusive sample of an unwired gate.
  */
 async function sampleAnalysis(
   deps: AdvanceRolloutRunDeps,
@@ -404,7 +404,7 @@ async function sampleAnalysis(
   const index = Math.min(Math.max(state.currentStep, 0), steps.length - 1);
   const analysis = steps[index]?.analysis;
   if (!analysis || !isSampleDue(analysis, state, input.now)) return undefined;
-  if (!deps.analysis) return deps.metrics?.executor ? undefined : unboundSample(analysis, input.now);
+  if (!deps.analysis) return deps.metrics ? undefined : unboundSample(analysis, input.now);
   return deps.analysis.sample({
     namespace: isvc.metadata.namespace ?? '',
     isvcName: isvc.metadata.name,

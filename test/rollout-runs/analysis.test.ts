@@ -202,6 +202,28 @@ describe('evaluations are idempotent per (run, step, evaluation time)', () => {
     expect(executor.requests.length - queried).toBe(2);
   });
 
+  it('samples nothing on a pass that has the binding but no executor (repin-apply\'s advance), even under Rollback', async () => {
+    await openAnalysisRun('bystander', 'Rollback');
+    const work = {
+      clusterId: CLUSTER_ID,
+      client: bench.client,
+      clock: bench.clock,
+      reconcile: { leases: bench.stores.leases, clock: bench.clock, holder: 'repin-apply', leaseTtlMs: 10_000, maxConflictRetries: 5 },
+      analysis: { metrics },
+    };
+    const deadline = Date.now() + 5_000;
+    let result = await advanceUnderLease(work, { namespace: NAMESPACE, name: 'bystander' });
+    while (result.phase !== 'Paused' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      result = await advanceUnderLease(work, { namespace: NAMESPACE, name: 'bystander' });
+    }
+    const held = await getIsvc(bench, 'bystander');
+    expect(result.phase).toBe('Paused');
+    expect(held.status?.canary?.lastEvaluationTime).toBeUndefined();
+    expect(held.status?.canary?.rolledBackRevisionHash).toBeUndefined();
+    expect(held.status?.rollout?.activeRun).toBeDefined();
+  });
+
   it('queries nothing inside the interval, during the warm-up, or before the step is ready', async () => {
     const executor = new ScriptedExecutor(bench.clock);
     executor.outcome = 'Successful';
