@@ -371,7 +371,14 @@ async function startLocalPrometheus(
   const started = Date.now();
   try {
     const prometheus = await startPrometheus({ binary, scrapeTargets: targets, ...(options.scrapeIntervalSeconds === undefined ? {} : { scrapeIntervalSeconds: options.scrapeIntervalSeconds }) });
-    stoppers.push({ name: 'Prometheus', stop: () => prometheus.stop() });
+    stoppers.push({
+      name: 'Prometheus',
+      stop: async () => {
+        // A later start in this process must not inherit the address of a stopped Prometheus.
+        if (process.env[PROMETHEUS_ADDRESS_ENV] === prometheus.address) delete process.env[PROMETHEUS_ADDRESS_ENV];
+        await prometheus.stop();
+      },
+    });
     log(`prometheus   ${prometheus.address}  scraping ${targets.length} cluster${targets.length === 1 ? '' : 's'}  (${seconds(started)})`);
     return prometheus;
   } catch (error) {
