@@ -77,6 +77,12 @@ export function findPrometheusBinary(path: string | undefined = process.env.PATH
   return candidates.find(isExecutable);
 }
 
+/** `binary` when it is an executable file (undefined when not), else findPrometheusBinary(). */
+export function resolvePrometheusBinary(binary?: string): string | undefined {
+  if (binary === undefined) return findPrometheusBinary();
+  return isExecutable(binary) ? binary : undefined;
+}
+
 async function findFreePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();

@@ -2,6 +2,7 @@
  * The control plane with a local Prometheus, as `npm start` runs it: one line names it,
  * the functions' environment carries its address as PROMETHEUS_ADDRESS, it scrapes every
  * embedded cluster's engine metrics, and it stops with the plane, taking its address away.
+ * Without the binary the plane starts anyway and says so in one line.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -64,5 +65,31 @@ describe.skipIf(binary === undefined)(`startControlPlane with a local Prometheus
     await plane.stop();
     expect(alive(pid)).toBe(false);
     expect(process.env.PROMETHEUS_ADDRESS).toBeUndefined();
+  });
+});
+
+describe('startControlPlane without a Prometheus binary', () => {
+  let dataDir: string;
+  let plane: ControlPlane;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'ome-plane-no-prometheus-'));
+    delete process.env.PROMETHEUS_ADDRESS;
+    plane = await startControlPlane({ dataDir, prometheus: { binary: join(dataDir, 'no-such-prometheus') }, schedules: false, log: (line) => lines.push(line) });
+  }, START_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await plane?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts anyway and says in one line that analysis steps park and how to install it', () => {
+    expect(lines.filter((line) => line.startsWith('prometheus'))).toEqual([
+      'prometheus   not installed: canary analysis steps without a Prometheus of their own will park; install it with `apt-get install prometheus`',
+    ]);
+    expect(plane.prometheus).toBeUndefined();
+    expect(process.env.PROMETHEUS_ADDRESS).toBeUndefined();
+    expect(plane.functions).toContain('rollout-run');
   });
 });
