@@ -82,23 +82,26 @@ describe('Function: startPrometheus', () => {
     }
   });
 
-  it.skipIf(binary === undefined)('stops Prometheus when the parent process is killed outright', async () => {
+  it.skipIf(binary === undefined)('stops Prometheus and removes its temporary data when the parent process is killed outright', async () => {
     const module = fileURLToPath(new URL('../../local/prometheus.ts', import.meta.url));
-    const script = `const { startPrometheus } = await import(${JSON.stringify(module)}); const p = await startPrometheus({ scrapeTargets: [] }); process.stdout.write(String(p.pid) + '\\n'); setInterval(() => undefined, 1000);`;
+    const script = `const { startPrometheus } = await import(${JSON.stringify(module)}); const p = await startPrometheus({ scrapeTargets: [] }); const flags = await (await fetch(p.address + '/api/v1/status/flags')).json(); process.stdout.write(String(p.pid) + ' ' + flags.data['storage.tsdb.path'] + '\\n'); setInterval(() => undefined, 1000);`;
     const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
-    const pid = await new Promise<number>((resolve, reject) => {
+    const [pid, tsdb] = await new Promise<[number, string]>((resolve, reject) => {
       let out = '';
       parent.stdout.on('data', (chunk: Buffer) => {
         out += chunk.toString('utf8');
-        const line = out.split('\n').find((l) => /^\d+$/.test(l));
-        if (line !== undefined) resolve(Number(line));
+        const line = out.split('\n').find((l) => /^\d+ \S+$/.test(l));
+        if (line !== undefined) resolve([Number(line.split(' ')[0]), line.split(' ')[1] ?? '']);
       });
       parent.once('exit', (code) => reject(new Error(`parent exited early with ${String(code)}`)));
     });
     expect(alive(pid)).toBe(true);
+    expect(existsSync(tsdb)).toBe(true);
 
     parent.kill('SIGKILL');
 
     expect(await waitFor(() => !alive(pid), 10_000)).toBe(true);
+    // Its temporary directory goes too, once it has exited.
+    expect(await waitFor(() => !existsSync(join(tsdb, '..')), 10_000)).toBe(true);
   });
 });
