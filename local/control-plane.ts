@@ -38,7 +38,7 @@ import type { AccessRecord, EmbeddedCluster, EngineMetrics, PruneRecord, Request
 import { identityKubeconfigPathOf } from './function-identity';
 import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
 import type { DynamoDbLocal } from './dynamodb-local';
-import { findPrometheusBinary, PROMETHEUS_ADDRESS_ENV, PROMETHEUS_INSTALL_HINT, startPrometheus } from './prometheus';
+import { PROMETHEUS_ADDRESS_ENV, PROMETHEUS_INSTALL_HINT, resolvePrometheusBinary, startPrometheus } from './prometheus';
 import type { LocalPrometheus } from './prometheus';
 import { ensureLocalWebhookKey } from './webhook-key';
 
@@ -123,9 +123,10 @@ export interface ControlPlaneOptions {
   /**
    * A local Prometheus scraping the embedded clusters' simulated engine pods, its address
    * given to the functions as PROMETHEUS_ADDRESS. `npm start` asks for it with a 5 s scrape
-   * interval; tests that sample metrics pass `{}` (1 s). Default: not started.
+   * interval; tests that sample metrics pass `{}` (1 s). Default: not started. A `binary`
+   * that is not an executable file counts as not installed.
    */
-  prometheus?: { scrapeIntervalSeconds?: number };
+  prometheus?: { scrapeIntervalSeconds?: number; binary?: string };
 }
 
 export interface ControlPlaneCluster {
@@ -363,7 +364,7 @@ async function startLocalPrometheus(
     log(`prometheus   not started: a real cluster has no simulated engine pods; ${parks} unless ${PROMETHEUS_ADDRESS_ENV} names one`);
     return undefined;
   }
-  const binary = findPrometheusBinary();
+  const binary = resolvePrometheusBinary(options.binary);
   if (binary === undefined) {
     log(`prometheus   not installed: ${parks}; install it with \`${PROMETHEUS_INSTALL_HINT}\``);
     return undefined;
@@ -371,7 +372,14 @@ async function startLocalPrometheus(
   const started = Date.now();
   try {
     const prometheus = await startPrometheus({ binary, scrapeTargets: targets, ...(options.scrapeIntervalSeconds === undefined ? {} : { scrapeIntervalSeconds: options.scrapeIntervalSeconds }) });
-    stoppers.push({ name: 'Prometheus', stop: () => prometheus.stop() });
+    stoppers.push({
+      name: 'Prometheus',
+      stop: async () => {
+        // A later start in this process must not inherit the address of a stopped Prometheus.
+        if (process.env[PROMETHEUS_ADDRESS_ENV] === prometheus.address) delete process.env[PROMETHEUS_ADDRESS_ENV];
+        await prometheus.stop();
+      },
+    });
     log(`prometheus   ${prometheus.address}  scraping ${targets.length} cluster${targets.length === 1 ? '' : 's'}  (${seconds(started)})`);
     return prometheus;
   } catch (error) {

@@ -77,6 +77,12 @@ export function findPrometheusBinary(path: string | undefined = process.env.PATH
   return candidates.find(isExecutable);
 }
 
+/** `binary` when it is an executable file (undefined when not), else findPrometheusBinary(). */
+export function resolvePrometheusBinary(binary?: string): string | undefined {
+  if (binary === undefined) return findPrometheusBinary();
+  return isExecutable(binary) ? binary : undefined;
+}
+
 async function findFreePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
@@ -122,10 +128,20 @@ async function isReady(address: string): Promise<boolean> {
   }
 }
 
-/** Kills `childPid` once `parentPid` is gone, covering SIGKILL of the parent. */
-function startWatchdog(parentPid: number, childPid: number): ChildProcess {
-  const script = 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; kill "$2" 2>/dev/null; exit 0';
-  const watchdog = spawnProcess('sh', ['-c', script, 'prometheus-watchdog', String(parentPid), String(childPid)], { stdio: 'ignore', detached: true });
+/**
+ * Kills `childPid` once `parentPid` is gone, covering SIGKILL of the parent, and then
+ * removes `temporaryDir` (when given) once the child has exited.
+ */
+function startWatchdog(parentPid: number, childPid: number, temporaryDir: string | undefined): ChildProcess {
+  const script = [
+    'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done',
+    'kill -0 "$1" 2>/dev/null && exit 0',
+    'kill "$2" 2>/dev/null',
+    'n=0; while kill -0 "$2" 2>/dev/null && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n+1)); done',
+    '[ -n "$3" ] && rm -rf "$3"',
+    'exit 0',
+  ].join('; ');
+  const watchdog = spawnProcess('sh', ['-c', script, 'prometheus-watchdog', String(parentPid), String(childPid), temporaryDir ?? ''], { stdio: 'ignore', detached: true });
   watchdog.on('error', () => undefined);
   watchdog.unref();
   return watchdog;
@@ -159,6 +175,8 @@ interface Running {
 
 interface Launch {
   binary: string;
+  /** Removed by the watchdog when this process dies outright. */
+  temporaryDir: string | undefined;
   args: string[];
   address: string;
   startTimeoutMs: number;
@@ -205,7 +223,7 @@ async function launch(spec: Launch): Promise<Running> {
     const output = summarise(tail);
     throw new Error(`Prometheus ${problem}${output ? `; its output:\n${output}` : ''}`);
   }
-  const watchdog = child.pid === undefined ? undefined : startWatchdog(process.pid, child.pid);
+  const watchdog = child.pid === undefined ? undefined : startWatchdog(process.pid, child.pid, spec.temporaryDir);
   // Neither the process nor its pipes keep this process alive; the hooks above stop it.
   child.unref();
   for (const stream of [child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
@@ -243,6 +261,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Local
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
   const specFor = (port: number): Launch => ({
     binary,
+    temporaryDir: temporary ? dataDir : undefined,
     address: `http://127.0.0.1:${port}`,
     startTimeoutMs,
     args: [
