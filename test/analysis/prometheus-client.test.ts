@@ -51,6 +51,13 @@ describe('Function: queryInstant against an HTTP peer', () => {
     expect(request?.headers['content-type']).toBe('application/x-www-form-urlencoded');
   });
 
+  it('lets an Authorization header override the token, as upstream sets headers after it', async () => {
+    peer.handle(vectorAnswer('1'));
+    const before = peer.requests.length;
+    await queryInstant({ address: peer.address, query: 'up', time, token: 's3cret', headers: { authorization: 'Basic abc' } });
+    expect(peer.requests[before]?.headers.authorization).toBe('Basic abc');
+  });
+
   it('sends no Authorization header without a token', async () => {
     peer.handle(vectorAnswer('1'));
     const before = peer.requests.length;
