@@ -93,6 +93,21 @@ describe('Function: queryInstant against an HTTP peer', () => {
     expect((error as Error).message).not.toContain('s3cret');
   });
 
+  it('does not follow a redirect, so the token goes nowhere else', async () => {
+    const elsewhere = await startHttpPeer(vectorAnswer('0'));
+    try {
+      peer.handle((_request, response) => {
+        response.writeHead(307, { Location: `${elsewhere.address}/api/v1/query` });
+        response.end();
+      });
+      const error = await queryInstant({ address: peer.address, query: 'up', time, token: 's3cret' }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'PrometheusHttpError', status: 307, message: 'client_error: client error: 307' });
+      expect(elsewhere.requests).toHaveLength(0);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
   it('throws a retryable PrometheusHttpError for a 502', async () => {
     peer.handle((_request, response) => {
       response.writeHead(502);
