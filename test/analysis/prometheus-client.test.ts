@@ -51,6 +51,13 @@ describe('Function: queryInstant against an HTTP peer', () => {
     expect(request?.headers['content-type']).toBe('application/x-www-form-urlencoded');
   });
 
+  it('lets an Authorization header override the token, as upstream sets headers after it', async () => {
+    peer.handle(vectorAnswer('1'));
+    const before = peer.requests.length;
+    await queryInstant({ address: peer.address, query: 'up', time, token: 's3cret', headers: { authorization: 'Basic abc' } });
+    expect(peer.requests[before]?.headers.authorization).toBe('Basic abc');
+  });
+
   it('sends no Authorization header without a token', async () => {
     peer.handle(vectorAnswer('1'));
     const before = peer.requests.length;
@@ -84,6 +91,21 @@ describe('Function: queryInstant against an HTTP peer', () => {
     expect(error).toBeInstanceOf(PrometheusHttpError);
     expect(error).toMatchObject({ status: 401, errorType: 'client_error', message: 'client_error: client error: 401' });
     expect((error as Error).message).not.toContain('s3cret');
+  });
+
+  it('does not follow a redirect, so the token goes nowhere else', async () => {
+    const elsewhere = await startHttpPeer(vectorAnswer('0'));
+    try {
+      peer.handle((_request, response) => {
+        response.writeHead(307, { Location: `${elsewhere.address}/api/v1/query` });
+        response.end();
+      });
+      const error = await queryInstant({ address: peer.address, query: 'up', time, token: 's3cret' }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'PrometheusHttpError', status: 307, message: 'client_error: client error: 307' });
+      expect(elsewhere.requests).toHaveLength(0);
+    } finally {
+      await elsewhere.close();
+    }
   });
 
   it('throws a retryable PrometheusHttpError for a 502', async () => {

@@ -205,6 +205,17 @@ describe('Prometheus executor faults', () => {
     expect(peer.requests[before]?.headers.authorization).toBe('Bearer mine');
   });
 
+  it('runs the metrics of a sample at once: a peer that answers only once both queries wait still answers both', async () => {
+    const waiting: (() => void)[] = [];
+    peer.handle((_request, response) => {
+      waiting.push(() => vectorAnswer('0.01')(_request, response));
+      if (waiting.length === 2) for (const answer of waiting.splice(0)) answer();
+    });
+    const config = { ...parseMetricsConfig(undefined, peer.address), queryTimeoutMs: 10_000 };
+    const verdict = await executor(config).sample(request([metric('a', 'vector(1)'), metric('b', 'vector(2)')]));
+    expect(verdict?.outcome).toBe('Successful');
+  });
+
   it('bounds all the queries of a sample by one queryTimeout', async () => {
     peer.handle(() => {
       // hangs: only the sample's deadline ends the requests

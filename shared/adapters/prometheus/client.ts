@@ -64,7 +64,9 @@ export async function queryInstant(request: InstantQuery): Promise<QueryReading>
   const doFetch = request.fetch ?? fetch;
   const form = new URLSearchParams({ query: request.query, time: String(request.time.getTime() / 1000) });
   const headers: Record<string, string> = { ...(request.headers ?? {}) };
-  if (request.token) headers.Authorization = `Bearer ${request.token}`;
+  // As upstream sets them: the token first, then the headers, so an Authorization header wins.
+  const ownAuthorization = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+  if (request.token && !ownAuthorization) headers.Authorization = `Bearer ${request.token}`;
   let response = await send(doFetch, url, 'POST', form, headers, request.signal);
   if (response.status === 405) {
     await response.body?.cancel();
