@@ -23,7 +23,7 @@ import { findUnboundProvider, NO_METRICS } from '../../shared/rollout/analysis';
 import type { GroupCanary, RolloutGroup } from '../../shared/rollout/types';
 import { renderEngineDeployment } from '../../shared/runtime/workload';
 import { createMemoryStores } from '../../shared/stores/memory';
-import { CLUSTER_ID, condition, getIsvc, NAMESPACE, startBench, type Bench } from './harness';
+import { CLUSTER_ID, condition, createPolicy, getIsvc, NAMESPACE, startBench, type Bench } from './harness';
 
 const OME = 'ome';
 const ConfigMaps: ResourceType = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };
@@ -159,6 +159,9 @@ describe('the sweep samples where the plane runs the rollouts, and only there', 
     await stores.clusters.putCluster(record);
     await stores.clusters.putCluster({ ...record, id: 'beside-upstream', mode: 'delegate' });
     const app = createAppContext({ config, stores, clock: bench.clock });
+    for (const [name, provider] of [['bound-policy', 'cluster-prom'], ['unbound-policy', 'elsewhere']] as const) {
+      await createPolicy(bench, name, { canary: { steps: [analysisStep, { capacity: '100%', traffic: 100 }], prometheus: { providerRef: { name: provider } } } });
+    }
     const built: string[] = [];
     const real = prometheusAnalysisWiring({ sampling: true, now: () => new Date(bench.clock.now()) });
     const wiring: AnalysisWiring = (cluster) => {
@@ -175,6 +178,13 @@ describe('the sweep samples where the plane runs the rollouts, and only there', 
     }
 
     expect([...new Set(built)]).toEqual(['alpha']);
+    // The same sweep wrote policy status with the providers the cluster binds.
+    expect((await bench.client.get<KubeObject & { status?: { conditions?: { type: string; reason?: string }[] } }>(Resources.rolloutPolicies, NAMESPACE, 'bound-policy')).status?.conditions).toContainEqual(
+      expect.objectContaining({ type: 'Ready', reason: 'BodyValid' }),
+    );
+    expect((await bench.client.get<KubeObject & { status?: { conditions?: { type: string; reason?: string }[] } }>(Resources.rolloutPolicies, NAMESPACE, 'unbound-policy')).status?.conditions).toContainEqual(
+      expect.objectContaining({ type: 'Ready', reason: 'ProviderUnbound' }),
+    );
     expect(canary?.analysisFailedChecks ?? 0).toBe(0);
     const [result] = canary?.metricResults ?? [];
     expect(result).toMatchObject({ name: 'err', passed: false });
