@@ -9,7 +9,7 @@ import { clusterMetricsConfigReader, clusterSecretReader, createPrometheusExecut
 import { metricsBinding } from '../analysis/metrics-config';
 import type { AnalysisExecutor } from '../ports/analysis';
 import type { ClusterClient } from '../ports/cluster';
-import { NO_METRICS, type MetricsBinding } from '../rollout/analysis';
+import type { MetricsBinding } from '../rollout/analysis';
 
 /** A cluster as the wiring sees it: its client (with the calling function's identity) and OME's namespace. */
 export interface AnalysisCluster {
@@ -27,9 +27,6 @@ export interface ClusterAnalysis {
 
 /** Builds one cluster's analysis; reads the cluster's metrics configuration at most once per invocation (see memoizeAnalysisWiring). */
 export type AnalysisWiring = (cluster: AnalysisCluster) => Promise<ClusterAnalysis>;
-
-/** Nothing can evaluate metrics: analysis steps park their plans at run open (ProviderUnbound). */
-export const NO_ANALYSIS: ClusterAnalysis = { metrics: NO_METRICS };
 
 /**
  * One build per cluster for as long as the returned wiring lives (a function invocation):
