@@ -52,6 +52,8 @@ const LOCAL_REGION = 'us-east-1';
 const OME_NAMESPACE = 'ome';
 /** Runs as a long-running forwarder per cluster here, so its schedule gets no target. */
 const FORWARDER_FUNCTION = 'forward-watch-events';
+/** Its schedule sweeps active rollout runs (and their analysis samples). */
+const ROLLOUT_RUN_FUNCTION = 'rollout-run';
 /** Served over HTTP for the API servers, not on the bus. */
 const WEBHOOK_FUNCTION = 'admission-webhook';
 /** Forwarder shards when neither `forwarderShards` nor FORWARDER_SHARDS says; serverless.yml deploys as many. */
@@ -127,6 +129,12 @@ export interface ControlPlaneOptions {
    * that is not an executable file counts as not installed.
    */
   prometheus?: { scrapeIntervalSeconds?: number; binary?: string };
+  /**
+   * Also fire the rollout-run schedule this often (milliseconds), besides its rate in
+   * serverless.yml (one minute): analysis steps sample on the sweep, so tests with
+   * one-second intervals drive it fast. Default: only serverless.yml's rate.
+   */
+  rolloutSweepMs?: number;
 }
 
 export interface ControlPlaneCluster {
@@ -262,6 +270,7 @@ async function startParts(
 
   const handlers = await importHandlers(bus, log);
   const functions = wireBusTargets(bus, handlers, options.wrapTarget, log);
+  if (options.rolloutSweepMs) stoppers.push(driveRolloutSweep(bus, options.rolloutSweepMs));
 
   const shardCount = app.config.forwarderShards ?? 1;
   const listed = new Set<string>();
@@ -490,6 +499,15 @@ async function startBus(options: ControlPlaneOptions, log: (line: string) => voi
       (schedules.length > 0 ? `; schedules: ${schedules.map((rule) => `${rule.functionName} ${rule.schedule}`).join(', ')}` : ''),
   );
   return bus;
+}
+
+/** Fires the rollout-run schedule rule every `everyMs` (see ControlPlaneOptions.rolloutSweepMs). */
+function driveRolloutSweep(bus: LocalBus, everyMs: number): Stopper {
+  const rule = bus.rules.find((candidate) => candidate.functionName === ROLLOUT_RUN_FUNCTION && candidate.schedule);
+  if (!rule) throw new ControlPlaneStartError(`serverless.yml has no ${ROLLOUT_RUN_FUNCTION} schedule to drive every ${everyMs} ms`);
+  const timer = setInterval(() => bus.triggerSchedule(rule.name), everyMs);
+  timer.unref();
+  return { name: 'rollout sweep', stop: async () => clearInterval(timer) };
 }
 
 /**

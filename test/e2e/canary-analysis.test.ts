@@ -30,7 +30,7 @@ import { prunedWrites } from './support';
 const installed = existsSync(DEBIAN_PROMETHEUS_BINARY);
 const SKIP_REASON = `${DEBIAN_PROMETHEUS_BINARY} is not installed (CI installs it: apt-get install prometheus)`;
 const NS = 'prod';
-/** The run's pace: the plane's schedule fired this often (deployed: rate(1 minute)). */
+/** The run's pace: the plane fires rollout-run's schedule this often (deployed: rate(1 minute)). */
 const SWEEP_MS = 500;
 const FLOOR = 1;
 
@@ -46,7 +46,6 @@ let shell: Shell;
 let dataDir = '';
 const log: string[] = [];
 const watching = new AbortController();
-let sweeping: ReturnType<typeof setInterval> | undefined;
 /** Every spec.replicas each Deployment was seen at, in order. */
 const replicasSeen = new Map<string, number[]>();
 /** Every canary state each InferenceService's status was seen with, in order. */
@@ -165,7 +164,15 @@ describe.skipIf(!installed)(`Canary analysis with a real Prometheus${installed ?
     dataDir = await mkdtemp(join(tmpdir(), 'ome-analysis-data-'));
     const workDir = await mkdtemp(join(tmpdir(), 'ome-analysis-work-'));
     try {
-      plane = await startControlPlane({ dataDir, workloadReadyDelayMs: 50, functionLogLevel: 'ERROR', log: (line) => log.push(line), busTimeScale: 0.01, prometheus: {} });
+      plane = await startControlPlane({
+        dataDir,
+        workloadReadyDelayMs: 50,
+        functionLogLevel: 'ERROR',
+        log: (line) => log.push(line),
+        busTimeScale: 0.01,
+        prometheus: {},
+        rolloutSweepMs: SWEEP_MS,
+      });
     } catch (error) {
       throw new Error(`control plane did not start: ${String(error)}\n${log.join('\n')}`);
     }
@@ -174,13 +181,9 @@ describe.skipIf(!installed)(`Canary analysis with a real Prometheus${installed ?
     await writeFile(shell.kubeconfigPath, await readFile(join(dataDir, 'kubeconfig'), 'utf8'), { mode: 0o600 });
     await shOk(shell, `kubectl create namespace ${NS}`);
     await record();
-    const sweep = plane.bus.rules.find((rule) => rule.functionName === 'rollout-run' && rule.schedule);
-    if (!sweep) throw new Error('serverless.yml has no rollout-run schedule');
-    sweeping = setInterval(() => plane.bus.triggerSchedule(sweep.name), SWEEP_MS);
   }, 180_000);
 
   afterAll(async () => {
-    if (sweeping) clearInterval(sweeping);
     watching.abort();
     await plane?.stop();
     await Promise.all([dataDir && rm(dataDir, { recursive: true, force: true }), shell && rm(shell.workDir, { recursive: true, force: true })]);
