@@ -34,10 +34,12 @@ import type { ClusterMode, ClusterRecord, Stores } from '../shared/ports/store';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
-import type { AccessRecord, EmbeddedCluster, PruneRecord, RequestCounts } from './cluster';
+import type { AccessRecord, EmbeddedCluster, EngineMetrics, PruneRecord, RequestCounts } from './cluster';
 import { identityKubeconfigPathOf } from './function-identity';
 import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
 import type { DynamoDbLocal } from './dynamodb-local';
+import { PROMETHEUS_ADDRESS_ENV, PROMETHEUS_INSTALL_HINT, resolvePrometheusBinary, startPrometheus } from './prometheus';
+import type { LocalPrometheus } from './prometheus';
 import { ensureLocalWebhookKey } from './webhook-key';
 
 const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,6 +52,8 @@ const LOCAL_REGION = 'us-east-1';
 const OME_NAMESPACE = 'ome';
 /** Runs as a long-running forwarder per cluster here, so its schedule gets no target. */
 const FORWARDER_FUNCTION = 'forward-watch-events';
+/** Its schedule sweeps active rollout runs (and their analysis samples). */
+const ROLLOUT_RUN_FUNCTION = 'rollout-run';
 /** Served over HTTP for the API servers, not on the bus. */
 const WEBHOOK_FUNCTION = 'admission-webhook';
 /** Forwarder shards when neither `forwarderShards` nor FORWARDER_SHARDS says; serverless.yml deploys as many. */
@@ -131,6 +135,19 @@ export interface ControlPlaneOptions {
   functionLogLevel?: string;
   /** Forwarder shards the clusters are spread over (default FORWARDER_SHARDS, else 4). */
   forwarderShards?: number;
+  /**
+   * A local Prometheus scraping the embedded clusters' simulated engine pods, its address
+   * given to the functions as PROMETHEUS_ADDRESS. `npm start` asks for it with a 5 s scrape
+   * interval; tests that sample metrics pass `{}` (1 s). Default: not started. A `binary`
+   * that is not an executable file counts as not installed.
+   */
+  prometheus?: { scrapeIntervalSeconds?: number; binary?: string };
+  /**
+   * Also fire the rollout-run schedule this often (milliseconds), besides its rate in
+   * serverless.yml (one minute): analysis steps sample on the sweep, so tests with
+   * one-second intervals drive it fast. Default: only serverless.yml's rate.
+   */
+  rolloutSweepMs?: number;
 }
 
 export interface ControlPlaneCluster {
@@ -150,6 +167,8 @@ export interface ControlPlaneCluster {
   requestCounts?: () => RequestCounts;
   /** The forwarder shard that watches it (`assignShard`). */
   shard: number;
+  /** An embedded cluster's simulated engine pods' metrics: raise a revision's error ratio here (tests). */
+  engineMetrics?: EngineMetrics;
 }
 
 export interface ControlPlane {
@@ -166,6 +185,8 @@ export interface ControlPlane {
   app: AppContext;
   /** Where the admission webhook is served, when its handler exists. */
   webhookUrl?: string;
+  /** The local Prometheus, when asked for and installed (tests pause and resume it). */
+  prometheus?: LocalPrometheus;
   /** Stops everything in reverse order of start; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -243,6 +264,7 @@ async function startParts(
   const clusters = clustersStart.value;
   const stores = createDynamoStores(dynamo.client, { tableName: LOCAL_TABLE_NAME });
   for (const cluster of clusters) await stores.clusters.putCluster(cluster.record);
+  const prometheus = options.prometheus ? await startLocalPrometheus(options.prometheus, clusters, log, stoppers) : undefined;
 
   const bus = await startBus(options, log);
   stoppers.push({ name: 'local bus', stop: () => bus.stop() });
@@ -254,6 +276,7 @@ async function startParts(
     busName,
     logLevel: options.functionLogLevel,
     forwarderShards: options.forwarderShards,
+    prometheusAddress: prometheus?.address,
   });
   // Records name the kubeconfig files (kubeconfig-file); only those, the operator's own,
   // may run credential plugins (exec, auth-provider). Anything else in the table is static.
@@ -263,6 +286,7 @@ async function startParts(
 
   const handlers = await importHandlers(bus, log);
   const functions = wireBusTargets(bus, handlers, options.wrapTarget, log);
+  if (options.rolloutSweepMs) stoppers.push(driveRolloutSweep(bus, options.rolloutSweepMs));
 
   const shardCount = app.config.forwarderShards ?? 1;
   const listed = new Set<string>();
@@ -295,7 +319,9 @@ async function startParts(
       ...(identityKubeconfigPath ? { identityKubeconfigPath } : {}),
       ...(url ? { url } : {}),
       ...(client ? { client } : {}),
-      ...(embedded ? { accessLog: () => embedded.accessLog(), prunedWrites: () => embedded.prunedWrites(), requestCounts: () => embedded.requestCounts() } : {}),
+      ...(embedded
+        ? { accessLog: () => embedded.accessLog(), prunedWrites: () => embedded.prunedWrites(), requestCounts: () => embedded.requestCounts(), engineMetrics: embedded.engineMetrics }
+        : {}),
     })),
     functions,
     bus,
@@ -305,6 +331,7 @@ async function startParts(
     tableName: LOCAL_TABLE_NAME,
     app,
     ...(webhookUrl ? { webhookUrl } : {}),
+    ...(prometheus ? { prometheus } : {}),
     stop,
   };
 }
@@ -349,6 +376,50 @@ async function startDynamo(log: (line: string) => void): Promise<{ local: Dynamo
     log(`dynamodb     warning: DynamoDB Local listens on every interface without authentication: anyone who can reach port ${local.port} of this machine can read and change the table; ${local.loopbackProblem ?? ''}`);
   }
   return { local, client, forwarderClient };
+}
+
+// ---------------------------------------------------------------------------------------
+// Prometheus
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Starts Prometheus over the embedded clusters' engine metrics. Analysis is optional: when
+ * the binary is missing or does not start, one line says so and the plane starts without it.
+ */
+async function startLocalPrometheus(
+  options: NonNullable<ControlPlaneOptions['prometheus']>,
+  clusters: StartedCluster[],
+  log: (line: string) => void,
+  stoppers: Stopper[],
+): Promise<LocalPrometheus | undefined> {
+  const targets = clusters.flatMap((cluster) => (cluster.embedded ? [cluster.embedded.engineMetrics.target] : []));
+  const parks = 'canary analysis steps without a Prometheus of their own will park';
+  if (targets.length === 0) {
+    log(`prometheus   not started: a real cluster has no simulated engine pods; ${parks} unless ${PROMETHEUS_ADDRESS_ENV} names one`);
+    return undefined;
+  }
+  const binary = resolvePrometheusBinary(options.binary);
+  if (binary === undefined) {
+    log(`prometheus   not installed: ${parks}; install it with \`${PROMETHEUS_INSTALL_HINT}\``);
+    return undefined;
+  }
+  const started = Date.now();
+  try {
+    const prometheus = await startPrometheus({ binary, scrapeTargets: targets, ...(options.scrapeIntervalSeconds === undefined ? {} : { scrapeIntervalSeconds: options.scrapeIntervalSeconds }) });
+    stoppers.push({
+      name: 'Prometheus',
+      stop: async () => {
+        // A later start in this process must not inherit the address of a stopped Prometheus.
+        if (process.env[PROMETHEUS_ADDRESS_ENV] === prometheus.address) delete process.env[PROMETHEUS_ADDRESS_ENV];
+        await prometheus.stop();
+      },
+    });
+    log(`prometheus   ${prometheus.address}  scraping ${targets.length} cluster${targets.length === 1 ? '' : 's'}  (${seconds(started)})`);
+    return prometheus;
+  } catch (error) {
+    log(`prometheus   did not start: ${messageOf(error)}\n  ${parks}`);
+    return undefined;
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -456,6 +527,15 @@ async function startBus(options: ControlPlaneOptions, log: (line: string) => voi
   return bus;
 }
 
+/** Fires the rollout-run schedule rule every `everyMs` (see ControlPlaneOptions.rolloutSweepMs). */
+function driveRolloutSweep(bus: LocalBus, everyMs: number): Stopper {
+  const rule = bus.rules.find((candidate) => candidate.functionName === ROLLOUT_RUN_FUNCTION && candidate.schedule);
+  if (!rule) throw new ControlPlaneStartError(`serverless.yml has no ${ROLLOUT_RUN_FUNCTION} schedule to drive every ${everyMs} ms`);
+  const timer = setInterval(() => bus.triggerSchedule(rule.name), everyMs);
+  timer.unref();
+  return { name: 'rollout sweep', stop: async () => clearInterval(timer) };
+}
+
 /**
  * The environment the functions read on their first invocation, set once before their
  * modules load. The context built here is installed with setAppContext, so the handlers
@@ -467,6 +547,8 @@ function setFunctionEnvironment(input: {
   busName: string;
   logLevel: string | undefined;
   forwarderShards: number | undefined;
+  /** The local Prometheus; without one, a PROMETHEUS_ADDRESS of the caller's environment is kept. */
+  prometheusAddress?: string | undefined;
 }): Record<string, string | undefined> {
   const logLevel = input.logLevel ?? process.env.LOG_LEVEL ?? 'INFO';
   const forwarderShards = input.forwarderShards ?? (process.env.FORWARDER_SHARDS || LOCAL_FORWARDER_SHARDS);
@@ -488,6 +570,8 @@ function setFunctionEnvironment(input: {
     POWERTOOLS_METRICS_NAMESPACE: 'OmePinning',
     // EMF metric lines are for CloudWatch; locally they only bury the logs.
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+    // The default metrics source of canary analysis, as upstream's bundledPrometheusAddress.
+    ...(input.prometheusAddress ? { [PROMETHEUS_ADDRESS_ENV]: input.prometheusAddress } : {}),
   };
   delete process.env.AWS_SESSION_TOKEN;
   delete process.env.AWS_PROFILE;

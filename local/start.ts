@@ -13,7 +13,8 @@ const USAGE = `Usage: npm start -- [options]
 
 Runs the OME pinning control plane locally: embedded Kubernetes API server(s), DynamoDB
 Local, the local event bus with the rules of serverless.yml, the watch forwarder, every
-function and the scheduled revision GC.
+function and the scheduled revision GC; and, when Debian's prometheus package is installed,
+a local Prometheus scraping the embedded clusters' simulated engine pods for canary analysis.
 
 Options:
   --data-dir DIR     where kubeconfigs are written (default .ome-local)
@@ -26,6 +27,8 @@ Options:
                      controller runs there; the plane acts through annotations and
                      spec.runtime.revision). Default: standalone for embedded clusters,
                      delegate with --kubeconfig
+  --no-prometheus    do not start the local Prometheus (analysis steps then park unless
+                     PROMETHEUS_ADDRESS names another)
   -h, --help         show this help
 
 Environment: FORWARDER_SHARDS=N spreads the clusters over N forwarder shards (default 4),
@@ -34,12 +37,16 @@ as the deployed schedule rules do.
 Then: KUBECONFIG=<data-dir>/kubeconfig kubectl get inferenceservices -A
 `;
 
+/** Scrapes every 5 s: enough for minute-long analysis intervals, little load on a laptop. */
+const NPM_START_SCRAPE_INTERVAL_SECONDS = 5;
+
 interface StartFlags {
   dataDir: string;
   clusters: number;
   kubeconfig?: string;
   context?: string;
   mode?: ClusterMode;
+  prometheus: boolean;
   help: boolean;
 }
 
@@ -53,6 +60,7 @@ export function parseStartFlags(argv: string[]): StartFlags {
       kubeconfig: { type: 'string' },
       context: { type: 'string' },
       mode: { type: 'string' },
+      'no-prometheus': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -70,6 +78,7 @@ export function parseStartFlags(argv: string[]): StartFlags {
     ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }),
     ...(values.context === undefined ? {} : { context: values.context }),
     ...(mode === undefined ? {} : { mode }),
+    prometheus: !(values['no-prometheus'] ?? false),
     help: values.help ?? false,
   };
 }
@@ -118,6 +127,7 @@ async function main(): Promise<number> {
       ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
       ...(flags.context ? { context: flags.context } : {}),
       ...(flags.mode ? { clusterMode: flags.mode } : {}),
+      ...(flags.prometheus ? { prometheus: { scrapeIntervalSeconds: NPM_START_SCRAPE_INTERVAL_SECONDS } } : {}),
     });
   } catch (error) {
     process.stderr.write(`npm start failed: ${error instanceof Error ? error.message : String(error)}\n`);

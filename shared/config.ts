@@ -39,6 +39,12 @@ export interface ControlPlaneConfig {
   region: string;
   /** OME's namespace in every cluster, where revisions live; a cluster record may override it. */
   omeNamespace: string;
+  /**
+   * The Prometheus that canary analysis queries when a canary names no source and the
+   * cluster's `inferenceservice-config` names no default (PROMETHEUS_ADDRESS): it plays
+   * upstream's `bundledPrometheusAddress`. `npm start` sets it to its local Prometheus.
+   */
+  prometheusAddress?: string;
   /** Revisions kept per runtime besides the referenced ones. */
   revisionRetention: number;
   /** How long a revision stays marked before it is deleted. */
@@ -170,6 +176,7 @@ export function loadConfig(env: Env): ControlPlaneConfig {
   };
   if (env.DYNAMODB_ENDPOINT) config.dynamoDbEndpoint = env.DYNAMODB_ENDPOINT;
   if (env.EVENTBRIDGE_ENDPOINT) config.eventBridgeEndpoint = env.EVENTBRIDGE_ENDPOINT;
+  if (env.PROMETHEUS_ADDRESS) config.prometheusAddress = env.PROMETHEUS_ADDRESS;
   if (env.FORWARDER_MAX_RUNTIME) config.forwarderMaxRuntimeMs = parseDurationSetting('FORWARDER_MAX_RUNTIME', env.FORWARDER_MAX_RUNTIME);
   return config;
 }

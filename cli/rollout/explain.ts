@@ -27,7 +27,10 @@ export async function runRolloutExplain(env: CommandEnv, options: RolloutExplain
   const policiesByName = await readPolicies(env, options.namespace);
   const components = ((isvc.status as { components?: Record<string, ComponentStatus> } | undefined)?.components ?? {});
   const observed = new Map<number, ObservedGroup>();
-  (isvc.status?.rollout?.activeRun?.plan?.groups ?? []).forEach((pinned, index) => {
+  const run = isvc.status?.rollout?.activeRun;
+  // With no run, each canary group's record is what its last run left (e.g. the sample that rolled it back).
+  const groups = run ? (run.plan?.groups ?? []) : (isvc.spec?.rollout?.groups ?? []).map((group) => ({ group }));
+  groups.forEach((pinned, index) => {
     const component = pinned.group?.components?.[0];
     const phase = component ? components[component]?.rolloutPhase : undefined;
     // Each unit's canary sits on its entrypoint component; status.canary is upstream's alias.

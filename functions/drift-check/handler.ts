@@ -15,6 +15,7 @@ import { UnavailableError } from '../../shared/errors';
 import { HINT_EVENT_SOURCE, HintDetailType } from '../../shared/events/hint-event';
 import { checkRuntimeDrift, createPinningDeps } from '../../shared/pinning';
 import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
+import { metricsBindingReader } from '../../shared/rollout-runs/analysis-wiring';
 
 const publisherOf = lazyEventPublisher(new Logger({ serviceName: 'drift-check' }));
 
@@ -37,7 +38,7 @@ export const handler = createHintHandler(
     };
     return forClusterMode(invocation.cluster, {
       standalone: async () => {
-        const deps = { ...createPinningDeps(invocation, rolloutAwareWorkloadWriter(invocation.app.clock)), continuations: invocation.app.stores.continuations, continueLater };
+        const deps = { ...createPinningDeps(invocation, rolloutAwareWorkloadWriter(invocation.app.clock, metricsBindingReader(invocation.cluster, invocation.app.config.prometheusAddress))), continuations: invocation.app.stores.continuations, continueLater };
         // A sweep: its cluster requests yield to user work (docs/decisions.md).
         const report = await runAsSweep(() => checkRuntimeDrift(deps, trigger));
         metrics.addMetric('DriftStatusWrites', MetricUnit.Count, report.statusWrites);

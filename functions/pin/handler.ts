@@ -10,6 +10,7 @@ import { createHintHandler } from '../../shared/app/hint-handler';
 import { reportDelegatedInferenceService } from '../../shared/delegate';
 import { createPinningDeps, pinInferenceService } from '../../shared/pinning';
 import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
+import { metricsBindingReader } from '../../shared/rollout-runs/analysis-wiring';
 
 export const handler = createHintHandler(
   async (invocation) => {
@@ -17,7 +18,7 @@ export const handler = createHintHandler(
     const target = { namespace: hint.namespace ?? '', name: hint.name, uid: hint.uid };
     return forClusterMode(invocation.cluster, {
       standalone: async () => {
-        const deps = createPinningDeps(invocation, rolloutAwareWorkloadWriter(invocation.app.clock));
+        const deps = createPinningDeps(invocation, rolloutAwareWorkloadWriter(invocation.app.clock, metricsBindingReader(invocation.cluster, invocation.app.config.prometheusAddress)));
         const result = await pinInferenceService(deps, target);
         if (result.statusWritten) metrics.addMetric('PinStatusWrites', MetricUnit.Count, 1);
         if (result.tokenApplied !== undefined) metrics.addMetric('RuntimeSyncApplied', MetricUnit.Count, 1);

@@ -8,12 +8,15 @@ import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
 import { createRepinMetrics, handleRepinApplyHint } from '../../shared/rollout-runs';
+import { prometheusAnalysisWiring } from '../../shared/rollout-runs/analysis-wiring';
 
 export const handler = createHintHandler(
   async (invocation) => {
     const { hint } = invocation;
     const result = await forClusterMode(invocation.cluster, {
-      standalone: () => handleRepinApplyHint(invocation, createRepinMetrics(invocation.metrics)),
+      // Plans resolve with the cluster's metrics binding, as rollout-run's do; nothing samples here.
+      standalone: () =>
+        handleRepinApplyHint(invocation, createRepinMetrics(invocation.metrics), prometheusAnalysisWiring({ sampling: false, fallbackAddress: invocation.app.config.prometheusAddress })),
       delegate: async () =>
         hint.kind === 'InferenceService' && hint.namespace
           ? reportDelegatedInferenceService(invocation.cluster.client, { namespace: hint.namespace, name: hint.name, uid: hint.uid })

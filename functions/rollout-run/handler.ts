@@ -1,8 +1,10 @@
 /**
  * rollout-run: advances rollout runs on InferenceService changes and on readiness changes
  * of the Deployments we render (hints from its queue), and sweeps every active run once a
- * minute for timed pauses (its schedule). In a delegate cluster upstream OME runs the
- * rollouts: a hint reports its run and hold, and the sweep passes the cluster by.
+ * minute for timed pauses and analysis samples (its schedule). Analysis steps sample the
+ * cluster's Prometheus (see shared/rollout-runs/analysis-wiring.ts). In a delegate cluster
+ * upstream OME runs the rollouts and their analysis: a hint reports its run and hold,
+ * nothing samples, and the sweep passes the cluster by.
  */
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
@@ -14,17 +16,20 @@ import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
 import { handleRolloutRunHint, sweepRolloutRuns } from '../../shared/rollout-runs';
+import { prometheusAnalysisWiring, wiringPerInvocation } from '../../shared/rollout-runs/analysis-wiring';
 
 const SERVICE_NAME = 'rollout-run';
 const logger = new Logger({ serviceName: SERVICE_NAME });
 // Asks for a render when a held sequence group's turn begins.
 const publisherOf = lazyEventPublisher(logger);
+// The cluster's analysis configuration, read once per invocation by this function's identity.
+const analysisOf = wiringPerInvocation(() => prometheusAnalysisWiring({ sampling: true, fallbackAddress: getAppContext().config.prometheusAddress }));
 
 const onHint = createHintHandler(
   async (invocation) => {
     const { hint } = invocation;
     const result = await forClusterMode(invocation.cluster, {
-      standalone: () => handleRolloutRunHint(invocation, publisherOf(invocation.app.config)),
+      standalone: () => handleRolloutRunHint(invocation, publisherOf(invocation.app.config), analysisOf(invocation.requestId.split('/')[0] ?? invocation.requestId)),
       delegate: async () =>
         hint.kind === 'InferenceService' && hint.namespace
           ? reportDelegatedInferenceService(invocation.cluster.client, { namespace: hint.namespace, name: hint.name, uid: hint.uid })
@@ -39,7 +44,7 @@ const onHint = createHintHandler(
 // A failed sweep is rethrown: Lambda retries it (maximumRetryAttempts), then dead-letters it; the next runs in a minute.
 const onSchedule = middy(async (_event: unknown, context: Context) => {
   const app = getAppContext();
-  const summary = await runWithinInvocation(context, () => sweepRolloutRuns(app, context.awsRequestId, publisherOf(app.config)));
+  const summary = await runWithinInvocation(context, () => sweepRolloutRuns(app, context.awsRequestId, publisherOf(app.config), analysisOf(context.awsRequestId)));
   logger.info('swept rollout runs', { summary });
   return summary;
 }).use(injectLambdaContext(logger));

@@ -14,6 +14,7 @@ import { ClusterApi, type PruneRecord } from './api';
 import { bootstrapPolicy } from './bootstrap-policy';
 import { InProcessClusterClient } from './client';
 import type { Faults } from './faults';
+import { startEngineMetrics, type EngineMetrics } from './engine-metrics';
 import { ApiHttpServer, type RequestCounts } from './http-server';
 import { servingCertificate } from './serving-certificate';
 import { CONTEXT_NAME, renderIdentityKubeconfig, renderKubeconfig } from './kubeconfig';
@@ -23,6 +24,8 @@ export type { FaultSpec, FaultStatus, Faults } from './faults';
 export type { AccessRecord } from './access';
 export type { PruneRecord } from './api';
 export type { RequestCounts } from './http-server';
+export type { EngineMetrics, RevisionSelector } from './engine-metrics';
+export { SimulationAnnotation } from './engine-metrics';
 
 export interface EmbeddedClusterOptions {
   /** 0 (default) picks a free port. */
@@ -90,6 +93,11 @@ export interface EmbeddedCluster {
    */
   client: ClusterClient;
   faults: Faults;
+  /**
+   * The simulated engine pods' metrics (local/cluster/engine-metrics.ts), served on their
+   * own 127.0.0.1 port for a local Prometheus to scrape (`target`).
+   */
+  engineMetrics: EngineMetrics;
   stop(): Promise<void>;
 }
 
@@ -117,6 +125,10 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions = {})
   const tls = await servingCertificate();
   const server = new ApiHttpServer(api, access, tls, options.latencyMs ?? 0);
   const url = await server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  const engineMetrics = await startEngineMetrics({
+    deployments: () => api.store.list('apps/deployments').map(([, object]) => object),
+    inferenceService: (namespace, name) => api.store.get('ome.io/inferenceservices', namespace, name),
+  });
   const httpsUrl = url.replace(/^http:/, 'https:');
   const adminToken = access.tokens.adminToken;
   const endpoint = { server: httpsUrl, caData: tls.cert.toString('base64') };
@@ -151,11 +163,12 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions = {})
     requestCounts: () => server.requestCounts(),
     client: new InProcessClusterClient(api),
     faults: api.faults,
+    engineMetrics,
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
       api.stop();
-      await server.close();
+      await Promise.all([server.close(), engineMetrics.stop()]);
     },
   };
 }

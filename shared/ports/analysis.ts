@@ -4,7 +4,7 @@
  * one, plans with analysis steps park at run open (RolloutPlanReady False/ProviderUnbound).
  */
 import type { AnalysisVerdict } from '../rollout/analysis';
-import type { RolloutAnalysis } from '../rollout/types';
+import type { AnalysisPrometheus, RolloutAnalysis } from '../rollout/types';
 
 export interface AnalysisSampleRequest {
   readonly namespace: string;
@@ -16,6 +16,12 @@ export interface AnalysisSampleRequest {
   readonly analysis: RolloutAnalysis;
   /** Only a sample produced after this time counts (the last one consumed). */
   readonly since?: string;
+  /** The canary's metrics source (`canary.prometheus`); unset queries the cluster's default source. */
+  readonly prometheus?: AnalysisPrometheus;
+  /** `{{.CanaryService}}`; defaults to `<isvc>-<component>-rev-<canaryRevision>`. */
+  readonly canaryService?: string;
+  /** `{{.StableService}}`; defaults to `<isvc>-<component>-rev-<stableRevision>`. */
+  readonly stableService?: string;
 }
 
 export interface AnalysisExecutor {

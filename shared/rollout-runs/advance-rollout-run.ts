@@ -11,7 +11,7 @@ import { Resources } from '../model/resources';
 import type { AnalysisExecutor } from '../ports/analysis';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
-import { unboundSample, type AnalysisVerdict, type MetricsBinding } from '../rollout/analysis';
+import { isSampleDue, unboundSample, type AnalysisVerdict, type MetricsBinding } from '../rollout/analysis';
 import { advanceCanary, advanceReplacement, canaryReplicasFor, isCanaryFinished } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun, formatKubeTime } from '../rollout/run';
@@ -48,11 +48,13 @@ export interface AdvanceRolloutRunDeps {
   client: ClusterClient;
   clock: Clock;
   /**
-   * Samples analysis steps. Without one, a plan with analysis steps parks at run open;
-   * a run pinned before that reads every sample inconclusive and follows onInconclusive.
+   * Samples analysis steps (rollout-run's passes). Without one, a pass given `metrics`
+   * samples nothing: it runs where another path samples (repin-apply's advance after a
+   * promote or repin). With neither, nothing is wired to evaluate metrics, and each due
+   * sample reads inconclusive (`unboundSample`) and follows onInconclusive.
    */
   analysis?: AnalysisExecutor;
-  /** What the cluster binds for analysis; pass `executor: true` with `analysis`. Nothing by default. */
+  /** What the cluster binds for analysis (see analysis-wiring.ts). Nothing by default. */
   metrics?: MetricsBinding;
 }
 
@@ -327,7 +329,8 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
   const othersReady = workloads
     .slice(1)
     .every((entry) => readyReplicasOf(entry.canary) >= canaryReplicasFor(capacityAt(state.currentStep), entry.desiredReplicas));
-  const sample = await sampleAnalysis(deps, isvc, { state, steps, component: primary.component, now });
+  const stepReady = othersReady && readyReplicasOf(primary.canary) >= canaryReplicasFor(capacityAt(state.currentStep), primary.desiredReplicas);
+  const sample = await sampleAnalysis(deps, isvc, { state, steps, prometheus: group.canary?.prometheus, component: primary.component, stepReady, now });
   const tick = advanceCanary({
     steps,
     ...(group.canary?.readyTimeout ? { readyTimeout: group.canary.readyTimeout } : {}),
@@ -378,26 +381,44 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
   }
 }
 
-/** The current step's analysis sample: the executor's, or an inconclusive one when none is plugged in. */
+/**
+ * The current step's analysis sample, taken only when one is due (see isSampleDue): the
+ * step's capacity is ready, its warm-up is over and an interval has passed since the last
+ * consumed sample. Anything else (a duplicate hint, a readiness change, the sweep inside
+ * the interval) queries nothing. Without an executor: none when a binding is given (the
+ * pass is not the sampling path), else the inconclusive sample of an unwired gate.
+ */
 async function sampleAnalysis(
   deps: AdvanceRolloutRunDeps,
   isvc: RolloutIsvc,
-  input: { state: CanaryState; steps: NonNullable<RolloutGroup['canary']>['steps']; component: string; now: Date },
+  input: {
+    state: CanaryState;
+    steps: NonNullable<RolloutGroup['canary']>['steps'];
+    /** The pinned canary's metrics source: a repin may change it, so it comes from the pinned plan. */
+    prometheus: NonNullable<RolloutGroup['canary']>['prometheus'];
+    component: string;
+    stepReady: boolean;
+    now: Date;
+  },
 ): Promise<AnalysisVerdict | undefined> {
   const steps = input.steps ?? [];
-  const index = Math.min(Math.max(input.state.currentStep, 0), steps.length - 1);
+  const { state } = input;
+  if (isCanaryFinished(state, steps.length) || state.preStepHold || !input.stepReady) return undefined;
+  if (state.rolledBackRevisionHash !== undefined && state.rolledBackRevisionHash === state.canaryRevisionHash) return undefined;
+  const index = Math.min(Math.max(state.currentStep, 0), steps.length - 1);
   const analysis = steps[index]?.analysis;
-  if (!analysis) return undefined;
-  if (!deps.analysis) return unboundSample(analysis, input.now);
+  if (!analysis || !isSampleDue(analysis, state, input.now)) return undefined;
+  if (!deps.analysis) return deps.metrics ? undefined : unboundSample(analysis, input.now);
   return deps.analysis.sample({
     namespace: isvc.metadata.namespace ?? '',
     isvcName: isvc.metadata.name,
     component: input.component,
-    canaryRevision: input.state.canaryRevisionHash ?? '',
-    ...(input.state.stableRevisionHash ? { stableRevision: input.state.stableRevisionHash } : {}),
+    canaryRevision: state.canaryRevisionHash ?? '',
+    ...(state.stableRevisionHash ? { stableRevision: state.stableRevisionHash } : {}),
     step: index,
     analysis,
-    ...(input.state.lastEvaluationTime ? { since: input.state.lastEvaluationTime } : {}),
+    ...(input.prometheus ? { prometheus: input.prometheus } : {}),
+    ...(state.lastEvaluationTime ? { since: state.lastEvaluationTime } : {}),
   });
 }
 

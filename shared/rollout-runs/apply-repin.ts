@@ -11,6 +11,7 @@ import type { ClusterClient } from '../ports/cluster';
 import { idempotencyKey, type IdempotencyStore } from '../ports/store';
 import { hashIdempotencyPayload } from '../stores/idempotency-rules';
 import { decideRepin, isValidRepinValue, type RepinDecision } from '../rollout/repin';
+import type { MetricsBinding } from '../rollout/analysis';
 import { previewAnnotationValue } from '../annotation-value';
 import type { Clock } from '../ports/clock';
 import { Annotation, EventReason, RepinMessage, RepinOutcome } from '../vocabulary';
@@ -39,6 +40,8 @@ export interface ApplyRepinDeps {
   clock: Clock;
   idempotency: IdempotencyStore;
   metrics: RepinMetrics;
+  /** What the cluster binds for analysis steps (see renderLivePlan); nothing by default. */
+  binding?: MetricsBinding;
   /** How long a claim stays in progress before a redelivery may take it over. */
   claimTtlMs: number;
   /** Who claims (the request id): only it abandons its claim, and its own retry may claim again. */
@@ -141,7 +144,7 @@ async function decideAndWrite(
 ): Promise<ApplyRepinResult> {
   const now = new Date(deps.clock.now());
   const run = isvc.status?.rollout?.activeRun;
-  const live = await renderLivePlan(deps.client, isvc);
+  const live = await renderLivePlan(deps.client, isvc, deps.binding);
   const canaries = readCanaryStates(isvc.status, run?.plan.groups ?? []);
   const decision: RepinDecision = decideRepin({ annotationValue: value, run, live, canaries, now });
   const namespace = isvc.metadata.namespace ?? '';

@@ -21,6 +21,7 @@ import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type Refr
 import type { PolicyConsumer } from '../rollout/policy-status';
 import type { RolloutIsvc } from './rollout-status';
 import { getOptional, type Deployment } from './workloads';
+import { bindingOnly, type AnalysisWiring, type ClusterAnalysis } from './analysis-wiring';
 
 /** `ome_rollout_repin_total` as an EMF metric with dimensions namespace and outcome. */
 export function createRepinMetrics(metrics: Metrics): RepinMetrics {
@@ -60,8 +61,8 @@ export interface RolloutWork {
   client: ClusterHandle['client'];
   clock: Clock;
   reconcile: ReconcileDeps;
-  /** Samples analysis steps, with what the cluster binds; none yet (see AdvanceRolloutRunDeps). */
-  analysis?: Pick<AdvanceRolloutRunDeps, 'analysis' | 'metrics'>;
+  /** What the cluster binds for analysis, and on rollout-run's path the executor (see analysis-wiring.ts). */
+  analysis?: ClusterAnalysis;
   /** Publishes the hint that asks for a render (see requestRender); without it the next resync renders. */
   publisher?: EventPublisher;
 }
@@ -89,19 +90,25 @@ export async function advanceAndRender(work: RolloutWork, key: { namespace: stri
   return result;
 }
 
-function workOf(invocation: HintInvocation, publisher?: EventPublisher): RolloutWork {
+function workOf(invocation: HintInvocation, publisher?: EventPublisher, analysis?: ClusterAnalysis): RolloutWork {
   return {
     clusterId: invocation.cluster.id,
     client: invocation.cluster.client,
     clock: invocation.app.clock,
     reconcile: reconcileDepsOf(invocation.app, invocation.requestId),
     ...(publisher ? { publisher } : {}),
+    ...(analysis ? { analysis } : {}),
   };
 }
 
 /** What a run's pass needs under the lease of `context`: Deployment writes fenced by it. */
 function advanceDepsOf(work: RolloutWork, context: AttemptContext, key: { name: string; uid?: string }): AdvanceRolloutRunDeps {
-  return { client: fenceDeploymentWrites(work.client, workloadFenceOf(context), { name: key.name, uid: key.uid }), clock: work.clock, ...work.analysis };
+  return {
+    client: fenceDeploymentWrites(work.client, workloadFenceOf(context), { name: key.name, uid: key.uid }),
+    clock: work.clock,
+    ...(work.analysis?.analysis ? { analysis: work.analysis.analysis } : {}),
+    ...(work.analysis ? { metrics: work.analysis.metrics } : {}),
+  };
 }
 
 /** Advances one ISVC's run under its lease. */
@@ -120,9 +127,10 @@ export type RepinApplyHintResult =
  * step machine consumes it); a RolloutPolicy change restates the plan status of each ISVC
  * that uses it.
  */
-export async function handleRepinApplyHint(invocation: HintInvocation, metrics: RepinMetrics): Promise<RepinApplyHintResult> {
+export async function handleRepinApplyHint(invocation: HintInvocation, metrics: RepinMetrics, analysis?: AnalysisWiring): Promise<RepinApplyHintResult> {
   const { hint, app } = invocation;
-  const work = workOf(invocation);
+  // Resolves plans with the cluster's binding, but never samples: rollout-run does.
+  const work = workOf(invocation, undefined, await bindingOnly(analysis, invocation.cluster));
   if (hint.kind === 'RolloutPolicy') return fanOutPolicyChange(invocation, work, hint);
   if (hint.kind !== 'InferenceService' || !hint.namespace || hint.change === 'deleted') return { ignored: `${hint.kind} ${hint.change}` };
   const key = { namespace: hint.namespace, name: hint.name, uid: hint.uid };
@@ -138,6 +146,7 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
       repin ??= await applyRepinRequest(
         {
           client: work.client,
+          ...(work.analysis ? { binding: work.analysis.metrics } : {}),
           clusterId: work.clusterId,
           clock: work.clock,
           idempotency: app.stores.idempotency,
@@ -189,7 +198,7 @@ async function refreshPolicyConsumers(work: RolloutWork, namespace: string, poli
   for (const isvc of consumers) {
     const key = { namespace, name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
     const result = await underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, () =>
-      refreshPlanStatus({ client: work.client, clock: work.clock }, key),
+      refreshPlanStatus({ client: work.client, clock: work.clock, ...(work.analysis ? { metrics: work.analysis.metrics } : {}) }, key),
     );
     results.push({ name: key.name, result });
   }
@@ -200,18 +209,23 @@ async function refreshPolicyConsumers(work: RolloutWork, namespace: string, poli
  * rollout-run: an InferenceService change or a readiness change of a Deployment we
  * render advances that InferenceService's run.
  */
-export async function handleRolloutRunHint(invocation: HintInvocation, publisher?: EventPublisher): Promise<AdvanceRolloutRunResult | { ignored: string }> {
+export async function handleRolloutRunHint(
+  invocation: HintInvocation,
+  publisher?: EventPublisher,
+  analysis?: AnalysisWiring,
+): Promise<AdvanceRolloutRunResult | { ignored: string }> {
   const { hint } = invocation;
-  const work = workOf(invocation, publisher);
   if (!hint.namespace || hint.change === 'deleted') return { ignored: `${hint.kind} ${hint.change}` };
+  // Built only once the hint names something to advance (memoized per invocation by the caller).
+  const workFor = async () => workOf(invocation, publisher, analysis ? await analysis(invocation.cluster) : undefined);
   if (hint.kind === 'InferenceService') {
-    return advanceAndRender(work, { namespace: hint.namespace, name: hint.name, uid: hint.uid });
+    return advanceAndRender(await workFor(), { namespace: hint.namespace, name: hint.name, uid: hint.uid });
   }
   if (hint.kind !== 'Deployment') return { ignored: hint.kind };
-  const deployment = await getOptional<Deployment>(work.client, hint.namespace, hint.name);
+  const deployment = await getOptional<Deployment>(invocation.cluster.client, hint.namespace, hint.name);
   const owner = deployment?.metadata.labels?.[WorkloadLabel.inferenceService];
   if (!owner) return { ignored: 'not a rendered workload' };
-  return advanceAndRender(work, { namespace: hint.namespace, name: owner });
+  return advanceAndRender(await workFor(), { namespace: hint.namespace, name: owner });
 }
 
 /** One cluster's part of the scheduled sweep. */
@@ -224,10 +238,11 @@ export interface SweepSummary {
 }
 
 /**
- * The scheduled sweep, in every registered cluster: advances every ISVC with an active run
- * (timed pauses), then writes every RolloutPolicy's status from the ISVCs it just listed.
+ * The scheduled sweep, in every standalone cluster: advances every ISVC with an active run
+ * (timed pauses, due analysis samples), then writes every RolloutPolicy's status from the
+ * ISVCs it just listed, with the providers the cluster binds.
  */
-export async function sweepRolloutRuns(app: AppContext, holder: string, publisher?: EventPublisher): Promise<SweepSummary[]> {
+export async function sweepRolloutRuns(app: AppContext, holder: string, publisher?: EventPublisher, analysis?: AnalysisWiring): Promise<SweepSummary[]> {
   const summary: SweepSummary[] = [];
   for (const record of await app.stores.clusters.listClusters()) {
     const cluster = await app.cluster(record.id);
@@ -236,6 +251,13 @@ export async function sweepRolloutRuns(app: AppContext, holder: string, publishe
     const work: RolloutWork = { clusterId: cluster.id, client: cluster.client, clock: app.clock, reconcile: reconcileDepsOf(app, holder), ...(publisher ? { publisher } : {}) };
     let advanced = 0;
     let failed = 0;
+    let wired: Promise<ClusterAnalysis | undefined> | undefined;
+    // The cluster's metrics configuration is read once per sweep, for its runs and its policies alike.
+    const workWithAnalysis = async (): Promise<RolloutWork> => {
+      wired ??= analysis ? analysis(cluster) : Promise.resolve(undefined);
+      const built = await wired;
+      return built ? { ...work, analysis: built } : work;
+    };
     const consumers: PolicyConsumer[] = [];
     let continueToken: string | undefined;
     do {
@@ -244,14 +266,19 @@ export async function sweepRolloutRuns(app: AppContext, holder: string, publishe
       for (const isvc of page.items.filter((item) => item.status?.rollout?.activeRun)) {
         const key = { namespace: isvc.metadata.namespace ?? '', name: isvc.metadata.name, ...(isvc.metadata.uid ? { uid: isvc.metadata.uid } : {}) };
         // One busy or failing object must not starve the rest: the next sweep retries it.
-        await advanceAndRender(work, key).then(
+        await workWithAnalysis()
+          .then((ready) => advanceAndRender(ready, key))
+          .then(
           () => (advanced += 1),
           () => (failed += 1),
         );
       }
       continueToken = page.continue;
     } while (continueToken);
-    const policies = await refreshPolicyStatuses({ client: cluster.client, clock: app.clock }, consumers).catch(() => 'failed' as const);
+    // A policy naming a providerRef is Ready/BodyValid once the provider is bound here.
+    const policies = await workWithAnalysis()
+      .then((ready) => refreshPolicyStatuses({ client: cluster.client, clock: app.clock, ...(ready.analysis ? { boundProviders: ready.analysis.metrics.boundProviders } : {}) }, consumers))
+      .catch(() => 'failed' as const);
     summary.push({ cluster: record.id, advanced, failed, policies });
   }
   return summary;

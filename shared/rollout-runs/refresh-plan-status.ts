@@ -7,11 +7,14 @@
 import { Resources } from '../model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
+import type { MetricsBinding } from '../rollout/analysis';
 import { applyPlanStatus, commitStatus, getRolloutIsvc, hasRolloutState, renderLivePlan, specGroupsOf, type RolloutIsvc, type RolloutIsvcStatus } from './rollout-status';
 
 export interface RefreshPlanStatusDeps {
   client: ClusterClient;
   clock: Clock;
+  /** What the cluster binds for analysis steps (see renderLivePlan); nothing by default. */
+  metrics?: MetricsBinding;
 }
 
 export type RefreshPlanStatusResult = 'gone' | 'not-rolled-out' | 'unchanged' | 'updated';
@@ -25,7 +28,7 @@ export async function refreshPlanStatus(
   if (!isvc || (key.uid && isvc.metadata.uid !== key.uid)) return 'gone';
   if (!hasRolloutState(isvc)) return 'not-rolled-out';
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
-  applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc), new Date(deps.clock.now()));
+  applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), new Date(deps.clock.now()));
   if (JSON.stringify(status) === JSON.stringify(isvc.status ?? {})) return 'unchanged';
   await commitStatus(deps.client, isvc, status);
   return 'updated';

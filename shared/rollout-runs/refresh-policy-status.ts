@@ -16,8 +16,9 @@ export interface RefreshPolicyStatusDeps {
   client: ClusterClient;
   clock: Clock;
   /**
-   * Metric providers bound on this cluster. The plane binds none yet, so a body naming a
-   * providerRef reports Ready/ProviderUnbound, as upstream does with no binding source.
+   * Metric providers bound on this cluster (its inferenceservice-config `metricProviders`).
+   * Without them a body naming a providerRef reports Ready/ProviderUnbound, as upstream
+   * does with no binding source.
    */
   boundProviders?: ReadonlySet<string>;
 }

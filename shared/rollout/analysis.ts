@@ -43,6 +43,8 @@ export interface MetricsBinding {
   readonly boundProviders: ReadonlySet<string>;
   /** Whether an AnalysisExecutor is plugged in to sample steps with no providerRef. */
   readonly executor: boolean;
+  /** Whether a canary's own `prometheus.serverAddress` can be sampled (a Prometheus executor is plugged in). */
+  readonly addresses?: boolean;
 }
 
 export const NO_METRICS: MetricsBinding = { boundProviders: new Set(), executor: false };
@@ -115,7 +117,8 @@ export function findUnboundProvider(canary: GroupCanary | undefined, binding: Me
     return `groups[${groupIndex}]: metric provider "${ref.name}" is not bound in this cluster's metricProviders configuration`;
   }
   const gated = steps.findIndex((step) => step.analysis !== undefined && step.analysis !== null);
-  if (gated >= 0 && !ref && !binding.executor) {
+  const ownAddress = Boolean(canary?.prometheus?.serverAddress) && binding.addresses === true;
+  if (gated >= 0 && !ref && !ownAddress && !binding.executor) {
     return `groups[${groupIndex}]: canary.steps[${gated}] is an analysis step, and no metrics provider is bound in this cluster to evaluate it`;
   }
   return undefined;
@@ -205,6 +208,24 @@ function stalled(input: AnalysisStepInput): boolean {
   const anchor = timeOf(input.state.lastConclusiveEvaluationTime) ?? timeOf(input.state.stepEnteredTime);
   if (anchor === undefined) return false;
   return input.now.getTime() >= anchor + timeout * 1000;
+}
+
+/**
+ * Whether a step's next sample is due: the warm-up (`initialDelay` from step entry) is
+ * over and one `interval` has passed since the last consumed sample. Callers ask the
+ * executor only then, so a reconcile inside the interval (a duplicate hint, a readiness
+ * change, the sweep) queries nothing and records nothing: a sample is taken at most once
+ * per (run, step, evaluation time), and `decideAnalysisStep` consumes it only when fresh.
+ * A step not yet entered (no `stepEnteredTime`) with a warm-up is not due.
+ */
+export function isSampleDue(analysis: RolloutAnalysis, state: Pick<CanaryState, 'stepEnteredTime' | 'lastEvaluationTime'>, now: Date): boolean {
+  const delay = seconds(analysis.initialDelay);
+  if (delay > 0) {
+    const entered = timeOf(state.stepEnteredTime);
+    if (entered === undefined || now.getTime() < entered + delay * 1000) return false;
+  }
+  const last = timeOf(state.lastEvaluationTime);
+  return last === undefined || now.getTime() >= last + seconds(analysis.interval) * 1000;
 }
 
 /** Clears the per-step analysis record when a step is entered (upstream's advanceStep). */

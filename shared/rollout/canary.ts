@@ -245,8 +245,12 @@ function finish(input: CanaryTickInput, state: CanaryState, removePromote: boole
   };
 }
 
-/** Back to stable: the canary scales to zero; once stable is ready the revision is rejected. */
+/**
+ * Back to stable: the canary scales to zero; once stable is ready the revision is rejected.
+ * The canary's recorded weight drops to 0 at once, as upstream's rollback applies weight 0.
+ */
 function rollBack(input: CanaryTickInput, state: CanaryState, removePromote: boolean): CanaryTick {
+  state.observedTrafficWeight = 0;
   const stableReady = input.readyStableReplicas >= input.desiredReplicas;
   if (stableReady && state.canaryRevisionHash) state.rolledBackRevisionHash = state.canaryRevisionHash;
   return {

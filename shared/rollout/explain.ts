@@ -8,6 +8,7 @@ import { gateOf } from './canary';
 import { normalizeGoDuration } from '../go-duration';
 import { declaredKindOf, declaredSourceOf } from './plan';
 import type {
+  AnalysisMetricResult,
   CanaryState,
   CanaryStep,
   GroupResolutionStatus,
@@ -105,6 +106,7 @@ function describeSpecGroup(group: RolloutGroup, index: number, view: ExplainView
     steps = body?.spec.canary?.steps;
     if (view !== 'Declared' && !body) push(view, 'ISSUES', 'PolicyBodyUnavailable');
   }
+  pushAnalysis(view, steps, input.observed?.get(index), push);
   pushSteps(view, steps, push);
 }
 
@@ -131,7 +133,67 @@ function describePinnedGroup(pinned: PinnedGroup, index: number, input: ExplainI
   if (traffic.length > 0) {
     push('Effective', 'TRAFFIC', traffic.map((entry) => `${entry.component}:${entry.revision}=${entry.percent}%`).join(','));
   }
-  pushSteps('Effective', group.canary?.steps, push);
+  const steps = group.canary?.steps;
+  pushAnalysis('Effective', steps, observed, push);
+  pushSteps('Effective', steps, push);
+}
+
+/** How the last judged sample reads, as upstream's promote preview names the states. */
+export type AnalysisState = 'Unobserved' | 'Passing' | 'Failing' | 'Inconclusive';
+
+/**
+ * The state of a step's analysis from its record: Unobserved before any judged sample;
+ * Failing when a metric breached its threshold (it has a value and did not pass);
+ * Inconclusive when none breached but one could not be judged (no value), or the sample
+ * carried no metrics; Passing when every metric passed.
+ */
+export function analysisStateOf(canary: Pick<CanaryState, 'lastEvaluationTime' | 'metricResults'> | undefined): AnalysisState {
+  if (!canary?.lastEvaluationTime) return 'Unobserved';
+  const results = canary.metricResults ?? [];
+  if (results.length === 0) return 'Inconclusive';
+  if (results.some((result) => !result.passed && result.value !== undefined && !result.message)) return 'Failing';
+  if (results.some((result) => !result.passed)) return 'Inconclusive';
+  return 'Passing';
+}
+
+/**
+ * ANALYSIS and METRIC rows for a canary's current step, when it is an analysis step or a
+ * judged sample is on record (a rolled-back canary keeps the sample that rejected it):
+ * the state, when it was last evaluated and last conclusive, failed checks against the
+ * limit, the step's timing, then each metric of the last sample.
+ */
+function pushAnalysis(view: ExplainView, steps: readonly CanaryStep[] | undefined, observed: ObservedGroup | undefined, push: Push): void {
+  const all = steps ?? [];
+  const canary = observed?.canary;
+  // Observed state belongs to the Effective view only.
+  if (view !== 'Effective' || !canary || all.length === 0) return;
+  const index = Math.min(Math.max(canary.currentStep, 0), all.length - 1);
+  const step = all[index] as CanaryStep;
+  const analysis = step.analysis;
+  if (!analysis && !canary.lastEvaluationTime) return;
+  const finished = canary.currentStep >= all.length ? '; finished' : '';
+  push('Effective', 'ANALYSIS', `step=${index + 1}/${all.length}; state=${analysisStateOf(canary)}${finished}; evidence=Reported`);
+  push('Effective', '', `evaluated=${canary.lastEvaluationTime ?? 'never'}; conclusive=${canary.lastConclusiveEvaluationTime ?? 'never'}`);
+  push('Effective', '', `failedChecks=${canary.analysisFailedChecks ?? 0}/${analysis ? String(analysis.failureLimit) : '?'}`);
+  if (analysis) push('Effective', '', describeAnalysisTiming(analysis, step));
+  for (const result of canary.metricResults ?? []) push('Effective', 'METRIC', describeMetricResult(result));
+}
+
+function describeAnalysisTiming(analysis: NonNullable<CanaryStep['analysis']>, step: CanaryStep): string {
+  return [
+    `interval=${safeDuration(analysis.interval)}`,
+    `warmUp=${analysis.initialDelay ? safeDuration(analysis.initialDelay) : 'none'}`,
+    `bake=${step.pause?.duration ? safeDuration(step.pause.duration) : 'none'}`,
+    `onInconclusive=${analysis.onInconclusive ?? 'Hold'}`,
+  ].join('; ');
+}
+
+/** One `metricResults` entry: its value, comparison and verdict (a breach has a value and no message). */
+function describeMetricResult(result: AnalysisMetricResult): string {
+  const comparison = result.operator && result.threshold !== undefined ? `; ${result.operator} ${result.threshold}` : '';
+  const value = result.value === undefined ? '' : `; value=${result.value}`;
+  const verdict = result.passed ? 'passed' : result.value !== undefined && !result.message ? 'failed' : 'inconclusive';
+  return `${result.name}${value}${comparison}; ${verdict}${result.message ? `; message=${result.message}` : ''}`;
 }
 
 function describeRevisions(group: RolloutGroup, canary: CanaryState | undefined, input: ExplainInput): string | undefined {

@@ -54,7 +54,7 @@ describe('cluster RBAC in infra/k8s', () => {
         'apps/deployments': ['create', 'delete', 'get', 'patch', 'update'],
         'core/events': ['create', 'patch'],
       },
-      { 'apps/controllerrevisions': ['create', 'get', 'list', 'patch'] },
+      { 'apps/controllerrevisions': ['create', 'get', 'list', 'patch'], 'core/configmaps': ['get'] },
     ],
     [
       'ome-pinning-drift-check',
@@ -67,7 +67,7 @@ describe('cluster RBAC in infra/k8s', () => {
         'apps/deployments': ['create', 'delete', 'get', 'patch', 'update'],
         'core/events': ['create', 'patch'],
       },
-      { 'apps/controllerrevisions': ['create', 'get', 'list', 'patch'] },
+      { 'apps/controllerrevisions': ['create', 'get', 'list', 'patch'], 'core/configmaps': ['get'] },
     ],
     [
       'ome-pinning-repin-apply',
@@ -79,7 +79,7 @@ describe('cluster RBAC in infra/k8s', () => {
         'apps/deployments': ['delete', 'get', 'patch', 'update'],
         'core/events': ['create', 'patch'],
       },
-      {},
+      { 'core/configmaps': ['get'] },
     ],
     [
       'ome-pinning-rollout-run',
@@ -90,8 +90,9 @@ describe('cluster RBAC in infra/k8s', () => {
         'ome.io/rolloutpolicies/status': ['get', 'patch', 'update'],
         'apps/deployments': ['delete', 'get', 'patch', 'update'],
         'core/events': ['create', 'patch'],
+        'core/secrets': ['get'],
       },
-      {},
+      { 'core/configmaps': ['get'] },
     ],
     [
       'ome-pinning-admission-webhook',
@@ -109,6 +110,16 @@ describe('cluster RBAC in infra/k8s', () => {
       expect(binding.roleRef).toMatchObject({ name, kind: binding.kind === 'RoleBinding' ? 'Role' : 'ClusterRole' });
       expect(binding.subjects).toContainEqual({ kind: 'ServiceAccount', name, namespace: 'ome' });
     }
+  });
+
+  it('lets functions read only the inferenceservice-config ConfigMap, and only rollout-run read Secrets (get, never list or watch)', () => {
+    const rulesOf = (kind: string) => documents.filter((document) => document.kind === kind).flatMap((document) => ((document.rules ?? []) as (Rule & { resourceNames?: string[] })[]).map((rule) => ({ role: document.metadata.name, ...rule })));
+    const configMaps = rulesOf('Role').filter((rule) => rule.resources.includes('configmaps'));
+    expect(configMaps.map((rule) => rule.role).sort()).toEqual(['ome-pinning-drift-check', 'ome-pinning-pin', 'ome-pinning-repin-apply', 'ome-pinning-rollout-run']);
+    for (const rule of configMaps) expect(rule).toMatchObject({ resourceNames: ['inferenceservice-config'], verbs: ['get'] });
+    expect(rulesOf('ClusterRole').filter((rule) => rule.resources.includes('configmaps'))).toEqual([]);
+    const secrets = [...rulesOf('ClusterRole'), ...rulesOf('Role')].filter((rule) => rule.resources.includes('secrets'));
+    expect(secrets.map((rule) => [rule.role, rule.verbs])).toEqual([['ome-pinning-rollout-run', ['get']]]);
   });
 
   it('gives kubectl ome users get/patch on InferenceServices and list on revisions in ome', () => {

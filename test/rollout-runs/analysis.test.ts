@@ -8,13 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../shared/model/resources';
 import { createDirectWorkloadWriter } from '../../shared/pinning/direct-workload-writer';
 import type { AnalysisExecutor, AnalysisSampleRequest } from '../../shared/ports/analysis';
-import { advanceUnderLease, createRolloutWorkloadWriter, type AdvanceRolloutRunResult } from '../../shared/rollout-runs';
+import { advanceRolloutRun, advanceUnderLease, createRolloutWorkloadWriter, handleRolloutRunHint, type AdvanceRolloutRunResult } from '../../shared/rollout-runs';
+import type { AnalysisWiring } from '../../shared/rollout-runs/analysis-wiring';
+import { ConflictError } from '../../shared/errors';
 import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
 import type { AnalysisOutcome, MetricsBinding } from '../../shared/rollout/analysis';
 import { formatKubeTime } from '../../shared/rollout/run';
 import type { OnInconclusive } from '../../shared/rollout/types';
 import { renderEngineDeployment } from '../../shared/runtime/workload';
-import { CLUSTER_ID, getDeployment, getIsvc, NAMESPACE, startBench, type Bench } from './harness';
+import { CLUSTER_ID, getDeployment, getIsvc, invocationFor, NAMESPACE, requestHint, startBench, type Bench } from './harness';
 
 let bench: Bench;
 beforeAll(async () => {
@@ -68,8 +70,8 @@ async function advanceUntil(name: string, executor: AnalysisExecutor, done: (res
   }
 }
 
-async function openAnalysisRun(name: string, onInconclusive: OnInconclusive): Promise<void> {
-  const analysis = { interval: '1m', failureLimit: 2, onInconclusive, metrics: [{ name: 'err', query: 'q', operator: 'LTE', threshold: '0.05' }] };
+async function openAnalysisRun(name: string, onInconclusive: OnInconclusive, failureLimit = 2, timing: { interval: string; initialDelay?: string } = { interval: '1m' }): Promise<void> {
+  const analysis = { ...timing, failureLimit, onInconclusive, metrics: [{ name: 'err', query: 'q', operator: 'LTE', threshold: '0.05' }] };
   await bench.client.create(Resources.inferenceServices, {
     apiVersion: 'ome.io/v1beta1',
     kind: 'InferenceService',
@@ -116,6 +118,8 @@ describe('an analysis step with an executor plugged in', () => {
     const rolledBack = await advanceUntil('strict', executor, (result) => result.outcome === 'closed');
     expect(rolledBack.status?.rollout?.lastRun?.outcome).toBe('RolledBack');
     expect(rolledBack.status?.canary?.rolledBackRevisionHash).toBe(rolledBack.status?.canary?.canaryRevisionHash);
+    // Upstream's rollback applies weight 0 to the canary and records it.
+    expect(rolledBack.status?.canary?.observedTrafficWeight).toBe(0);
     expect(await getDeployment(bench, 'strict-engine-canary')).toBeUndefined();
     expect(executor.requests.length).toBeGreaterThan(0);
   });
@@ -138,3 +142,101 @@ describe('an analysis step with an executor plugged in', () => {
 function condition(isvc: RolloutIsvc) {
   return isvc.status?.conditions?.find((entry) => entry.type === 'RolloutPlanReady');
 }
+
+/** An executor whose answers wait until `parties` requests are in: both racers read the status before either writes. */
+class BarrierExecutor extends ScriptedExecutor {
+  private waiting: (() => void)[] = [];
+  parties = 1;
+  override async sample(request: AnalysisSampleRequest) {
+    const answer = await super.sample(request);
+    if (this.waiting.length + 1 < this.parties) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else for (const release of this.waiting.splice(0)) release();
+    return answer;
+  }
+}
+
+describe('evaluations are idempotent per (run, step, evaluation time)', () => {
+  const failingAt = async (name: string, executor: ScriptedExecutor) => {
+    executor.outcome = 'Failed';
+    await openAnalysisRun(name, 'Hold', 3);
+    const first = await advanceUntil(name, executor, (_result, isvc) => isvc.status?.canary?.analysisFailedChecks === 1);
+    // The next sample is due: a delivery now takes it.
+    bench.clock.tick(60);
+    return first;
+  };
+
+  it('counts one failure and queries once when the same hint is delivered twice at once', async () => {
+    const executor = new ScriptedExecutor(bench.clock);
+    const before = await failingAt('twice', executor);
+    const queried = executor.requests.length;
+    const wiring: AnalysisWiring = async () => ({ metrics, analysis: executor });
+    const hint = requestHint(before, {});
+    const deliveries = await Promise.allSettled([
+      handleRolloutRunHint(invocationFor(bench, hint, 'delivery-1'), undefined, wiring),
+      handleRolloutRunHint(invocationFor(bench, hint, 'delivery-2'), undefined, wiring),
+    ]);
+    expect(deliveries.map((delivery) => delivery.status)).toEqual(['fulfilled', 'fulfilled']);
+    const after = await getIsvc(bench, 'twice');
+    expect(after.status?.canary?.analysisFailedChecks).toBe(2);
+    expect(executor.requests.length - queried).toBe(1);
+    expect(Date.parse(after.status?.canary?.lastEvaluationTime ?? '')).toBe(bench.clock.now() - (bench.clock.now() % 1000));
+  });
+
+  it('counts one failure when two advances race past the lease: the loser conflicts, re-reads and finds nothing due', async () => {
+    const executor = new BarrierExecutor(bench.clock);
+    await failingAt('racing', executor);
+    executor.parties = 2;
+    const queried = executor.requests.length;
+    const race = () => advanceRolloutRun({ client: bench.client, clock: bench.clock, analysis: executor, metrics }, { namespace: NAMESPACE, name: 'racing' });
+    const outcomes = await Promise.allSettled([race(), race()]);
+    // Both read the same version and both sampled; only one write lands (resourceVersion guard).
+    expect(executor.requests.length - queried).toBe(2);
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const loser = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult;
+    expect(loser.reason).toBeInstanceOf(ConflictError);
+    executor.parties = 1;
+    // The retry the lease loop makes on a conflict: a fresh read, nothing due, nothing queried.
+    await race();
+    const after = await getIsvc(bench, 'racing');
+    expect(after.status?.canary?.analysisFailedChecks).toBe(2);
+    expect(executor.requests.length - queried).toBe(2);
+  });
+
+  it('samples nothing on a pass that has the binding but no executor (repin-apply\'s advance), even under Rollback', async () => {
+    await openAnalysisRun('bystander', 'Rollback');
+    const work = {
+      clusterId: CLUSTER_ID,
+      client: bench.client,
+      clock: bench.clock,
+      reconcile: { leases: bench.stores.leases, clock: bench.clock, holder: 'repin-apply', leaseTtlMs: 10_000, maxConflictRetries: 5 },
+      analysis: { metrics },
+    };
+    const deadline = Date.now() + 5_000;
+    let result = await advanceUnderLease(work, { namespace: NAMESPACE, name: 'bystander' });
+    while (result.phase !== 'Paused' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      result = await advanceUnderLease(work, { namespace: NAMESPACE, name: 'bystander' });
+    }
+    const held = await getIsvc(bench, 'bystander');
+    expect(result.phase).toBe('Paused');
+    expect(held.status?.canary?.lastEvaluationTime).toBeUndefined();
+    expect(held.status?.canary?.rolledBackRevisionHash).toBeUndefined();
+    expect(held.status?.rollout?.activeRun).toBeDefined();
+  });
+
+  it('queries nothing inside the interval, during the warm-up, or before the step is ready', async () => {
+    const executor = new ScriptedExecutor(bench.clock);
+    executor.outcome = 'Successful';
+    await openAnalysisRun('quiet', 'Hold', 3, { interval: '1m', initialDelay: '2m' });
+    // Until the canary's capacity is ready and two minutes have passed, passes sample nothing.
+    await advanceUntil('quiet', executor, (result) => result.phase === 'Paused');
+    expect(executor.requests).toHaveLength(0);
+    bench.clock.tick(119);
+    await advanceUntil('quiet', executor, () => true);
+    expect(executor.requests).toHaveLength(0);
+    bench.clock.tick(1);
+    const sampled = await advanceUntil('quiet', executor, (_result, isvc) => isvc.status?.canary?.currentStep === 1);
+    expect(executor.requests).toHaveLength(1);
+    expect(sampled.status?.canary?.lastEvaluationTime).toBeUndefined();
+  });
+});

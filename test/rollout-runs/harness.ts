@@ -162,7 +162,7 @@ export async function annotate(bench: Bench, name: string, key: string, value: s
   return bench.client.patch<RolloutIsvc>(Resources.inferenceServices, NAMESPACE, name, { metadata: { annotations: { [key]: value } } }, { type: 'merge' });
 }
 
-function invocationFor(bench: Bench, hint: HintDetail, requestId: string): HintInvocation {
+export function invocationFor(bench: Bench, hint: HintDetail, requestId: string): HintInvocation {
   const app = createAppContext({ config, stores: bench.stores, clock: bench.clock });
   return {
     hint,

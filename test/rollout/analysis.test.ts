@@ -3,6 +3,7 @@ import {
   decideAnalysisStep,
   findAnalysisProblem,
   findUnboundProvider,
+  isSampleDue,
   NO_METRICS,
   unboundSample,
   type AnalysisDecision,
@@ -129,5 +130,21 @@ describe('Function: unboundSample', () => {
       ['err', false, 'no metrics provider is bound in this cluster'],
       ['p99', false, 'no metrics provider is bound in this cluster'],
     ]);
+  });
+});
+
+describe('Function: isSampleDue', () => {
+  const entered = '2026-12-01T20:00:00Z';
+  const at = (seconds: number) => new Date(Date.parse(entered) + seconds * 1000);
+  it.each([
+    ['the first sample of a step without warm-up', gate(), {}, 0, true],
+    ['inside the warm-up', gate({ initialDelay: '2m' }), { stepEnteredTime: entered }, 119, false],
+    ['at the warm-up end', gate({ initialDelay: '2m' }), { stepEnteredTime: entered }, 120, true],
+    ['a warm-up and no step entry yet', gate({ initialDelay: '2m' }), {}, 600, false],
+    ['inside the interval after a sample', gate(), { stepEnteredTime: entered, lastEvaluationTime: '2026-12-01T20:01:00Z' }, 119, false],
+    ['one interval after a sample', gate(), { stepEnteredTime: entered, lastEvaluationTime: '2026-12-01T20:01:00Z' }, 120, true],
+    ['a sub-second interval', gate({ interval: '500ms' }), { lastEvaluationTime: '2026-12-01T20:00:00Z' }, 1, true],
+  ] as const)('%s: %s', (_name, analysis, state, seconds, due) => {
+    expect(isSampleDue(analysis, state, at(seconds))).toBe(due);
   });
 });

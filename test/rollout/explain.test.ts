@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildExplainRows, formatExplainTable, type ExplainInput } from '../../shared/rollout/explain';
+import { analysisStateOf, buildExplainRows, formatExplainTable, type ExplainInput } from '../../shared/rollout/explain';
 import type { RolloutGroup, RolloutRun } from '../../shared/rollout/types';
 import { manualCanary, policies, policy } from './fixtures';
 
@@ -187,6 +187,10 @@ describe('Function: buildExplainRows, whole tables', () => {
       '            HOLD        ObservedPaused; evidence=Reported',
       '            REVISIONS   stable=aaaaaaaa,target=bbbbbbbb,rejected=cccccccc',
       '            TRAFFIC     decoder:d1=100%',
+      '            ANALYSIS    step=1/1; state=Unobserved; evidence=Reported',
+      '                        evaluated=never; conclusive=never',
+      '                        failedChecks=0/1',
+      '                        interval=1m0s; warmUp=none; bake=none; onInconclusive=Hold',
       '            STEP 1/1    capacity=50%; traffic=50%; gate=Analysis',
       '            ISSUES      EpochUnverifiable',
       '',
@@ -240,5 +244,72 @@ describe('Function: buildExplainRows, whole tables', () => {
     expect(formatExplainTable(buildExplainRows({}))).toBe(
       ['VIEW        ITEM    DETAIL', 'Declared    PLAN    groups=0', 'Live        PLAN    mode=Live; groups=0', 'Effective   PLAN    mode=Live; evidence=Declared; groups=0', '            READY   Unobserved; evidence=Unavailable', '            DRIFT   Unobserved; evidence=Unavailable', ''].join('\n'),
     );
+  });
+});
+
+describe('Function: analysisStateOf', () => {
+  const at = '2026-12-01T20:00:00Z';
+  it.each([
+    ['no record', undefined, 'Unobserved'],
+    ['results but never evaluated', { metricResults: [{ name: 'err', passed: true }] }, 'Unobserved'],
+    ['evaluated with no metrics', { lastEvaluationTime: at }, 'Inconclusive'],
+    ['every metric passed', { lastEvaluationTime: at, metricResults: [{ name: 'a', value: '0.01', passed: true }, { name: 'b', value: '3', passed: true }] }, 'Passing'],
+    ['one breached', { lastEvaluationTime: at, metricResults: [{ name: 'a', value: '0.2', passed: false }, { name: 'b', passed: false, message: 'no data' }] }, 'Failing'],
+    ['none breached, one without data', { lastEvaluationTime: at, metricResults: [{ name: 'a', value: '0.01', passed: true }, { name: 'b', passed: false, message: 'no data' }] }, 'Inconclusive'],
+    ['an auth entry', { lastEvaluationTime: at, metricResults: [{ name: 'auth', passed: false, message: 'resolve bearer token: secret not found' }] }, 'Inconclusive'],
+  ] as const)('%s: %s', (_name, canary, state) => {
+    expect(analysisStateOf(canary as Parameters<typeof analysisStateOf>[0])).toBe(state);
+  });
+});
+
+describe('Function: buildExplainRows, analysis', () => {
+  const analysis = { interval: '1s', initialDelay: '2s', failureLimit: 3, onInconclusive: 'Rollback' as const, metrics: [{ name: 'err', query: 'q', operator: 'LT' as const, threshold: '0.05' }] };
+  const steps = [{ capacity: '50%', traffic: 50, pause: { duration: '10s' }, analysis }, { capacity: '100%', traffic: 100 }];
+  const canary = {
+    currentStep: 0,
+    observedTrafficWeight: 50,
+    canaryRevisionHash: 'bbbbbbbb',
+    analysisFailedChecks: 1,
+    lastEvaluationTime: '2026-12-01T20:00:05Z',
+    lastConclusiveEvaluationTime: '2026-12-01T20:00:05Z',
+    metricResults: [
+      { name: 'err', value: '0.25', threshold: '0.05', operator: 'LT' as const, passed: false, time: '2026-12-01T20:00:05Z' },
+      { name: 'p99', threshold: '2', operator: 'LTE' as const, passed: false, message: 'no data', time: '2026-12-01T20:00:05Z' },
+    ],
+  };
+  /** The ANALYSIS row, its continuation rows and the METRIC rows after it. */
+  const analysisRows = (input: ExplainInput): string[] => {
+    const rows = buildExplainRows(input);
+    const start = rows.findIndex((row) => row.item === 'ANALYSIS');
+    if (start < 0) return [];
+    const end = rows.findIndex((row, index) => index > start && !['', 'METRIC'].includes(row.item));
+    return rows.slice(start, end < 0 ? undefined : end).map((row) => `${row.item || '-'} ${row.detail}`);
+  };
+
+  it('shows the state, times, failed checks against the limit, the timing and each metric of the active run', () => {
+    const run: RolloutRun = { ...pinnedFromPolicy, plan: { groups: [{ source: 'Inline', group: { components: ['engine'], canary: { steps } } }] } };
+    expect(analysisRows({ specGroups: [], rollout: { activeRun: run }, observed: new Map([[0, { phase: 'Paused', canary }]]) })).toEqual([
+      'ANALYSIS step=1/2; state=Failing; evidence=Reported',
+      '- evaluated=2026-12-01T20:00:05Z; conclusive=2026-12-01T20:00:05Z',
+      '- failedChecks=1/3',
+      '- interval=1s; warmUp=2s; bake=10s; onInconclusive=Rollback',
+      'METRIC err; value=0.25; LT 0.05; failed',
+      'METRIC p99; LTE 2; inconclusive; message=no data',
+    ]);
+  });
+
+  it('keeps showing the sample that rolled a canary back once its run closed', () => {
+    const rejected = { ...canary, analysisFailedChecks: 3, rolledBackRevisionHash: 'bbbbbbbb' };
+    const rows = analysisRows({ specGroups: [{ components: ['engine'], canary: { steps } }], rollout: {}, observed: new Map([[0, { canary: rejected }]]) });
+    expect(rows[0]).toBe('ANALYSIS step=1/2; state=Failing; evidence=Reported');
+    expect(rows).toContain('- failedChecks=3/3');
+    // Declared and Live views carry no observed state.
+    expect(buildExplainRows({ specGroups: [{ components: ['engine'], canary: { steps } }], rollout: {}, observed: new Map([[0, { canary: rejected }]]) }).filter((row) => row.item === 'ANALYSIS').map((row) => row.view)).toEqual(['Effective']);
+  });
+
+  it('shows no analysis rows for a step without analysis and no record', () => {
+    const manual = { ...canary, lastEvaluationTime: undefined, metricResults: undefined, currentStep: 1 };
+    const run: RolloutRun = { ...pinnedFromPolicy, plan: { groups: [{ source: 'Inline', group: { components: ['engine'], canary: { steps } } }] } };
+    expect(analysisRows({ rollout: { activeRun: run }, observed: new Map([[0, { canary: manual }]]) })).toEqual([]);
   });
 });

@@ -1,0 +1,200 @@
+/**
+ * Where analysis metrics come from: the operator configuration upstream reads from the
+ * `inferenceservice-config` ConfigMap in the OME namespace (the `canaryAnalysis` key for
+ * defaults, the top-level `metricProviders` key for provider bindings), and the source a
+ * canary's `prometheus` block resolves to against it. Pure.
+ */
+import { parseGoDuration } from '../go-duration';
+import type { MetricsBinding } from '../rollout/analysis';
+import type { AnalysisPrometheus } from '../rollout/types';
+import { Message } from './messages';
+
+/** The ConfigMap and its keys, as upstream names them. */
+export const INFERENCESERVICE_CONFIG = 'inferenceservice-config';
+export const CANARY_ANALYSIS_KEY = 'canaryAnalysis';
+export const METRIC_PROVIDERS_KEY = 'metricProviders';
+/** The older home of bindings, honoured only while the top-level key is absent. */
+export const AUTOSCALER_POLICY_KEY = 'autoscalerPolicy';
+
+/** Upstream's DefaultAnalysisQueryTimeout. */
+export const DEFAULT_QUERY_TIMEOUT = '5s';
+const NS_PER_MS = 1_000_000n;
+
+/** A Secret key in the InferenceService's namespace holding a bearer token. */
+export interface TokenRef {
+  readonly name: string;
+  readonly key: string;
+}
+
+/** One `metricProviders` binding (upstream's MetricProviderBinding). */
+export interface MetricProviderBinding {
+  readonly serverAddress: string;
+  readonly authSecretRef?: TokenRef;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The analysis settings of one cluster, read once per sample. */
+export interface MetricsConfig {
+  /** The fallback source for canaries that name none. */
+  readonly bundledPrometheusAddress?: string;
+  /** The binding for canaries that name no source; an unbound name falls back to the bundled address. */
+  readonly defaultProvider?: string;
+  readonly providers: Readonly<Record<string, MetricProviderBinding>>;
+  /** How long all the queries of one sample may take together. */
+  readonly queryTimeoutMs: number;
+  /** Why part of the configuration could not be read; every sample then reads inconclusive with it. */
+  readonly problem?: string;
+}
+
+/** The source one sample queries. */
+export interface MetricsSource {
+  readonly address: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly tokenRef?: TokenRef;
+}
+
+export const DEFAULT_METRICS_CONFIG: MetricsConfig = { providers: {}, queryTimeoutMs: 5_000 };
+
+/**
+ * Reads the ConfigMap's data as upstream's loaders do. `canaryAnalysis` and
+ * `metricProviders` are JSON; a `queryTimeout` that is not a positive Go duration falls
+ * back to 5s. `fallbackAddress` (the plane's PROMETHEUS_ADDRESS) plays
+ * `bundledPrometheusAddress` when the ConfigMap names none. A key that does not parse,
+ * or a binding without `serverAddress`, is reported in `problem` (upstream stops the
+ * reconcile there; the plane keeps the rest and reads every sample inconclusive).
+ */
+export function parseMetricsConfig(data: Readonly<Record<string, string>> | undefined, fallbackAddress?: string): MetricsConfig {
+  const problems: string[] = [];
+  const analysis = readJsonObject(data, CANARY_ANALYSIS_KEY, problems);
+  const providers = readProviders(data, problems);
+  const bundled = stringField(analysis, 'bundledPrometheusAddress') || fallbackAddress || '';
+  const defaultProvider = stringField(analysis, 'defaultProvider');
+  return {
+    ...(bundled ? { bundledPrometheusAddress: bundled } : {}),
+    ...(defaultProvider ? { defaultProvider } : {}),
+    providers,
+    queryTimeoutMs: positiveDurationMs(stringField(analysis, 'queryTimeout')) ?? DEFAULT_METRICS_CONFIG.queryTimeoutMs,
+    ...(problems.length > 0 ? { problem: problems.join('; ') } : {}),
+  };
+}
+
+function readProviders(data: Readonly<Record<string, string>> | undefined, problems: string[]): Record<string, MetricProviderBinding> {
+  let raw: Record<string, unknown> | undefined;
+  if (data && Object.hasOwn(data, METRIC_PROVIDERS_KEY)) {
+    raw = readJsonObject(data, METRIC_PROVIDERS_KEY, problems);
+  } else {
+    const alias = readJsonObject(data, AUTOSCALER_POLICY_KEY, problems)?.metricProviders;
+    raw = isRecord(alias) ? alias : undefined;
+  }
+  const providers: Record<string, MetricProviderBinding> = {};
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    const binding = readBinding(value);
+    if (!binding) {
+      problems.push(`metric provider ${JSON.stringify(name)} has no serverAddress`);
+      return {};
+    }
+    providers[name] = binding;
+  }
+  return providers;
+}
+
+function readBinding(value: unknown): MetricProviderBinding | undefined {
+  if (!isRecord(value)) return undefined;
+  const serverAddress = stringField(value, 'serverAddress');
+  if (!serverAddress) return undefined;
+  const ref = value.authSecretRef;
+  const headers = stringMap(value.headers);
+  return {
+    serverAddress,
+    ...(isRecord(ref) ? { authSecretRef: { name: stringField(ref, 'name'), key: stringField(ref, 'key') } } : {}),
+    ...(headers ? { headers } : {}),
+  };
+}
+
+function readJsonObject(data: Readonly<Record<string, string>> | undefined, key: string, problems: string[]): Record<string, unknown> | undefined {
+  const text = data?.[key];
+  if (text === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isRecord(parsed)) return parsed;
+    if (parsed === null) return undefined;
+    problems.push(`unable to parse ${key} config json: not a JSON object`);
+  } catch (cause) {
+    problems.push(`unable to parse ${key} config json: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+  return undefined;
+}
+
+function positiveDurationMs(text: string): number | undefined {
+  if (!text) return undefined;
+  try {
+    const ns = parseGoDuration(text);
+    return ns > 0n ? Number(ns / NS_PER_MS) || 1 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The source a canary's `prometheus` block queries. `serverAddress` is used as is;
+ * `providerRef` takes its binding (the canary's `authRef` replaces the binding's token,
+ * its `headers` override the binding's key by key); neither takes the
+ * `defaultProvider` binding when set and bound, else `bundledPrometheusAddress`, with
+ * the canary's own `authRef` and `headers`. A providerRef that is not bound (any more),
+ * or no source at all, is a problem the sample reports.
+ */
+export function resolveMetricsSource(prometheus: AnalysisPrometheus | undefined, config: MetricsConfig): MetricsSource | { readonly problem: string } {
+  const own = ownAuth(prometheus);
+  if (prometheus?.serverAddress) return { address: prometheus.serverAddress, ...own };
+  const refName = prometheus?.providerRef?.name;
+  if (refName) {
+    const binding = lookup(config.providers, refName);
+    return binding ? fromBinding(binding, own) : { problem: Message.providerUnbound(refName) };
+  }
+  const fallback = config.defaultProvider ? lookup(config.providers, config.defaultProvider) : undefined;
+  if (fallback) return fromBinding(fallback, own);
+  if (config.bundledPrometheusAddress) return { address: config.bundledPrometheusAddress, ...own };
+  return { problem: Message.noSource };
+}
+
+/**
+ * What this cluster can evaluate, for plan parking: every bound provider name, and an
+ * executor when canaries that name no source have a default one (a bound
+ * `defaultProvider`, or a bundled address). A configuration that does not read binds
+ * nothing, so new plans park instead of sampling against half a configuration.
+ */
+export function metricsBinding(config: MetricsConfig): MetricsBinding {
+  if (config.problem) return { boundProviders: new Set(), executor: false };
+  const defaultBound = config.defaultProvider !== undefined && lookup(config.providers, config.defaultProvider) !== undefined;
+  return { boundProviders: new Set(Object.keys(config.providers)), executor: defaultBound || Boolean(config.bundledPrometheusAddress) };
+}
+
+function ownAuth(prometheus: AnalysisPrometheus | undefined): { headers: Record<string, string>; tokenRef?: TokenRef } {
+  const ref = prometheus?.authRef;
+  return { headers: { ...(prometheus?.headers ?? {}) }, ...(ref ? { tokenRef: { name: ref.name ?? '', key: ref.key } } : {}) };
+}
+
+function fromBinding(binding: MetricProviderBinding, own: { headers: Record<string, string>; tokenRef?: TokenRef }): MetricsSource {
+  const tokenRef = own.tokenRef ?? binding.authSecretRef;
+  return { address: binding.serverAddress, headers: { ...(binding.headers ?? {}), ...own.headers }, ...(tokenRef ? { tokenRef } : {}) };
+}
+
+function lookup(providers: Readonly<Record<string, MetricProviderBinding>>, name: string): MetricProviderBinding | undefined {
+  return Object.hasOwn(providers, name) ? providers[name] : undefined;
+}
+
+function stringField(record: Record<string, unknown> | undefined, field: string): string {
+  const value = record?.[field];
+  return typeof value === 'string' ? value : '';
+}
+
+function stringMap(value: unknown): Record<string, string> | undefined {
+  if (!isRecord(value)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [key, entry] of Object.entries(value)) if (typeof entry === 'string') out[key] = entry;
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,62 @@
+/**
+ * A small HTTP server standing in for a metrics source in tests: it records every request
+ * (method, path, headers, body) and answers with whatever the test sets.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+
+export interface RecordedRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+export type PeerHandler = (request: RecordedRequest, response: ServerResponse) => void;
+
+export interface HttpPeer {
+  readonly address: string;
+  readonly requests: RecordedRequest[];
+  handle(handler: PeerHandler): void;
+  close(): Promise<void>;
+}
+
+/** Answers `{status:"success"}` with the given instant vector values, one series per value. */
+export function vectorAnswer(...values: string[]): PeerHandler {
+  const result = values.map((value, i) => ({ metric: { pod: `pod-${i}` }, value: [1700000000, value] }));
+  return json(200, { status: 'success', data: { resultType: 'vector', result } });
+}
+
+export function json(status: number, body: unknown): PeerHandler {
+  return (_request, response) => {
+    response.writeHead(status, { 'Content-Type': 'application/json' });
+    response.end(JSON.stringify(body));
+  };
+}
+
+export async function startHttpPeer(initial: PeerHandler = vectorAnswer('0')): Promise<HttpPeer> {
+  let handler = initial;
+  const requests: RecordedRequest[] = [];
+  const server = createServer((incoming: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const request = { method: incoming.method ?? '', url: incoming.url ?? '', headers: incoming.headers, body: Buffer.concat(chunks).toString() };
+      requests.push(request);
+      handler(request, response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    address: `http://127.0.0.1:${port}`,
+    requests,
+    handle(next) {
+      handler = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
