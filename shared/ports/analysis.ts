@@ -1,7 +1,9 @@
 /**
- * Where analysis samples come from. Metric evaluation is not part of the plane yet: an
- * executor plugged in here queries a step's metrics and answers with a verdict. Without
- * one, plans with analysis steps park at run open (RolloutPlanReady False/ProviderUnbound).
+ * Where analysis samples come from. rollout-run plugs in the Prometheus executor
+ * (shared/adapters/prometheus), which queries a step's metrics and answers with a verdict;
+ * the other functions resolve plans with the cluster's binding but never sample. Where no
+ * metrics source exists, plans with analysis steps park at run open (RolloutPlanReady
+ * False/ProviderUnbound).
  */
 import type { AnalysisVerdict } from '../rollout/analysis';
 import type { AnalysisPrometheus, RolloutAnalysis } from '../rollout/types';
