@@ -11,7 +11,7 @@ import { Resources } from '../model/resources';
 import type { AnalysisExecutor } from '../ports/analysis';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
-import { isSampleDue, unboundSample, type AnalysisVerdict, type MetricsBinding } from '../rollout/analysis';
+import { isSampleDue, unboundSample, type AnalysisVerdict, type MetricsBindingSource } from '../rollout/analysis';
 import { advanceCanary, advanceReplacement, canaryReplicasFor, isCanaryFinished } from '../rollout/canary';
 import { declaredKindOf } from '../rollout/plan';
 import { closeRun, formatKubeTime } from '../rollout/run';
@@ -55,7 +55,7 @@ export interface AdvanceRolloutRunDeps {
    */
   analysis?: AnalysisExecutor;
   /** What the cluster binds for analysis (see analysis-wiring.ts). Nothing by default. */
-  metrics?: MetricsBinding;
+  metrics?: MetricsBindingSource;
 }
 
 export interface AdvanceRolloutRunResult {

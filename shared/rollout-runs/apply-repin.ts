@@ -11,7 +11,7 @@ import type { ClusterClient } from '../ports/cluster';
 import { idempotencyKey, type IdempotencyStore } from '../ports/store';
 import { hashIdempotencyPayload } from '../stores/idempotency-rules';
 import { decideRepin, isValidRepinValue, type RepinDecision } from '../rollout/repin';
-import type { MetricsBinding } from '../rollout/analysis';
+import type { MetricsBindingSource } from '../rollout/analysis';
 import { previewAnnotationValue } from '../annotation-value';
 import type { Clock } from '../ports/clock';
 import { Annotation, EventReason, RepinMessage, RepinOutcome } from '../vocabulary';
@@ -41,7 +41,7 @@ export interface ApplyRepinDeps {
   idempotency: IdempotencyStore;
   metrics: RepinMetrics;
   /** What the cluster binds for analysis steps (see renderLivePlan); nothing by default. */
-  binding?: MetricsBinding;
+  binding?: MetricsBindingSource;
   /** How long a claim stays in progress before a redelivery may take it over. */
   claimTtlMs: number;
   /** Who claims (the request id): only it abandons its claim, and its own retry may claim again. */

@@ -22,6 +22,7 @@ import type { PolicyConsumer } from '../rollout/policy-status';
 import type { RolloutIsvc } from './rollout-status';
 import { getOptional, type Deployment } from './workloads';
 import { bindingOnly, type AnalysisWiring, type ClusterAnalysis } from './analysis-wiring';
+import type { MetricsBindingSource } from '../rollout/analysis';
 
 /** `ome_rollout_repin_total` as an EMF metric with dimensions namespace and outcome. */
 export function createRepinMetrics(metrics: Metrics): RepinMetrics {
@@ -102,12 +103,13 @@ function workOf(invocation: HintInvocation, publisher?: EventPublisher, analysis
 }
 
 /** What a run's pass needs under the lease of `context`: Deployment writes fenced by it. */
-function advanceDepsOf(work: RolloutWork, context: AttemptContext, key: { name: string; uid?: string }): AdvanceRolloutRunDeps {
+function advanceDepsOf(work: RolloutWork, context: AttemptContext, key: { name: string; uid?: string }, binding?: MetricsBindingSource): AdvanceRolloutRunDeps {
+  const metrics = binding ?? work.analysis?.metrics;
   return {
     client: fenceDeploymentWrites(work.client, workloadFenceOf(context), { name: key.name, uid: key.uid }),
     clock: work.clock,
     ...(work.analysis?.analysis ? { analysis: work.analysis.analysis } : {}),
-    ...(work.analysis ? { metrics: work.analysis.metrics } : {}),
+    ...(metrics ? { metrics } : {}),
   };
 }
 
@@ -130,8 +132,10 @@ export type RepinApplyHintResult =
 export async function handleRepinApplyHint(invocation: HintInvocation, metrics: RepinMetrics, analysis?: AnalysisWiring): Promise<RepinApplyHintResult> {
   const { hint, app } = invocation;
   // Resolves plans with the cluster's binding, but never samples: rollout-run does.
-  const work = workOf(invocation, undefined, await bindingOnly(analysis, invocation.cluster));
-  if (hint.kind === 'RolloutPolicy') return fanOutPolicyChange(invocation, work, hint);
+  if (hint.kind === 'RolloutPolicy') return fanOutPolicyChange(invocation, workOf(invocation, undefined, await bindingOnly(analysis, invocation.cluster)), hint);
+  // A repin or promote reads the binding only for a plan that has analysis steps or a providerRef.
+  const binding = analysis ? async () => (await analysis(invocation.cluster)).metrics : undefined;
+  const work = workOf(invocation);
   if (hint.kind !== 'InferenceService' || !hint.namespace || hint.change === 'deleted') return { ignored: `${hint.kind} ${hint.change}` };
   const key = { namespace: hint.namespace, name: hint.name, uid: hint.uid };
   const result: { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult; advanced?: AdvanceRolloutRunResult } = {};
@@ -146,7 +150,7 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
       repin ??= await applyRepinRequest(
         {
           client: work.client,
-          ...(work.analysis ? { binding: work.analysis.metrics } : {}),
+          ...(binding ? { binding } : {}),
           clusterId: work.clusterId,
           clock: work.clock,
           idempotency: app.stores.idempotency,
@@ -160,12 +164,14 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
       if (hint.changed.rolloutPromote || repin.result.outcome !== 'applied') return undefined;
       const basis = repin.latest;
       delete repin.latest;
-      return advanceRolloutRun(advanceDepsOf(work, context, key), key, basis);
+      return advanceRolloutRun(advanceDepsOf(work, context, key, binding), key, basis);
     });
     result.repin = (repin as { result: ApplyRepinResult } | undefined)?.result;
     if (advanced) result.advanced = advanced;
   }
-  if (hint.changed.rolloutPromote) result.promote = await advanceUnderLease(work, key);
+  if (hint.changed.rolloutPromote) {
+    result.promote = await underIsvcLease(work.reconcile, work.clusterId, key.namespace, key.name, (context) => advanceRolloutRun(advanceDepsOf(work, context, key, binding), key));
+  }
   return result;
 }
 

@@ -9,7 +9,7 @@ import { Resources } from '../model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { canaryEntrypointOf } from '../rollout/canary';
 import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, type PlanCondition } from '../rollout/drift';
-import { NO_METRICS, type MetricsBinding } from '../rollout/analysis';
+import { NO_METRICS, type MetricsBindingSource } from '../rollout/analysis';
 import { findUnexecutableGroup, type ComponentShapes } from '../rollout/executable';
 import { resolveLivePlan, type LivePlanResult } from '../rollout/plan';
 import { formatKubeTime, keepNewerPin } from '../rollout/run';
@@ -88,8 +88,14 @@ export async function readPolicies(client: ClusterClient, namespace: string): Pr
  * and one whose analysis cannot sample here as ProviderUnbound (`metrics`: what the
  * cluster binds; nothing by default).
  */
-export async function renderLivePlan(client: ClusterClient, isvc: RolloutIsvc, metrics: MetricsBinding = NO_METRICS): Promise<LivePlanResult> {
-  const live = resolveLivePlan(specGroupsOf(isvc), await readPolicies(client, isvc.metadata.namespace ?? ''), metrics);
+export async function renderLivePlan(client: ClusterClient, isvc: RolloutIsvc, metrics: MetricsBindingSource = NO_METRICS): Promise<LivePlanResult> {
+  const groups = specGroupsOf(isvc);
+  const policies = await readPolicies(client, isvc.metadata.namespace ?? '');
+  let live = resolveLivePlan(groups, policies, typeof metrics === 'function' ? NO_METRICS : metrics);
+  // Only a group with analysis steps or a providerRef can be unbound; a lazy binding is read for those alone.
+  if (typeof metrics === 'function' && live.groups.some((group) => !group.ok && group.reason === PlanReadyReason.providerUnbound)) {
+    live = resolveLivePlan(groups, policies, await metrics());
+  }
   if (!live.ok) return live;
   const unexecutable = findUnexecutableGroup(live.plan.groups.map((pinned) => pinned.group), (isvc.spec ?? {}) as ComponentShapes);
   return unexecutable ? { ok: false, reason: PlanReadyReason.planInvalid, message: unexecutable, groups: live.groups } : live;

@@ -49,6 +49,13 @@ export interface MetricsBinding {
 
 export const NO_METRICS: MetricsBinding = { boundProviders: new Set(), executor: false };
 
+/**
+ * A binding, or a way to read it when a plan turns out to need one: reading it costs a
+ * request (the cluster's inferenceservice-config), and only plans with analysis steps or a
+ * providerRef depend on it (see renderLivePlan).
+ */
+export type MetricsBindingSource = MetricsBinding | (() => Promise<MetricsBinding>);
+
 const NS_PER_SECOND = 1_000_000_000;
 
 function seconds(duration: string | undefined): number {
