@@ -64,7 +64,7 @@ export function formatSimulationReport(report: SimulationReport): string {
   const { changes, latencyMs, forwarderLagMs, kubernetes, dynamoDb, invocations, events, logs, memory, options } = report;
   const rows: Array<[string, string, string]> = [
     ['changes/s sustained', num(changes.perSecond), `offered ${num(changes.offeredPerSecond)}`],
-    ['changes written / late', `${changes.completed} / ${changes.lost}`, `started ${changes.started}; late: ${changes.lateWritten} written later (p50 ${ms(changes.lateLatencyMs.p50)}, max ${ms(changes.lateLatencyMs.max)}), ${changes.unwrittenAtEnd} unwritten at the end`],
+    ['changes written / late', `${changes.completed} / ${changes.lost}`, `started ${changes.started}; late: ${changes.lateWritten} written later (p50 ${ms(changes.lateLatencyMs.p50)}, max ${ms(changes.lateLatencyMs.max)}), ${changes.unwrittenAtEnd} unwritten at the end, ${changes.failedToStart} refused`],
     ['change → status write p50', ms(latencyMs.p50), `floor ${ms(latencyMs.floor)} (${options.latencyMs} ms × ${num(kubernetes.floorPerChange)} requests)`],
     ['change → status write p99', ms(latencyMs.p99), `floor ${ms(latencyMs.floor)}`],
     ['forwarder lag p50 / p99', `${ms(forwarderLagMs.p50)} / ${ms(forwarderLagMs.p99)}`, `floor ${ms(forwarderLagMs.floor)}`],
@@ -91,6 +91,7 @@ export function formatSimulationReport(report: SimulationReport): string {
     .sort((left, right) => right.count - left.count)
     .slice(0, CALLER_ROWS);
   for (const { caller, call, count } of calls) rows.push([`  DynamoDB ${caller}: ${call}`, String(count), `${((100 * count) / Math.max(1, dynamoDb.operations)).toFixed(1)} % of the window's calls`]);
+  for (const [event, count] of Object.entries(report.forwarderEvents ?? {}).sort(([, left], [, right]) => right - left).slice(0, CALLER_ROWS / 2)) rows.push([`  forwarder: ${event.slice(0, 60)}`, String(count), 'log lines in the window']);
   const width = Math.max(...rows.map(([name]) => name.length));
   const valueWidth = Math.max(...rows.map(([, value]) => value.length));
   return [

@@ -90,6 +90,8 @@ export interface SimulationReport {
     lateLatencyMs: { p50: number | null; max: number | null };
     /** Of `lost`: still not written when the run ended (or overtaken by the cluster's next change). */
     unwrittenAtEnd: number;
+    /** Of `lost`: the change itself was refused (e.g. the admission webhook timed out under load). */
+    failedToStart: number;
     byKind: Partial<Record<ChangeKind, number>>; measuredSeconds: number; perSecond: number; offeredPerSecond: number };
   latencyMs: { p50: number | null; p99: number | null; max: number | null; floor: number };
   forwarderLagMs: { p50: number | null; p99: number | null; floor: number };
@@ -109,6 +111,8 @@ export interface SimulationReport {
   };
   invocations: { total: number; perChange: number; floorPerChange: number; byFunction: Record<string, FunctionCount> };
   events: { hintEntries: number; perChange: number };
+  /** The forwarders' log lines in the window, by message (cluster and details left out): lease losses, restarts. */
+  forwarderEvents: Record<string, number>;
   logs: { bytes: number; perChange: number };
   memory: { rssBeforeBytes: number; rssAfterStartBytes: number; heapBeforeBytes: number; heapAfterStartBytes: number; perClusterBytes: number; note: string };
   floors: Record<ChangeKind, ChangeFloor>;
@@ -198,6 +202,12 @@ export function dynamoDbCallOf(command: string, input: Record<string, unknown>):
   const sk = keyText(key?.sk);
   const kind = pk.includes('#') || !sk ? partition : `${partition}/${sk.split('#')[0] ?? ''}`;
   return `${name} ${kind}`;
+}
+
+/** `forwarder    local-7: warning: forwarder lease lost; stopping at once {…}` → `warning: forwarder lease lost; stopping at once`. */
+export function forwarderEventOf(line: string): string | undefined {
+  const match = /^forwarder {4}local[-\w]*: (.*?)(?: \{.*)?$/.exec(line);
+  return match?.[1];
 }
 
 function medianAndMax(values: number[]): { p50: number | null; max: number | null } {
@@ -389,6 +399,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const clusterByIdMap = new Map<string, SimCluster>();
   let logBytes = 0;
   let measuring = false;
+  const forwarderEvents: Record<string, number> = {};
   const wrapTarget = (functionName: string, target: TargetHandler | undefined): TargetHandler | undefined =>
     target &&
     (async (event, context) => {
@@ -453,7 +464,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       wrapTarget,
       ...(options.shards === undefined ? {} : { forwarderShards: options.shards }),
       log: (line) => {
-        if (measuring) logBytes += Buffer.byteLength(line) + 1;
+        if (measuring) {
+          logBytes += Buffer.byteLength(line) + 1;
+          const event = forwarderEventOf(line);
+          if (event) forwarderEvents[event] = (forwarderEvents[event] ?? 0) + 1;
+        }
         if (line.startsWith('cluster ')) {
           clustersStarted += 1;
           if (clustersStarted % 50 === 0) progress(`simulate  ${clustersStarted} clusters started (${((Date.now() - startBegan) / 1000).toFixed(0)} s)`);
@@ -479,6 +494,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const lags: number[] = [];
     const completedByKind: Partial<Record<ChangeKind, number>> = {};
     let lost = 0;
+    let failedToStart = 0;
     const lateLatencies: number[] = [];
     const onIsvc = (cluster: SimCluster) => (event: { type: WatchEvent['type']; object: KubeObject }): void => {
       if (event.type === 'BOOKMARK') return;
@@ -626,7 +642,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         if (cluster && !cluster.pending) {
           startChange(cluster).catch((error: unknown) => {
             progress(`simulate  ${cluster.id}: change failed: ${error instanceof Error ? error.message : String(error)}`);
-            if (cluster.pending) lost += 1;
+            if (cluster.pending) {
+              lost += 1;
+              failedToStart += 1;
+            }
             cluster.pending = undefined;
           });
           break;
@@ -676,6 +695,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         lateWritten: lateLatencies.length,
         lateLatencyMs: medianAndMax(lateLatencies),
         unwrittenAtEnd,
+        failedToStart,
         byKind: completedByKind,
         measuredSeconds,
         perSecond: completed / measuredSeconds,
@@ -688,6 +708,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       dynamoDb: { ...dynamoOfWindow, perChange: per(dynamoOfWindow.operations), floorPerChange: floor.dynamoDbOperations },
       invocations: { total: invocationsTotal, perChange: per(invocationsTotal), floorPerChange: floor.invocations, byFunction },
       events: { hintEntries: eventIds.size, perChange: per(eventIds.size) },
+      forwarderEvents,
       logs: { bytes: logBytes, perChange: per(logBytes) },
       memory: {
         rssBeforeBytes: memoryBefore.rss,
