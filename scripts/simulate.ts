@@ -91,6 +91,11 @@ export function formatSimulationReport(report: SimulationReport): string {
     .sort((left, right) => right.count - left.count)
     .slice(0, CALLER_ROWS);
   for (const { caller, call, count } of calls) rows.push([`  DynamoDB ${caller}: ${call}`, String(count), `${((100 * count) / Math.max(1, dynamoDb.operations)).toFixed(1)} % of the window's calls`]);
+  const kubeCallers = Object.entries(kubernetes.byCaller ?? {})
+    .map(([caller, verbs]) => [caller, Object.values(verbs).reduce((sum, count) => sum + count, 0), verbs] as const)
+    .sort(([, left], [, right]) => right - left)
+    .slice(0, CALLER_ROWS / 2);
+  for (const [caller, count, verbs] of kubeCallers) rows.push([`  Kubernetes ${caller}`, String(count), Object.entries(verbs).map(([verb, n]) => `${verb} ${n}`).join(', ')]);
   for (const [event, count] of Object.entries(report.forwarderEvents ?? {}).sort(([, left], [, right]) => right - left).slice(0, CALLER_ROWS / 2)) rows.push([`  forwarder: ${event.slice(0, 60)}`, String(count), 'log lines in the window']);
   const width = Math.max(...rows.map(([name]) => name.length));
   const valueWidth = Math.max(...rows.map(([, value]) => value.length));

@@ -49,6 +49,8 @@ const DEFAULT_FAN_OUT = 100;
 const BOOKMARK_INTERVAL_MS = 60_000;
 const DEFAULT_GC_REVISIONS = 40;
 const SETUP_ATTEMPTS = 12;
+/** Not a bus target: its requests are named apart. */
+const FORWARDER_FUNCTION = 'forward-watch-events';
 const CAPACITY_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand', 'TransactGetItemsCommand']);
 const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
 
@@ -95,7 +97,15 @@ export interface SimulationReport {
     byKind: Partial<Record<ChangeKind, number>>; measuredSeconds: number; perSecond: number; offeredPerSecond: number };
   latencyMs: { p50: number | null; p99: number | null; max: number | null; floor: number };
   forwarderLagMs: { p50: number | null; p99: number | null; floor: number };
-  kubernetes: { requests: number; watches: number; byMethod: Record<string, number>; perChange: number; floorPerChange: number };
+  kubernetes: {
+    requests: number;
+    watches: number;
+    byMethod: Record<string, number>;
+    /** The window's authorized requests by user (a function's ServiceAccount, the forwarder's, …), then verb; watches left out. */
+    byCaller: Record<string, Record<string, number>>;
+    perChange: number;
+    floorPerChange: number;
+  };
   dynamoDb: {
     operations: number;
     reads: number;
@@ -208,6 +218,23 @@ export function dynamoDbCallOf(command: string, input: Record<string, unknown>):
 export function forwarderEventOf(line: string): string | undefined {
   const match = /^forwarder {4}local[-\w]*: (.*?)(?: \{.*)?$/.exec(line);
   return match?.[1];
+}
+
+/** The API servers' access records since `from` (per cluster), by function (`system:serviceaccount:ome:ome-pinning-pin` → `pin`) or else user, and verb. */
+function kubernetesCallers(plane: ControlPlane, from: ReadonlyMap<string, number>): Record<string, Record<string, number>> {
+  const byCaller: Record<string, Record<string, number>> = {};
+  const functions = [...plane.functions, FORWARDER_FUNCTION];
+  for (const cluster of plane.clusters) {
+    for (const record of cluster.accessLog?.().slice(from.get(cluster.id) ?? 0) ?? []) {
+      if (record.verb === 'watch') continue;
+      const account = record.username.slice(record.username.lastIndexOf(':') + 1) || record.username;
+      // `ome-pinning-pin` → `pin`: the longest function name the ServiceAccount ends with.
+      const caller = functions.filter((name) => account === name || account.endsWith(`-${name}`)).sort((left, right) => right.length - left.length)[0] ?? account;
+      const verbs = (byCaller[caller] ??= {});
+      verbs[record.verb] = (verbs[record.verb] ?? 0) + 1;
+    }
+  }
+  return byCaller;
 }
 
 function medianAndMax(values: number[]): { p50: number | null; max: number | null } {
@@ -564,6 +591,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         { requests: 0, watches: 0, byMethod: {} as Record<string, number> },
       );
     const kubeBefore = countsOf();
+    const accessFrom = new Map(plane.clusters.map((cluster) => [cluster.id, cluster.accessLog?.().length ?? 0]));
     Object.assign(dynamo, { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, byCommand: {}, byCaller: {} });
     measuring = true;
     const random = createPrng(options.seed);
@@ -667,6 +695,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const measuredSeconds = (Date.now() - measureBegan) / 1000;
     measuring = false;
     const kubeAfter = countsOf();
+    const kubeByCaller = kubernetesCallers(plane, accessFrom);
     // The window's DynamoDB calls; the sweeps' come after.
     const dynamoOfWindow = { ...dynamo, byCommand: { ...dynamo.byCommand }, byCaller: structuredClone(dynamo.byCaller) };
 
@@ -704,7 +733,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       latencyMs: { p50: percentile(latencies, 50) ?? null, p99: percentile(latencies, 99) ?? null, max: percentile(latencies, 100) ?? null, floor: options.latencyMs * floor.kubernetesRequests },
       // The hint's floor: the forwarder's one PutEvents after the watch event, no Kubernetes request in between.
       forwarderLagMs: { p50: percentile(lags, 50) ?? null, p99: percentile(lags, 99) ?? null, floor: 0 },
-      kubernetes: { requests: kubernetesRequests, watches: kubeAfter.watches - kubeBefore.watches, byMethod, perChange: per(kubernetesRequests), floorPerChange: floor.kubernetesRequests },
+      kubernetes: { requests: kubernetesRequests, watches: kubeAfter.watches - kubeBefore.watches, byMethod, byCaller: kubeByCaller, perChange: per(kubernetesRequests), floorPerChange: floor.kubernetesRequests },
       dynamoDb: { ...dynamoOfWindow, perChange: per(dynamoOfWindow.operations), floorPerChange: floor.dynamoDbOperations },
       invocations: { total: invocationsTotal, perChange: per(invocationsTotal), floorPerChange: floor.invocations, byFunction },
       events: { hintEntries: eventIds.size, perChange: per(eventIds.size) },

@@ -67,6 +67,11 @@ describe('Fleet simulation: 3 clusters for 5 s, then the sweeps', () => {
     const ran = Object.keys(report.invocations.byFunction);
     expect(ran.length).toBeGreaterThan(0);
     for (const name of ran) expect(byCaller[name]?.['UpdateItem LEASE'] ?? 0, name).toBeGreaterThan(0);
+    // The functions that ran reached the clusters as themselves (their ServiceAccounts).
+    // (pin reads and writes for every change it pins; another function may answer a hint without a request.)
+    expect(ran).toContain('pin');
+    expect(Object.values(report.kubernetes.byCaller.pin ?? {}).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
+    expect(printedReport()).toMatch(/Kubernetes (pin|rollout-run|drift-check)/);
     const { lost, lateWritten, unwrittenAtEnd, failedToStart } = report.changes;
     expect(lateWritten + unwrittenAtEnd + failedToStart).toBe(lost);
     expect(printedReport()).toMatch(/DynamoDB [a-z-]+: UpdateItem LEASE/);
