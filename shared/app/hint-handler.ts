@@ -105,14 +105,21 @@ export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandl
   const appOf = options.context ?? (() => getAppContext());
   const random = options.random ?? Math.random;
   let defaultChangeVisibility: ChangeMessageVisibility | undefined;
-  const changeVisibilityOf = (app: AppContext): ChangeMessageVisibility =>
-    options.changeVisibility ?? (defaultChangeVisibility ??= createSqsMessageVisibility(app.config.sqsEndpoint === undefined ? {} : { endpoint: app.config.sqsEndpoint }));
+  /** SQS in AWS, the local bus where SQS_ENDPOINT names it; none for a local process without one (no queue to change). */
+  const changeVisibilityOf = (app: AppContext): ChangeMessageVisibility | undefined => {
+    if (options.changeVisibility) return options.changeVisibility;
+    const { mode, sqsEndpoint } = app.config;
+    if (sqsEndpoint === undefined && mode !== 'deployed') return undefined;
+    return (defaultChangeVisibility ??= createSqsMessageVisibility(sqsEndpoint === undefined ? {} : { endpoint: sqsEndpoint }));
+  };
 
   /** Brings a held-lease hint back after the lease's remaining time instead of the queue's visibility timeout. */
   const shortenVisibility = async (record: SQSRecord, retryAfterMs: number, hintLogger: Logger): Promise<void> => {
+    const changeVisibility = changeVisibilityOf(appOf());
+    if (!changeVisibility) return;
     const seconds = leaseBusyVisibilitySeconds(retryAfterMs, random());
     try {
-      await changeVisibilityOf(appOf())({ queueArn: record.eventSourceARN, receiptHandle: record.receiptHandle }, seconds);
+      await changeVisibility({ queueArn: record.eventSourceARN, receiptHandle: record.receiptHandle }, seconds);
       hintLogger.info('lease held: hint comes back sooner', { visibilityTimeoutSeconds: seconds });
     } catch (error) {
       // The message still comes back, after the queue's own visibility timeout.
