@@ -170,9 +170,9 @@ export function loadConfig(env: Env): ControlPlaneConfig {
     kubeApiQps: readPositiveNumber(env, 'KUBE_API_QPS', DEFAULT_KUBE_API_QPS),
     kubeApiBurst: readInt(env, 'KUBE_API_BURST', DEFAULT_KUBE_API_BURST, 1),
   };
+  if (env.SQS_ENDPOINT) config.sqsEndpoint = env.SQS_ENDPOINT;
   if (env.DYNAMODB_ENDPOINT) config.dynamoDbEndpoint = env.DYNAMODB_ENDPOINT;
   if (env.EVENTBRIDGE_ENDPOINT) config.eventBridgeEndpoint = env.EVENTBRIDGE_ENDPOINT;
-  if (env.SQS_ENDPOINT) config.sqsEndpoint = env.SQS_ENDPOINT;
   if (env.FORWARDER_MAX_RUNTIME) config.forwarderMaxRuntimeMs = parseDurationSetting('FORWARDER_MAX_RUNTIME', env.FORWARDER_MAX_RUNTIME);
   return config;
 }
