@@ -557,6 +557,8 @@ function setFunctionEnvironment(input: {
     EVENT_BUS_NAME: input.busName,
     DYNAMODB_ENDPOINT: input.dynamoDbEndpoint,
     EVENTBRIDGE_ENDPOINT: input.busEndpoint,
+    // The bus also serves SQS ChangeMessageVisibility for its hint queues.
+    SQS_ENDPOINT: input.busEndpoint,
     AWS_REGION: LOCAL_REGION,
     // Kubeconfig-file records and the embedded clusters' plain HTTP are local-only.
     CONTROL_PLANE_MODE: 'local',

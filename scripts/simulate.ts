@@ -52,6 +52,8 @@ function parseFlags(argv: string[]): { clusters: number; latencyMs: number; dura
   };
 }
 
+/** DynamoDB calls by caller printed (the report has them all). */
+const CALLER_ROWS = 10;
 const ms = (value: number | null): string => (value === null ? '-' : `${Math.round(value)} ms`);
 /** Seconds, or milliseconds under one second. */
 const duration = (seconds: number): string => (seconds < 1 ? ms(seconds * 1000) : `${seconds.toFixed(1)} s`);
@@ -62,7 +64,7 @@ export function formatSimulationReport(report: SimulationReport): string {
   const { changes, latencyMs, forwarderLagMs, kubernetes, dynamoDb, invocations, events, logs, memory, options } = report;
   const rows: Array<[string, string, string]> = [
     ['changes/s sustained', num(changes.perSecond), `offered ${num(changes.offeredPerSecond)}`],
-    ['changes written / lost', `${changes.completed} / ${changes.lost}`, `started ${changes.started}`],
+    ['changes written / late', `${changes.completed} / ${changes.lost}`, `started ${changes.started}; late: ${changes.lateWritten} written later (p50 ${ms(changes.lateLatencyMs.p50)}, max ${ms(changes.lateLatencyMs.max)}), ${changes.unwrittenAtEnd} unwritten at the end, ${changes.failedToStart} refused`],
     ['change → status write p50', ms(latencyMs.p50), `floor ${ms(latencyMs.floor)} (${options.latencyMs} ms × ${num(kubernetes.floorPerChange)} requests)`],
     ['change → status write p99', ms(latencyMs.p99), `floor ${ms(latencyMs.floor)}`],
     ['forwarder lag p50 / p99', `${ms(forwarderLagMs.p50)} / ${ms(forwarderLagMs.p99)}`, `floor ${ms(forwarderLagMs.floor)}`],
@@ -84,6 +86,17 @@ export function formatSimulationReport(report: SimulationReport): string {
       ['  revision-gc requests', `${gc.requests}`, `floor ${gc.floorRequests} (two lists, ${gc.expectedMarks} marks); ${gc.invocations} invocations, ${gc.clusterRequests} cluster requests in all`],
     );
   }
+  const calls = Object.entries(dynamoDb.byCaller ?? {})
+    .flatMap(([caller, byCall]) => Object.entries(byCall).map(([call, count]) => ({ caller, call, count })))
+    .sort((left, right) => right.count - left.count)
+    .slice(0, CALLER_ROWS);
+  for (const { caller, call, count } of calls) rows.push([`  DynamoDB ${caller}: ${call}`, String(count), `${((100 * count) / Math.max(1, dynamoDb.operations)).toFixed(1)} % of the window's calls`]);
+  const kubeCallers = Object.entries(kubernetes.byCaller ?? {})
+    .map(([caller, verbs]) => [caller, Object.values(verbs).reduce((sum, count) => sum + count, 0), verbs] as const)
+    .sort(([, left], [, right]) => right - left)
+    .slice(0, CALLER_ROWS / 2);
+  for (const [caller, count, verbs] of kubeCallers) rows.push([`  Kubernetes ${caller}`, String(count), Object.entries(verbs).map(([verb, n]) => `${verb} ${n}`).join(', ')]);
+  for (const [event, count] of Object.entries(report.forwarderEvents ?? {}).sort(([, left], [, right]) => right - left).slice(0, CALLER_ROWS / 2)) rows.push([`  forwarder: ${event.slice(0, 60)}`, String(count), 'log lines in the window']);
   const width = Math.max(...rows.map(([name]) => name.length));
   const valueWidth = Math.max(...rows.map(([, value]) => value.length));
   return [

@@ -36,6 +36,8 @@ export interface ControlPlaneConfig {
   eventBusName: string;
   /** Overrides the EventBridge endpoint (the local bus); unset in AWS. */
   eventBridgeEndpoint?: string;
+  /** Overrides the SQS endpoint of the hint queues (the local bus); unset in AWS. */
+  sqsEndpoint?: string;
   region: string;
   /** OME's namespace in every cluster, where revisions live; a cluster record may override it. */
   omeNamespace: string;
@@ -174,6 +176,7 @@ export function loadConfig(env: Env): ControlPlaneConfig {
     kubeApiQps: readPositiveNumber(env, 'KUBE_API_QPS', DEFAULT_KUBE_API_QPS),
     kubeApiBurst: readInt(env, 'KUBE_API_BURST', DEFAULT_KUBE_API_BURST, 1),
   };
+  if (env.SQS_ENDPOINT) config.sqsEndpoint = env.SQS_ENDPOINT;
   if (env.DYNAMODB_ENDPOINT) config.dynamoDbEndpoint = env.DYNAMODB_ENDPOINT;
   if (env.EVENTBRIDGE_ENDPOINT) config.eventBridgeEndpoint = env.EVENTBRIDGE_ENDPOINT;
   if (env.PROMETHEUS_ADDRESS) config.prometheusAddress = env.PROMETHEUS_ADDRESS;

@@ -11,7 +11,10 @@
  *   fails (the invocation threw or timed out, or the function named it in
  *   `batchItemFailures`) becomes visible again after the queue's visibility timeout and is
  *   received again, and once it has been received `maxReceiveCount` times it moves to the
- *   dead-letter queue; a message older than the queue's retention is dropped;
+ *   dead-letter queue; a message older than the queue's retention is dropped; a function may
+ *   set a received message's visibility timeout with SQS `ChangeMessageVisibility` (served
+ *   on the same endpoint, AWS JSON 1.0), and a failed message then comes back after that
+ *   (scaled), counted from the call, instead of the queue's;
  * - a schedule (or a rule targeting a function) invokes the function asynchronously; a
  *   failed invocation is retried `maximumRetryAttempts` times (Lambda waits one minute,
  *   then two), then goes to the function's `onError` queue.
@@ -39,7 +42,7 @@ import type { Random } from './random.js';
 import { loadServerlessRouting } from './rules.js';
 import type { LocalFunction, LocalQueue, LocalRule } from './rules.js';
 import { nextFireTime, parseSchedule } from './schedule.js';
-import { failedMessageIds, toSqsEvent } from './sqs.js';
+import { failedMessageIds, receiptHandleOf, toSqsEvent } from './sqs.js';
 
 /** A function as the bus invokes it: an SQS batch from a hint queue, or an EventBridge event from a schedule. */
 export type TargetHandler = (event: SQSEvent | EventBridgeEnvelope, context: Context) => unknown;
@@ -144,6 +147,8 @@ interface QueuedMessage {
   visibleAt: number;
   /** Received and not yet answered. */
   inFlight: boolean;
+  /** Set by ChangeMessageVisibility during the receive: when the message is visible again if it fails. */
+  visibleAgainAt?: number;
   lastError?: string;
 }
 
@@ -155,6 +160,8 @@ interface QueueState {
 }
 
 const MAX_ENTRIES = 10;
+/** SQS's largest visibility timeout, 12 hours. */
+const MAX_VISIBILITY_TIMEOUT_SECONDS = 43_200;
 const MAX_REQUEST_BYTES = 256 * 1024;
 const REORDER_FLUSH_MS = 20;
 /** Lambda waits one minute before the second attempt of an asynchronous invocation, two before the third. */
@@ -303,6 +310,7 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
       message.receiveCount += 1;
       message.firstReceivedAt ??= now;
       message.inFlight = true;
+      message.visibleAgainAt = undefined;
       received.push(message);
     }
     for (let start = 0; start < received.length; start += queue.batchSize) {
@@ -321,6 +329,7 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
     const outcome = await invokeFunction(queue.functionName, event);
     const failed = failedMessageIds(batch, outcome, queue.reportBatchItemFailures);
     const visibleAt = receivedAt + scaled(queue.visibilityTimeoutSeconds);
+    let soonest = Infinity;
     for (const message of batch) {
       message.inFlight = false;
       if (!failed.has(message.messageId)) {
@@ -328,9 +337,32 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
         continue;
       }
       message.lastError = outcome.threw ? outcome.error : 'reported in batchItemFailures';
-      message.visibleAt = visibleAt;
+      message.visibleAt = message.visibleAgainAt ?? visibleAt;
+      message.visibleAgainAt = undefined;
+      soonest = Math.min(soonest, message.visibleAt);
     }
-    if (failed.size > 0) schedulePoll(state, Math.max(Date.now(), visibleAt));
+    if (soonest !== Infinity) schedulePoll(state, Math.max(Date.now(), soonest));
+  }
+
+  /**
+   * SQS ChangeMessageVisibility: the message must be in flight under this receipt handle
+   * (the one of its latest receive); its new timeout counts from now, scaled like the queue's.
+   */
+  function changeVisibility(body: unknown): { status: 200; body: unknown } {
+    const { QueueUrl, ReceiptHandle, VisibilityTimeout } = (body ?? {}) as { QueueUrl?: unknown; ReceiptHandle?: unknown; VisibilityTimeout?: unknown };
+    if (typeof QueueUrl !== 'string' || typeof ReceiptHandle !== 'string' || typeof VisibilityTimeout !== 'number') {
+      throw new RequestError(400, 'MissingParameter', 'QueueUrl, ReceiptHandle and VisibilityTimeout are required');
+    }
+    if (!Number.isInteger(VisibilityTimeout) || VisibilityTimeout < 0 || VisibilityTimeout > MAX_VISIBILITY_TIMEOUT_SECONDS) {
+      throw new RequestError(400, 'InvalidParameterValue', `VisibilityTimeout must be a whole number of seconds from 0 to ${MAX_VISIBILITY_TIMEOUT_SECONDS}`);
+    }
+    const state = queues.get(QueueUrl.slice(QueueUrl.lastIndexOf('/') + 1));
+    if (!state) throw new RequestError(400, 'QueueDoesNotExist', `The specified queue does not exist: ${QueueUrl}`);
+    const message = state.messages.find((candidate) => receiptHandleOf(candidate.messageId, candidate.receiveCount) === ReceiptHandle);
+    if (!message) throw new RequestError(400, 'ReceiptHandleIsInvalid', `The receipt handle is not valid for ${state.queue.name}`);
+    if (!message.inFlight) throw new RequestError(400, 'MessageNotInflight', 'The message is not in flight');
+    message.visibleAgainAt = Date.now() + scaled(VisibilityTimeout);
+    return { status: 200, body: {} };
   }
 
   function deadLetterOf(queue: LocalQueue, message: QueuedMessage, reason: DeadLetter['reason']): DeadLetter {
@@ -465,7 +497,7 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
 
   const server: Server = createServer((request, response) => {
     begin();
-    handleRequest(request, response, putEvents)
+    handleRequest(request, response, { 'AWSEvents.PutEvents': putEvents, 'AmazonSQS.ChangeMessageVisibility': changeVisibility })
       .catch((error: unknown) => sendError(response, 500, 'InternalException', error instanceof Error ? error.message : String(error)))
       .finally(settle);
   });
@@ -645,12 +677,13 @@ function entrySize(entry: RequestEntry): number {
 async function handleRequest(
   request: IncomingMessage,
   response: ServerResponse,
-  putEvents: (body: unknown) => PutEventsOutcome,
+  operations: Record<string, (body: unknown) => PutEventsOutcome>,
 ): Promise<void> {
   const body = await readBody(request);
   const target = request.headers['x-amz-target'];
-  if (request.method !== 'POST' || target !== 'AWSEvents.PutEvents') {
-    sendError(response, 400, 'UnknownOperationException', `The local bus serves AWSEvents.PutEvents only (got ${String(target)})`);
+  const operation = typeof target === 'string' && Object.hasOwn(operations, target) ? operations[target] : undefined;
+  if (request.method !== 'POST' || !operation) {
+    sendError(response, 400, 'UnknownOperationException', `The local bus serves ${Object.keys(operations).join(' and ')} only (got ${String(target)})`);
     return;
   }
   let parsed: unknown;
@@ -661,7 +694,7 @@ async function handleRequest(
     return;
   }
   try {
-    const outcome = putEvents(parsed);
+    const outcome = operation(parsed);
     sendJson(response, outcome.status, outcome.body);
   } catch (error) {
     if (error instanceof RequestError) sendError(response, error.status, error.errorType, error.message);

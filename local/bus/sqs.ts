@@ -23,6 +23,11 @@ export interface SqsEventOptions {
   queueName?: string;
 }
 
+/** The receipt handle of one receive of a message: a new one each receive, as in SQS. */
+export function receiptHandleOf(messageId: string, receiveCount: number): string {
+  return `${messageId}#${receiveCount}`;
+}
+
 /** One SQS event source batch, as Lambda delivers it. */
 export function toSqsEvent(messages: ReadonlyArray<SqsMessageView | EventBridgeEnvelope>, options: SqsEventOptions = {}): SQSEvent {
   const region = options.region ?? 'us-east-1';
@@ -34,7 +39,7 @@ export function toSqsEvent(messages: ReadonlyArray<SqsMessageView | EventBridgeE
       const body = JSON.stringify(view.event);
       return {
         messageId: view.messageId,
-        receiptHandle: `${view.messageId}#${view.receiveCount}`,
+        receiptHandle: receiptHandleOf(view.messageId, view.receiveCount),
         body,
         attributes: {
           ApproximateReceiveCount: String(view.receiveCount),

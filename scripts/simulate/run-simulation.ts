@@ -5,6 +5,7 @@
  * capacity units (a middleware on the plane's client), invocations and their durations
  * (wrapped bus targets), hint events, log bytes.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,7 +31,7 @@ const MAIN = 'main';
 /** Takes repins (spec.runtime.revision), so MAIN's drift stays its own. */
 const PINNED = 'pinned';
 const SYNC_ANNOTATION = 'ome.io/runtime-sync';
-/** A change not seen written by then is counted lost. */
+/** A change not seen written by then is counted late (and watched for until the run ends). */
 const CHANGE_TIMEOUT_MS = 60_000;
 const SETUP_TIMEOUT_MS = 600_000;
 const PROGRESS_EVERY_MS = 5_000;
@@ -48,6 +49,8 @@ const DEFAULT_FAN_OUT = 100;
 const BOOKMARK_INTERVAL_MS = 60_000;
 const DEFAULT_GC_REVISIONS = 40;
 const SETUP_ATTEMPTS = 12;
+/** Not a bus target: its requests are named apart. */
+const FORWARDER_FUNCTION = 'forward-watch-events';
 const CAPACITY_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand', 'TransactGetItemsCommand']);
 const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
 
@@ -78,13 +81,48 @@ export interface SimulationReport {
   startedAt: string;
   options: { clusters: number; latencyMs: number; durationMs: number; rate: number; seed: number; shards: number };
   setup: { seconds: number; startSeconds: number; clustersSetUp: number };
-  changes: { started: number; completed: number; lost: number; byKind: Partial<Record<ChangeKind, number>>; measuredSeconds: number; perSecond: number; offeredPerSecond: number };
+  changes: {
+    started: number;
+    /** Written within CHANGE_TIMEOUT_MS. */
+    completed: number;
+    /** Not written within CHANGE_TIMEOUT_MS (late), or failed to start. */
+    lost: number;
+    /** Of `lost`: seen written later, before the run ended, and how long after their start (ms). */
+    lateWritten: number;
+    lateLatencyMs: { p50: number | null; max: number | null };
+    /** Of `lost`: still not written when the run ended (or overtaken by the cluster's next change). */
+    unwrittenAtEnd: number;
+    /** Of `lost`: the change itself was refused (e.g. the admission webhook timed out under load). */
+    failedToStart: number;
+    byKind: Partial<Record<ChangeKind, number>>; measuredSeconds: number; perSecond: number; offeredPerSecond: number };
   latencyMs: { p50: number | null; p99: number | null; max: number | null; floor: number };
   forwarderLagMs: { p50: number | null; p99: number | null; floor: number };
-  kubernetes: { requests: number; watches: number; byMethod: Record<string, number>; perChange: number; floorPerChange: number };
-  dynamoDb: { operations: number; reads: number; writes: number; readUnits: number; writeUnits: number; unitsReported: boolean; byCommand: Record<string, number>; perChange: number; floorPerChange: number };
+  kubernetes: {
+    requests: number;
+    watches: number;
+    byMethod: Record<string, number>;
+    /** The window's authorized requests by user (a function's ServiceAccount, the forwarder's, …), then verb; watches left out. */
+    byCaller: Record<string, Record<string, number>>;
+    perChange: number;
+    floorPerChange: number;
+  };
+  dynamoDb: {
+    operations: number;
+    reads: number;
+    writes: number;
+    readUnits: number;
+    writeUnits: number;
+    unitsReported: boolean;
+    byCommand: Record<string, number>;
+    /** By caller (a function, `forwarder`, or `other` outside both), then `<command> <item kind>` (`dynamoDbCallOf`). */
+    byCaller: Record<string, Record<string, number>>;
+    perChange: number;
+    floorPerChange: number;
+  };
   invocations: { total: number; perChange: number; floorPerChange: number; byFunction: Record<string, FunctionCount> };
   events: { hintEntries: number; perChange: number };
+  /** The forwarders' log lines in the window, by message (cluster and details left out): lease losses, restarts. */
+  forwarderEvents: Record<string, number>;
   logs: { bytes: number; perChange: number };
   memory: { rssBeforeBytes: number; rssAfterStartBytes: number; heapBeforeBytes: number; heapAfterStartBytes: number; perClusterBytes: number; note: string };
   floors: Record<ChangeKind, ChangeFloor>;
@@ -113,6 +151,8 @@ interface SimCluster {
   services: number;
   edits: number;
   pending?: Pending;
+  /** Changes past CHANGE_TIMEOUT_MS, still looked for. */
+  late: Pending[];
 }
 
 type Status = { pinnedRevisionName?: string; lastRuntimeSyncToken?: string; conditions?: Array<{ type?: string; status?: string }> };
@@ -148,17 +188,97 @@ async function ensure(client: ClusterClient, type: (typeof Resources)[keyof type
   }
 }
 
-/** Counts the plane's DynamoDB commands (functions' and forwarders' clients) and the capacity units DynamoDB reports for them. */
+/** The function whose bus target is running (set by the simulation's wrapped targets). */
+const callerOfWork = new AsyncLocalStorage<string>();
+
+/** A key attribute's text, plain or marshalled (`{ S: '…' }`). */
+function keyText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object' && typeof (value as { S?: unknown }).S === 'string') return (value as { S: string }).S;
+  return '';
+}
+
+/**
+ * A DynamoDB call as the caller breakdown names it: the command without `Command` and the
+ * kind of item it touches — the partition key's prefix (`LEASE`, `CHECKPOINT`, `IDEMPOTENCY`, …),
+ * or for a shared partition (`REGISTRY`, `FLEET`) that and the sort key's prefix.
+ */
+export function dynamoDbCallOf(command: string, input: Record<string, unknown>): string {
+  const name = command.replace(/Command$/, '');
+  const key = (input.Key ?? input.Item) as Record<string, unknown> | undefined;
+  const pk = keyText(key?.pk);
+  if (!pk) return name;
+  const [partition = ''] = pk.split('#');
+  const sk = keyText(key?.sk);
+  const kind = pk.includes('#') || !sk ? partition : `${partition}/${sk.split('#')[0] ?? ''}`;
+  return `${name} ${kind}`;
+}
+
+/** `forwarder    local-7: warning: forwarder lease lost; stopping at once {…}` → `warning: forwarder lease lost; stopping at once`. */
+export function forwarderEventOf(line: string): string | undefined {
+  const match = /^forwarder {4}local[-\w]*: (.*?)(?: \{.*)?$/.exec(line);
+  return match?.[1];
+}
+
+/** The API servers' access records since `from` (per cluster), by function (`system:serviceaccount:ome:ome-pinning-pin` → `pin`) or else user, and verb. */
+function kubernetesCallers(plane: ControlPlane, from: ReadonlyMap<string, number>): Record<string, Record<string, number>> {
+  const byCaller: Record<string, Record<string, number>> = {};
+  const functions = [...plane.functions, FORWARDER_FUNCTION];
+  for (const cluster of plane.clusters) {
+    for (const record of cluster.accessLog?.().slice(from.get(cluster.id) ?? 0) ?? []) {
+      if (record.verb === 'watch') continue;
+      const account = record.username.slice(record.username.lastIndexOf(':') + 1) || record.username;
+      // `ome-pinning-pin` → `pin`: the longest function name the ServiceAccount ends with.
+      const caller = functions.filter((name) => account === name || account.endsWith(`-${name}`)).sort((left, right) => right.length - left.length)[0] ?? account;
+      const verbs = (byCaller[caller] ??= {});
+      verbs[record.verb] = (verbs[record.verb] ?? 0) + 1;
+    }
+  }
+  return byCaller;
+}
+
+function medianAndMax(values: number[]): { p50: number | null; max: number | null } {
+  return { p50: percentile(values, 50) ?? null, max: percentile(values, 100) ?? null };
+}
+
+/** Takes the cluster's late changes that `object` shows written off its list, with their time since start. */
+function settleLate(cluster: SimCluster, object: KubeObject, lateLatencies: number[]): void {
+  if (cluster.late.length === 0) return;
+  const now = Date.now();
+  cluster.late = cluster.late.filter((late) => {
+    if (!late.done(object)) return true;
+    lateLatencies.push(now - late.startedAt);
+    return false;
+  });
+}
+
+/** Reads back the InferenceServices of the cluster's late changes (in-process, not counted). */
+async function readBackLate(cluster: SimCluster, onIsvc: (event: { type: WatchEvent['type']; object: KubeObject }) => void): Promise<void> {
+  for (const late of [...cluster.late]) {
+    const object = await cluster.client.get(Resources.inferenceServices, NAMESPACE, late.isvc).catch(() => undefined);
+    if (object) onIsvc({ type: 'MODIFIED', object });
+  }
+}
+
+/** Counts the plane's DynamoDB commands (functions' and forwarders' clients), by caller, and the capacity units DynamoDB reports for them. */
 function countDynamoDb(plane: ControlPlane): SimulationReport['dynamoDb'] {
-  const counts: SimulationReport['dynamoDb'] = { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, unitsReported: false, byCommand: {}, perChange: 0, floorPerChange: 0 };
-  for (const client of [plane.dynamoClient, plane.forwarderDynamoClient]) client.middlewareStack.add(
+  const counts: SimulationReport['dynamoDb'] = { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, unitsReported: false, byCommand: {}, byCaller: {}, perChange: 0, floorPerChange: 0 };
+  const clients: Array<[ControlPlane['dynamoClient'], (() => string)]> = [
+    [plane.dynamoClient, () => callerOfWork.getStore() ?? 'other'],
+    [plane.forwarderDynamoClient, () => 'forwarder'],
+  ];
+  for (const [client, callerOf] of clients) client.middlewareStack.add(
     (next, context) => async (args) => {
       const command = (context as { commandName?: string }).commandName ?? 'unknown';
       const input = args.input as Record<string, unknown>;
       if (CAPACITY_COMMANDS.has(command)) input.ReturnConsumedCapacity ??= 'TOTAL';
+      const caller = callerOf();
+      const call = dynamoDbCallOf(command, input);
       const result = await next(args);
       counts.operations += 1;
       counts.byCommand[command] = (counts.byCommand[command] ?? 0) + 1;
+      const byCall = (counts.byCaller[caller] ??= {});
+      byCall[call] = (byCall[call] ?? 0) + 1;
       if (READ_COMMANDS.has(command)) counts.reads += 1;
       else if (CAPACITY_COMMANDS.has(command)) counts.writes += 1;
       const consumed = (result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
@@ -306,6 +426,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const clusterByIdMap = new Map<string, SimCluster>();
   let logBytes = 0;
   let measuring = false;
+  const forwarderEvents: Record<string, number> = {};
   const wrapTarget = (functionName: string, target: TargetHandler | undefined): TargetHandler | undefined =>
     target &&
     (async (event, context) => {
@@ -319,7 +440,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         }
       }
       try {
-        return await target(event, context);
+        return await callerOfWork.run(functionName, () => target(event, context));
       } finally {
         for (const clusterId of new Set(hintsOf(event).map((hint) => hint.clusterId))) {
           const key = `${functionName}@${clusterId}`;
@@ -370,7 +491,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       wrapTarget,
       ...(options.shards === undefined ? {} : { forwarderShards: options.shards }),
       log: (line) => {
-        if (measuring) logBytes += Buffer.byteLength(line) + 1;
+        if (measuring) {
+          logBytes += Buffer.byteLength(line) + 1;
+          const event = forwarderEventOf(line);
+          if (event) forwarderEvents[event] = (forwarderEvents[event] ?? 0) + 1;
+        }
         if (line.startsWith('cluster ')) {
           clustersStarted += 1;
           if (clustersStarted % 50 === 0) progress(`simulate  ${clustersStarted} clusters started (${((Date.now() - startBegan) / 1000).toFixed(0)} s)`);
@@ -389,15 +514,20 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       pinnedRevision: '',
       services: 2,
       edits: 0,
+      late: [],
     }));
     for (const cluster of clusters) clusterByIdMap.set(cluster.id, cluster);
     const latencies: number[] = [];
     const lags: number[] = [];
     const completedByKind: Partial<Record<ChangeKind, number>> = {};
     let lost = 0;
+    let failedToStart = 0;
+    const lateLatencies: number[] = [];
     const onIsvc = (cluster: SimCluster) => (event: { type: WatchEvent['type']; object: KubeObject }): void => {
+      if (event.type === 'BOOKMARK') return;
+      settleLate(cluster, event.object, lateLatencies);
       const pending = cluster.pending;
-      if (!pending || event.type === 'BOOKMARK' || !pending.done(event.object)) return;
+      if (!pending || !pending.done(event.object)) return;
       const now = Date.now();
       cluster.pending = undefined;
       if (!measuring) return;
@@ -414,6 +544,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const readBack = async (): Promise<void> => {
       const now = Date.now();
       for (const cluster of clusters) {
+        await readBackLate(cluster, onIsvc(cluster));
         const pending = cluster.pending;
         if (!pending || now - pending.startedAt < READ_BACK_AFTER_MS) continue;
         const object = await cluster.client.get(Resources.inferenceServices, NAMESPACE, pending.isvc).catch(() => undefined);
@@ -460,7 +591,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         { requests: 0, watches: 0, byMethod: {} as Record<string, number> },
       );
     const kubeBefore = countsOf();
-    Object.assign(dynamo, { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, byCommand: {} });
+    const accessFrom = new Map(plane.clusters.map((cluster) => [cluster.id, cluster.accessLog?.().length ?? 0]));
+    Object.assign(dynamo, { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, byCommand: {}, byCaller: {} });
     measuring = true;
     const random = createPrng(options.seed);
     let started = 0;
@@ -519,7 +651,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       const now = Date.now();
       for (const cluster of clusters) {
         if (cluster.pending && now - cluster.pending.startedAt > CHANGE_TIMEOUT_MS) {
-          progress(`simulate  ${cluster.id}: ${cluster.pending.kind} not written within ${CHANGE_TIMEOUT_MS / 1000} s; counted lost`);
+          progress(`simulate  ${cluster.id}: ${cluster.pending.kind} not written within ${CHANGE_TIMEOUT_MS / 1000} s; counted late`);
+          cluster.late.push(cluster.pending);
           cluster.pending = undefined;
           lost += 1;
         }
@@ -537,7 +670,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         if (cluster && !cluster.pending) {
           startChange(cluster).catch((error: unknown) => {
             progress(`simulate  ${cluster.id}: change failed: ${error instanceof Error ? error.message : String(error)}`);
-            if (cluster.pending) lost += 1;
+            if (cluster.pending) {
+              lost += 1;
+              failedToStart += 1;
+            }
             cluster.pending = undefined;
           });
           break;
@@ -559,10 +695,16 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const measuredSeconds = (Date.now() - measureBegan) / 1000;
     measuring = false;
     const kubeAfter = countsOf();
+    const kubeByCaller = kubernetesCallers(plane, accessFrom);
+    // The window's DynamoDB calls; the sweeps' come after.
+    const dynamoOfWindow = { ...dynamo, byCommand: { ...dynamo.byCommand }, byCaller: structuredClone(dynamo.byCaller) };
 
     // The sweeps, after the window (their requests and invocations are their own figures).
     const sweeps = sweepCluster ? await runSweeps(sweepInputOf(plane, sweepCluster, options, (functionName) => invocationCounts[`${functionName}@${sweepCluster.id}`] ?? 0)) : null;
 
+    // Late changes written during the sweeps were seen by the watch; one last look for the rest.
+    await readBack();
+    const unwrittenAtEnd = clusters.reduce((sum, cluster) => sum + cluster.late.length, 0);
     const completed = latencies.length;
     const floor = floorOfMix(completedByKind);
     const per = (count: number): number => (completed === 0 ? 0 : count / completed);
@@ -579,6 +721,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         started,
         completed,
         lost,
+        lateWritten: lateLatencies.length,
+        lateLatencyMs: medianAndMax(lateLatencies),
+        unwrittenAtEnd,
+        failedToStart,
         byKind: completedByKind,
         measuredSeconds,
         perSecond: completed / measuredSeconds,
@@ -587,10 +733,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       latencyMs: { p50: percentile(latencies, 50) ?? null, p99: percentile(latencies, 99) ?? null, max: percentile(latencies, 100) ?? null, floor: options.latencyMs * floor.kubernetesRequests },
       // The hint's floor: the forwarder's one PutEvents after the watch event, no Kubernetes request in between.
       forwarderLagMs: { p50: percentile(lags, 50) ?? null, p99: percentile(lags, 99) ?? null, floor: 0 },
-      kubernetes: { requests: kubernetesRequests, watches: kubeAfter.watches - kubeBefore.watches, byMethod, perChange: per(kubernetesRequests), floorPerChange: floor.kubernetesRequests },
-      dynamoDb: { ...dynamo, byCommand: { ...dynamo.byCommand }, perChange: per(dynamo.operations), floorPerChange: floor.dynamoDbOperations },
+      kubernetes: { requests: kubernetesRequests, watches: kubeAfter.watches - kubeBefore.watches, byMethod, byCaller: kubeByCaller, perChange: per(kubernetesRequests), floorPerChange: floor.kubernetesRequests },
+      dynamoDb: { ...dynamoOfWindow, perChange: per(dynamoOfWindow.operations), floorPerChange: floor.dynamoDbOperations },
       invocations: { total: invocationsTotal, perChange: per(invocationsTotal), floorPerChange: floor.invocations, byFunction },
       events: { hintEntries: eventIds.size, perChange: per(eventIds.size) },
+      forwarderEvents,
       logs: { bytes: logBytes, perChange: per(logBytes) },
       memory: {
         rssBeforeBytes: memoryBefore.rss,

@@ -6,6 +6,9 @@
  * error is logged and acknowledged (redelivery would fail the same way), a retryable one
  * is reported in `batchItemFailures`, so SQS redelivers that message (and only that one)
  * after the visibility timeout and, after `maxReceiveCount` receives, dead-letters it.
+ * A hint that found its object's lease held by another worker comes back sooner: before
+ * reporting it, the handler sets that message's visibility to about the lease's remaining
+ * time (`ChangeMessageVisibility`, on the function's own queue only; docs/decisions.md).
  *
  * Hints for different objects run concurrently; hints for the same object run one after
  * the other in batch order, so they do not contend for its lease within one invocation.
@@ -15,12 +18,38 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createSqsMessageVisibility } from '../adapters/sqs/message-visibility';
+import type { ChangeMessageVisibility } from '../adapters/sqs/message-visibility';
 import { isRetryable } from '../errors';
 import { readHintDetail } from '../events/hint-event';
 import type { HintDetail } from '../events/hint-event';
 import type { AppContext, ClusterHandle } from './context';
 import { getAppContext, runWithinInvocation } from './context';
 import { publishMetrics } from './publish-metrics';
+import { LeaseBusyError } from './reconcile';
+
+/**
+ * A hint whose lease was held comes back after the lease's remaining time plus up to
+ * LEASE_BUSY_JITTER_MS (so the waiters of one object do not return together), at least
+ * one second and at most LEASE_BUSY_MAX_VISIBILITY_SECONDS: the holder renews while it
+ * works, and a long holder is better met again in a minute than after the queue's timeout.
+ */
+export const LEASE_BUSY_JITTER_MS = 1_000;
+export const LEASE_BUSY_MAX_VISIBILITY_SECONDS = 60;
+
+/** The visibility timeout, in whole seconds, for a hint that met a lease held `retryAfterMs` more; `jitter` in [0, 1). */
+export function leaseBusyVisibilitySeconds(retryAfterMs: number, jitter: number): number {
+  const seconds = Math.ceil((Math.max(0, retryAfterMs) + jitter * LEASE_BUSY_JITTER_MS) / 1000);
+  return Math.min(LEASE_BUSY_MAX_VISIBILITY_SECONDS, Math.max(1, seconds));
+}
+
+/** The LeaseBusyError behind `error` (itself or a cause), when the store said how long the lease runs. */
+function leaseBusyRetryAfterMs(error: unknown): number | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
+    if (cause instanceof LeaseBusyError) return cause.retryAfterMs;
+  }
+  return undefined;
+}
 
 export interface HintInvocation {
   hint: HintDetail;
@@ -40,6 +69,10 @@ export interface HintHandlerOptions {
   serviceName: string;
   /** Overrides the process context (the local control plane passes its own). */
   context?: () => AppContext;
+  /** Overrides the SQS call that shortens a held-lease hint's visibility (tests). */
+  changeVisibility?: ChangeMessageVisibility;
+  /** Draws the jitter of that visibility, in [0, 1) (default Math.random). */
+  random?: () => number;
 }
 
 /** One record of the batch, its hint read (or why it could not be). */
@@ -70,6 +103,29 @@ export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandl
   const logger = new Logger({ serviceName: options.serviceName });
   const metrics = new Metrics({ serviceName: options.serviceName, namespace: 'OmePinning' });
   const appOf = options.context ?? (() => getAppContext());
+  const random = options.random ?? Math.random;
+  let defaultChangeVisibility: ChangeMessageVisibility | undefined;
+  /** SQS in AWS, the local bus where SQS_ENDPOINT names it; none for a local process without one (no queue to change). */
+  const changeVisibilityOf = (app: AppContext): ChangeMessageVisibility | undefined => {
+    if (options.changeVisibility) return options.changeVisibility;
+    const { mode, sqsEndpoint } = app.config;
+    if (sqsEndpoint === undefined && mode !== 'deployed') return undefined;
+    return (defaultChangeVisibility ??= createSqsMessageVisibility(sqsEndpoint === undefined ? {} : { endpoint: sqsEndpoint }));
+  };
+
+  /** Brings a held-lease hint back after the lease's remaining time instead of the queue's visibility timeout. */
+  const shortenVisibility = async (record: SQSRecord, retryAfterMs: number, hintLogger: Logger): Promise<void> => {
+    const changeVisibility = changeVisibilityOf(appOf());
+    if (!changeVisibility) return;
+    const seconds = leaseBusyVisibilitySeconds(retryAfterMs, random());
+    try {
+      await changeVisibility({ queueArn: record.eventSourceARN, receiptHandle: record.receiptHandle }, seconds);
+      hintLogger.info('lease held: hint comes back sooner', { visibilityTimeoutSeconds: seconds });
+    } catch (error) {
+      // The message still comes back, after the queue's own visibility timeout.
+      hintLogger.warn('could not shorten the hint\'s visibility', { error: error as Error });
+    }
+  };
 
   /** Runs one hint; true when it should be redelivered. */
   const runOne = async (entry: ReadRecord, context: Context): Promise<boolean> => {
@@ -100,6 +156,8 @@ export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandl
     } catch (error) {
       if (isRetryable(error)) {
         hintLogger.warn('retrying later', { error: error as Error });
+        const retryAfterMs = leaseBusyRetryAfterMs(error);
+        if (retryAfterMs !== undefined && record.eventSourceARN && record.receiptHandle) await shortenVisibility(record, retryAfterMs, hintLogger);
         return true;
       }
       hintLogger.error('giving up on this event', { error: error as Error });

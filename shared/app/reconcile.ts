@@ -30,13 +30,28 @@ export interface ReconcileDeps {
   renewEveryMs?: number;
 }
 
-/** The lease is held by another worker for longer than we may wait; redeliver later. */
+/**
+ * The lease is held by another worker for longer than we may wait; redeliver later —
+ * after `retryAfterMs` (the holder's lease lapses by then, unless renewed) when the store
+ * said, so the hint handler can shorten its message's visibility to that.
+ */
 export class LeaseBusyError extends ControlPlaneError {
-  constructor(key: string) {
-    super(`lease ${key} is held by another worker`, { retryable: true });
+  readonly retryAfterMs: number | undefined;
+
+  constructor(key: string, retryAfterMs?: number) {
+    super(`lease ${key} is held by another worker${retryAfterMs === undefined ? '' : ` for up to ${Math.round(retryAfterMs)} ms more`}`, { retryable: true });
     this.name = 'LeaseBusyError';
+    this.retryAfterMs = retryAfterMs;
   }
 }
+
+/**
+ * Waits between attempts to take a held lease: exponential from the first to the cap, each
+ * drawn in its upper half (jitter), so waiters on one object spread out and a wait of
+ * `leaseWaitMs` makes a handful of conditional writes, not dozens.
+ */
+export const LEASE_RETRY_FIRST_MS = 50;
+export const LEASE_RETRY_MAX_MS = 500;
 
 /** The conflicts did not settle within the retries of one delivery; redeliver later. */
 export class ConflictRetriesExhaustedError extends ControlPlaneError {
@@ -130,15 +145,18 @@ export function objectLeaseKey(clusterId: string, kind: string, namespace: strin
 async function acquireWithin(deps: ReconcileDeps, key: string): Promise<{ lease: Lease; requestedAt: number }> {
   const sleep = deps.sleep ?? defaultSleep;
   const deadline = deps.clock.now() + (deps.leaseWaitMs ?? 2_000);
-  let pause = 20;
+  let pause = LEASE_RETRY_FIRST_MS;
   for (;;) {
     // A DynamoDB failure propagates from here: no Kubernetes write happens without the lease.
     const requestedAt = deps.clock.now();
-    const lease = await deps.leases.acquire(key, deps.holder, deps.leaseTtlMs);
-    if (lease) return { lease, requestedAt };
-    if (deps.clock.now() >= deadline) throw new LeaseBusyError(key);
-    await sleep(pause + Math.floor(Math.random() * pause));
-    pause = Math.min(pause * 2, 250);
+    const outcome = deps.leases.tryAcquire
+      ? await deps.leases.tryAcquire(key, deps.holder, deps.leaseTtlMs)
+      : await deps.leases.acquire(key, deps.holder, deps.leaseTtlMs).then((lease) => (lease ? { lease } : { heldUntil: undefined }));
+    if ('lease' in outcome) return { lease: outcome.lease, requestedAt };
+    const now = deps.clock.now();
+    if (now >= deadline) throw new LeaseBusyError(key, outcome.heldUntil === undefined ? undefined : Math.max(0, outcome.heldUntil - now));
+    await sleep(Math.min(deadline - now, pause / 2 + Math.floor((Math.random() * pause) / 2)));
+    pause = Math.min(pause * 2, LEASE_RETRY_MAX_MS);
   }
 }
 

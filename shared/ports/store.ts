@@ -25,6 +25,12 @@ export interface Lease {
 export interface LeaseStore {
   /** Takes the lease when it is free or expired; undefined when another holder has it. */
   acquire(key: string, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  /**
+   * As `acquire`, but a refusal says until when the other holder's lease runs (the expiry it
+   * last wrote, on its clock), when the store learns that with the refusal itself at no extra
+   * call. For scheduling a retry only, never for safety. Optional: stores without it use `acquire`.
+   */
+  tryAcquire?(key: string, holder: string, ttlMs: number): Promise<{ lease: Lease } | { heldUntil: number | undefined }>;
   /** Extends a held lease; throws LeaseLostError when it was taken over. */
   renew(lease: Lease, ttlMs: number): Promise<Lease>;
   /** Gives the lease up; a lease already taken over is left alone. */

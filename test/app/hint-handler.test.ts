@@ -6,7 +6,8 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toSqsEvent } from '../../local/bus';
 import type { AppContext } from '../../shared/app/context';
-import { createHintHandler } from '../../shared/app/hint-handler';
+import { LEASE_BUSY_MAX_VISIBILITY_SECONDS, createHintHandler, leaseBusyVisibilitySeconds } from '../../shared/app/hint-handler';
+import { LeaseBusyError } from '../../shared/app/reconcile';
 import { InvalidInputError, NotFoundError, UnavailableError } from '../../shared/errors';
 import { toHintEvent } from '../../shared/events/hint-event';
 import type { EventBridgeEnvelope } from '../../shared/events/hint-event';
@@ -95,5 +96,69 @@ describe('Function: createHintHandler', () => {
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
     expect(handled).toEqual(['y']);
+  });
+
+  it.each<[string, Error, number | undefined]>([
+    ['a held lease with 4.2 s left', new LeaseBusyError('k', 4_200), 5],
+    ['a held lease wrapped as the cause of another error', new Error('pin failed', { cause: new LeaseBusyError('k', 4_200) }), 5],
+    ['a held lease whose holder is past its expiry', new LeaseBusyError('k', 0), 1],
+    ['a held lease the store said nothing about', new LeaseBusyError('k'), undefined],
+    ['another retryable error', new UnavailableError('down'), undefined],
+  ])('%s: reported for redelivery; visibility shortened only for a lease whose end is known', async (_name, error, seconds) => {
+    // Prepare
+    const calls: Array<[{ queueArn: string; receiptHandle: string }, number]> = [];
+    const handler = createHintHandler(
+      async ({ hint: detail }) => {
+        if (detail.name === 'target') throw error;
+      },
+      { serviceName: 'test', context: () => app, random: () => 0, changeVisibility: async (message, timeout) => void calls.push([message, timeout]) },
+    );
+    const batch = toSqsEvent([hint('other'), hint('target')], { queueName: 'svc-dev-PinHintQueue' });
+    const target = batch.Records[1];
+    // Act
+    const response = await handler(batch, context);
+    // Assess: only the failed message, on its own queue, with its own receipt handle.
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: target?.messageId }] });
+    expect(calls).toEqual(seconds === undefined ? [] : [[{ queueArn: 'arn:aws:sqs:us-east-1:000000000000:svc-dev-PinHintQueue', receiptHandle: target?.receiptHandle }, seconds]]);
+  });
+
+  it('still reports the hint for redelivery when shortening its visibility fails', async () => {
+    // Prepare
+    const handler = createHintHandler(
+      async () => {
+        throw new LeaseBusyError('k', 1_000);
+      },
+      {
+        serviceName: 'test',
+        context: () => app,
+        changeVisibility: async () => {
+          throw new Error('AccessDenied');
+        },
+      },
+    );
+    const batch = toSqsEvent([hint('target')]);
+    // Act
+    const response = await handler(batch, context);
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: batch.Records[0]?.messageId }] });
+  });
+});
+
+describe('Rule: leaseBusyVisibilitySeconds', () => {
+  it.each<[number, number, number]>([
+    // remaining ms, jitter draw, seconds
+    [0, 0, 1],
+    [-500, 0, 1],
+    [400, 0, 1],
+    [1_000, 0, 1],
+    [1_001, 0, 2],
+    [4_200, 0, 5],
+    [4_200, 0.5, 5],
+    [4_200, 0.81, 6],
+    [29_999, 0.99, 31],
+    [59_500, 0.9, LEASE_BUSY_MAX_VISIBILITY_SECONDS],
+    [600_000, 0, LEASE_BUSY_MAX_VISIBILITY_SECONDS],
+  ])('%i ms left, jitter %f: %i s', (remainingMs, jitter, seconds) => {
+    expect(leaseBusyVisibilitySeconds(remainingMs, jitter)).toBe(seconds);
   });
 });

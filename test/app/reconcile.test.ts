@@ -85,6 +85,39 @@ describe('Function: reconcileUnderLease', () => {
     expect(ran).toBe(false);
   });
 
+  it('says how long the held lease runs when the store tells it with the refusal, and backs off between tries', async () => {
+    // Prepare: a store whose refusal carries the holder's expiry (as DynamoDB's does), counting the tries.
+    const time = fakeTime();
+    const heldUntil = time.clock.now() + 20_000;
+    const pauses: number[] = [];
+    let tries = 0;
+    const leases: LeaseStore = {
+      acquire: async () => undefined,
+      tryAcquire: async () => {
+        tries += 1;
+        return { heldUntil };
+      },
+      renew: async (lease) => lease,
+      release: async () => undefined,
+    };
+    const deps = prepare({ leases, clock: time.clock, sleep: async (ms) => void (pauses.push(ms), await time.sleep(ms)), leaseWaitMs: 2_000 });
+    // Act
+    const run = reconcileUnderLease(deps, KEY, async () => 'never');
+    // Assess: the remaining 18 s ride on the error; each pause at least half the last cap's
+    // double, none above 500 ms; the 2 s wait takes a handful of tries, not dozens.
+    await expect(run).rejects.toMatchObject({ name: 'LeaseBusyError', retryAfterMs: 18_000 });
+    expect(pauses[0]).toBeGreaterThanOrEqual(25);
+    expect(Math.max(...pauses)).toBeLessThanOrEqual(500);
+    expect(tries).toBeGreaterThanOrEqual(5);
+    expect(tries).toBeLessThanOrEqual(10);
+  });
+
+  it('gives up without a time when the store cannot tell it', async () => {
+    const deps = prepare({ leaseWaitMs: 500 });
+    await deps.leases.acquire(KEY, 'worker-b', 60_000);
+    await expect(reconcileUnderLease(deps, KEY, async () => undefined)).rejects.toMatchObject({ name: 'LeaseBusyError', retryAfterMs: undefined });
+  });
+
   it('takes the lease over once the other holder lets it expire', async () => {
     const deps = prepare({ leaseWaitMs: 5_000 });
     await deps.leases.acquire(KEY, 'worker-b', 1_000);

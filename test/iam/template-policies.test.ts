@@ -186,3 +186,31 @@ describe('serverless.yml roles: the admission webhook reads only', () => {
     }
   });
 });
+
+describe('serverless.yml roles: hint queues', () => {
+  /** Each hint consumer's own queue (the Lambda SQS event source's); the others have none. */
+  const HINT_QUEUES: Record<string, string> = {
+    pin: 'PinHintQueue',
+    'drift-check': 'DriftCheckHintQueue',
+    'repin-apply': 'RepinApplyHintQueue',
+    'rollout-run': 'RolloutRunHintQueue',
+    'revision-gc': 'RevisionGcHintQueue',
+  };
+  const queueArn = (logicalId: string) => `arn:aws:sqs:${roles.region}:${roles.accountId}:${roles.service}-${roles.stage}-${logicalId}`;
+  const names = Object.keys(NEEDS);
+
+  it.each(names)('%s may change a message\'s visibility on its own hint queue only (a held-lease hint comes back sooner)', (name) => {
+    // Prepare: every queue the template declares, hint and dead-letter.
+    const everyQueue = [...Object.values(HINT_QUEUES), ...Object.values(HINT_QUEUES).map((queue) => queue.replace('HintQueue', 'DeadLetterQueue')), 'ForwardWatchEventsDeadLetterQueue', 'ResyncDeadLetterQueue'];
+    // Act
+    const allowedOn = everyQueue.filter((queue) => evaluatePolicy(statementsOf(name), { action: 'sqs:ChangeMessageVisibility', resource: queueArn(queue) }).decision === 'allow');
+    // Assess
+    expect(allowedOn).toEqual(HINT_QUEUES[name] ? [HINT_QUEUES[name]] : []);
+  });
+
+  it.each(Object.keys(HINT_QUEUES))('%s has on its hint queue exactly what the event source and the handler use', (name) => {
+    const actions = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility', 'sqs:SendMessage', 'sqs:PurgeQueue', 'sqs:SetQueueAttributes', 'sqs:DeleteQueue'];
+    const allowed = actions.filter((action) => evaluatePolicy(statementsOf(name), { action, resource: queueArn(HINT_QUEUES[name] ?? '') }).decision === 'allow');
+    expect(allowed).toEqual(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility']);
+  });
+});

@@ -149,7 +149,8 @@ function expectedActions(needs: Needs): string[] {
     ...(needs.publishes ? ['events:PutEvents'] : []),
     ...(needs.deadLetterQueue ? ['sqs:SendMessage'] : []),
     ...(needs.webhookKey ? ['secretsmanager:GetSecretValue'] : []),
-    ...(needs.hintQueue ? ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] : []),
+    // The event source's receive and delete; the handler's ChangeMessageVisibility for a hint that met a held lease.
+    ...(needs.hintQueue ? ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility'] : []),
   ].sort();
 }
 

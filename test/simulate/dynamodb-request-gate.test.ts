@@ -79,6 +79,29 @@ describe('Method: createDynamoClient with maxConcurrentRequests', () => {
     }
   }, 120_000);
 
+  it('lets a lease renewal asked for behind a thousand checkpoint loads go ahead of them', async () => {
+    // Prepare: a held lease, and a thousand loads queued on a gated client before its renewal.
+    if (!local || !seeding) throw new Error('DynamoDB Local did not start');
+    const gated = createDynamoClient({ endpoint: local.endpoint, region: 'us-east-1', requestTimeoutMs: 10_000, maxConcurrentRequests: LIMIT });
+    const stores = createDynamoStores(gated, { tableName: TABLE });
+    const held = await stores.leases.acquire('forwarder#renewed', 'holder', 30_000);
+    if (!held) throw new Error('the lease was not free');
+    const finished: string[] = [];
+    try {
+      // Act
+      const loads = Array.from({ length: CLUSTERS }, (_, index) => stores.checkpoints.loadCheckpoint(`cluster-${index}`, 'inferenceservices').then(() => finished.push('load')));
+      const renewal = stores.leases.renew(held, 30_000).then(() => finished.push('renewal'));
+      await Promise.all([...loads, renewal]);
+
+      // Assess: the renewal took the first slot freed after it was asked for, so at most the
+      // calls already in flight (and those freed at the same moment) finished before it.
+      expect(finished.indexOf('renewal')).toBeLessThanOrEqual(2 * LIMIT);
+      expect(finished).toHaveLength(CLUSTERS + 1);
+    } finally {
+      gated.destroy();
+    }
+  }, 120_000);
+
   it('refuses a limit below one', () => {
     expect(() => createDynamoClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', maxConcurrentRequests: 0 })).toThrow(RangeError);
   });

@@ -4,7 +4,7 @@
  * under the injected latency and the functions' rate limit.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runSimulation } from '../../scripts/simulate/run-simulation';
+import { dynamoDbCallOf, forwarderEventOf, runSimulation } from '../../scripts/simulate/run-simulation';
 import type { SimulationReport } from '../../scripts/simulate/run-simulation';
 import type { SweepReport } from '../../scripts/simulate/sweeps';
 import { formatSimulationReport } from '../../scripts/simulate';
@@ -18,6 +18,25 @@ const progress: string[] = [];
 beforeAll(async () => {
   report = await runSimulation({ clusters: 3, latencyMs: 5, durationMs: 5_000, rate: 5, seed: 1, fanOut: FAN_OUT, gcRevisions: GC_REVISIONS, progress: (line) => progress.push(line) });
 }, 240_000);
+
+const printedReport = (): string => formatSimulationReport(report);
+
+describe('Rule: dynamoDbCallOf names a call by command and item kind', () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ['UpdateItemCommand', { Key: { pk: 'LEASE#object#c1#InferenceService#ns#a', sk: 'LEASE' } }, 'UpdateItem LEASE'],
+    ['GetItemCommand', { Key: { pk: { S: 'CHECKPOINT#c1' }, sk: { S: 'inferenceservices' } } }, 'GetItem CHECKPOINT'],
+    ['GetItemCommand', { Key: { pk: 'REGISTRY', sk: 'CLUSTER#c1' } }, 'GetItem REGISTRY/CLUSTER'],
+    ['PutItemCommand', { Item: { pk: 'IDEMPOTENCY#sync#c1', sk: 'IDEMPOTENCY', status: 'done' } }, 'PutItem IDEMPOTENCY'],
+    ['QueryCommand', { KeyConditionExpression: 'pk = :pk' }, 'Query'],
+  ])('%s %j: %s', (command, input, call) => {
+    expect(dynamoDbCallOf(command, input)).toBe(call);
+  });
+
+  it('reads a forwarder log line as its event, without cluster or details', () => {
+    expect(forwarderEventOf('forwarder    local-7: warning: forwarder lease lost; stopping at once {"lease":"forwarder#local-7"}')).toBe('warning: forwarder lease lost; stopping at once');
+    expect(forwarderEventOf('forwarder    shard 1/4: local-2 (long-running)')).toBeUndefined();
+  });
+});
 
 describe('Fleet simulation: 3 clusters for 5 s, then the sweeps', () => {
   it('reports every figure, each per-change figure at or above its floor', () => {
@@ -38,6 +57,24 @@ describe('Fleet simulation: 3 clusters for 5 s, then the sweeps', () => {
     expect(report.events.hintEntries).toBeGreaterThanOrEqual(report.changes.completed);
     expect(report.logs.bytes).toBeGreaterThan(0);
     expect(report.memory.perClusterBytes).toBeGreaterThan(0);
+  });
+
+  it('attributes every DynamoDB call of the window to its caller, and accounts for every change not written in time', () => {
+    const { byCaller, operations } = report.dynamoDb;
+    const attributed = Object.values(byCaller).reduce((sum, calls) => sum + Object.values(calls).reduce((a, b) => a + b, 0), 0);
+    expect(attributed).toBe(operations);
+    // Every function that ran takes the object's lease (the forwarders renew theirs every 10 s, maybe not within 5 s).
+    const ran = Object.keys(report.invocations.byFunction);
+    expect(ran.length).toBeGreaterThan(0);
+    for (const name of ran) expect(byCaller[name]?.['UpdateItem LEASE'] ?? 0, name).toBeGreaterThan(0);
+    // The functions that ran reached the clusters as themselves (their ServiceAccounts).
+    // (pin reads and writes for every change it pins; another function may answer a hint without a request.)
+    expect(ran).toContain('pin');
+    expect(Object.values(report.kubernetes.byCaller.pin ?? {}).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
+    expect(printedReport()).toMatch(/Kubernetes (pin|rollout-run|drift-check)/);
+    const { lost, lateWritten, unwrittenAtEnd, failedToStart } = report.changes;
+    expect(lateWritten + unwrittenAtEnd + failedToStart).toBe(lost);
+    expect(printedReport()).toMatch(/DynamoDB [a-z-]+: UpdateItem LEASE/);
   });
 
   it('shows progress while it runs and prints each figure beside its floor', () => {

@@ -25,6 +25,11 @@ export class DynamoLeaseStore implements LeaseStore {
   }
 
   async acquire(key: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
+    const outcome = await this.tryAcquire(key, holder, ttlMs);
+    return 'lease' in outcome ? outcome.lease : undefined;
+  }
+
+  async tryAcquire(key: string, holder: string, ttlMs: number): Promise<{ lease: Lease } | { heldUntil: number | undefined }> {
     const now = this.clock.now();
     try {
       // One conditional update: free, expired or already ours. ADD bumps the token
@@ -40,13 +45,15 @@ export class DynamoLeaseStore implements LeaseStore {
           // The item as it was before this very update: ADD made the token exactly one more,
           // and the old holder tells a takeover (never released) from a free lease.
           ReturnValues: 'ALL_OLD',
+          // A refusal carries the holder's expiry, so a waiter can time its retry without a GetItem.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       const before = output.Attributes as Partial<LeaseItem> | undefined;
       const takenOver = before?.holder !== undefined && before.holder !== holder;
-      return { key, holder, fencingToken: Number(before?.fencingToken ?? 0) + 1, expiresAt: now + ttlMs, ...(takenOver ? { takenOver } : {}) };
+      return { lease: { key, holder, fencingToken: Number(before?.fencingToken ?? 0) + 1, expiresAt: now + ttlMs, ...(takenOver ? { takenOver } : {}) } };
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return undefined;
+      if (isConditionalCheckFailed(error)) return { heldUntil: leaseExpiryOf(error) };
       throw mapDynamoError(error, `acquire lease ${key}`);
     }
   }
@@ -91,4 +98,14 @@ export class DynamoLeaseStore implements LeaseStore {
       throw mapDynamoError(error, `release lease ${lease.key}`);
     }
   }
+}
+
+/**
+ * The `leaseExpiry` of the item a refused condition returned (ReturnValuesOnConditionCheckFailure):
+ * the document client leaves that item marshalled (`{ N: '…' }`).
+ */
+function leaseExpiryOf(error: unknown): number | undefined {
+  const attribute = (error as { Item?: Record<string, unknown> }).Item?.leaseExpiry;
+  const value = typeof attribute === 'object' && attribute !== null && 'N' in attribute ? Number((attribute as { N: unknown }).N) : Number(attribute);
+  return Number.isFinite(value) && attribute !== undefined ? value : undefined;
 }
