@@ -139,6 +139,9 @@ export function sh(walk: Pick<RolloutWalk, 'kubeconfigPath' | 'workDir'>, comman
       clearTimeout(timer);
       done({ code: code ?? 1, stdout, stderr });
     });
+    // A command that exits without reading its input closes the pipe under us (EPIPE); its
+    // exit code and output are the result.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(stdin);
   });
 }
@@ -170,6 +173,8 @@ export async function runOnTerminal(
 ): Promise<TerminalResult> {
   const outFile = join(walk.workDir, `stdout-${Date.now()}.txt`);
   const child = spawn('script', ['--quiet', '--return', '--command', `${commandLine} > ${outFile}`, '/dev/null'], { cwd: walk.workDir, env: userEnv(walk) });
+  // The terminal may close before the answer is typed; the exit code says what happened.
+  child.stdin.on('error', () => undefined);
   let terminal = '';
   let answered = false;
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
