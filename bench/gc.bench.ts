@@ -190,14 +190,8 @@ function readCount(name: string, fallback: number, multipleOf: number): number {
  * makes, sent bare (no preconditions, no fresh listing before deletes), as many at once.
  */
 async function bareSweep(client: ClusterClient, pageSize: number, marks: readonly string[], deletes: readonly string[], markValue: string): Promise<number> {
-  let listed = 0;
+  const listed = await listNothing(client, pageSize);
   let token: string | undefined;
-  do {
-    const page = await client.list(Resources.controllerRevisions, { namespace: OME, limit: pageSize, ...(token ? { continue: token } : {}) });
-    listed += page.items.length;
-    token = page.continue;
-  } while (token);
-  token = undefined;
   do {
     const page: ListPage<KubeObject> = await client.list(Resources.inferenceServices, { limit: pageSize, ...(token ? { continue: token } : {}) });
     token = page.continue;

@@ -4,6 +4,7 @@
  */
 import { spawn as spawnProcess } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 
 /**
  * Kills `childPid` once `parentPid` is gone, covering SIGKILL of the parent, and then
@@ -32,6 +33,20 @@ export function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boo
     child.once('exit', () => {
       clearTimeout(timer);
       resolveExit(true);
+    });
+  });
+}
+
+/** A loopback port free at the time of asking (the service then binds it). */
+export async function findFreePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
     });
   });
 }

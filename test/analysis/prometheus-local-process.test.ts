@@ -12,26 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEBIAN_PROMETHEUS_BINARY, findPrometheusBinary, startPrometheus } from '../../local/prometheus';
 import { nonLoopbackAddresses, tryConnect } from '../support/network';
+import { alive, waitFor } from '../support/processes';
 
 const binary = findPrometheusBinary();
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return check();
-}
 
 describe('Function: findPrometheusBinary', () => {
   it('finds a prometheus on PATH when Debian\'s is absent', async () => {

@@ -4,24 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startDynamoDbLocal } from '../../local/dynamodb-local';
 import { nonLoopbackAddresses, tryConnect } from '../support/network';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return check();
-}
+import { alive, waitFor } from '../support/processes';
 
 describe('Function: startDynamoDbLocal', () => {
   it('asks for a data directory when not in memory', async () => {
