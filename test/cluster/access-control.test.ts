@@ -106,6 +106,19 @@ describe('embedded API server: who may do what', () => {
     expect(result.stderr).toContain('error: You must be logged in to the server');
   });
 
+  it('grants canary analysis only its reads: the inferenceservice-config ConfigMap by name, and token Secrets by get to rollout-run alone', async () => {
+    const can = async (user: string, ...args: string[]): Promise<string> => (await kubectl.run('auth', 'can-i', ...args, `--as=system:serviceaccount:ome:ome-pinning-${user}`)).stdout;
+    for (const user of ['pin', 'drift-check', 'repin-apply', 'rollout-run']) {
+      expect(await can(user, 'get', 'configmaps/inferenceservice-config', '-n', 'ome')).toBe('yes\n');
+      expect(await can(user, 'get', 'configmaps/other', '-n', 'ome')).toBe('no\n');
+    }
+    expect(await can('rollout-run', 'get', 'secrets/prometheus-bearer', '-n', NS)).toBe('yes\n');
+    expect(await can('rollout-run', 'list', 'secrets', '-n', NS)).toBe('no\n');
+    expect(await can('rollout-run', 'watch', 'secrets', '-n', NS)).toBe('no\n');
+    expect(await can('pin', 'get', 'secrets/prometheus-bearer', '-n', NS)).toBe('no\n');
+    expect(await can('repin-apply', 'get', 'secrets/prometheus-bearer', '-n', NS)).toBe('no\n');
+  });
+
   it('answers kubectl auth can-i and --as for the operator, and refuses impersonation to others', async () => {
     expect((await kubectl.run('auth', 'can-i', 'create', 'deployments', '-n', NS, `--as=${PIN}`)).stdout).toBe('yes\n');
     expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '--subresource=status', '-n', NS, `--as=${PIN}`)).stdout).toBe('yes\n');
