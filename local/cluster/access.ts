@@ -32,6 +32,7 @@ import { requestAttributesOf } from './request-info';
 /** Paths an unauthenticated client may read (the real server's anonymous health checks, plus `/version`). */
 const ANONYMOUS_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 const SELF_SUBJECT_ACCESS_REVIEWS = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
+const SELF_SUBJECT_REVIEWS = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
 const MAX_REVIEW_BYTES = 64 * 1024;
 
 const requestUser = new AsyncLocalStorage<UserInfo>();
@@ -132,6 +133,10 @@ export class AccessControl {
     this.record(attributes, allowed, req.headers['user-agent'] ?? '');
     if (!allowed) throw forbiddenError(attributes);
     if (method === 'POST' && path === SELF_SUBJECT_ACCESS_REVIEWS) return { answer: await this.review(user, req) };
+    // `kubectl auth whoami`: who the server took the caller for, after impersonation.
+    if (method === 'POST' && path === SELF_SUBJECT_REVIEWS) {
+      return { answer: { code: 201, body: { kind: 'SelfSubjectReview', apiVersion: 'authentication.k8s.io/v1', metadata: { creationTimestamp: null }, status: { userInfo: { username: user.username, groups: user.groups } } } } };
+    }
     return { user };
   }
 

@@ -38,7 +38,10 @@ export function bootstrapPolicy(): KubeObject[] {
     clusterRoleBinding('system:discovery', ['system:authenticated']),
     clusterRole('system:public-info-viewer', [{ nonResourceURLs: PUBLIC_INFO, verbs: ['get'] }]),
     clusterRoleBinding('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
-    clusterRole('system:basic-user', [{ apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] }]),
+    clusterRole('system:basic-user', [
+      { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
+      { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
+    ]),
     clusterRoleBinding('system:basic-user', ['system:authenticated']),
   ];
 }

@@ -320,6 +320,10 @@ export function builtinResources(): ResourceDef[] {
       kind: 'SelfSubjectAccessReview', namespaced: false, table: nameAgeTable,
     }),
     define({
+      group: 'authentication.k8s.io', version: 'v1', plural: 'selfsubjectreviews', singular: 'selfsubjectreview',
+      kind: 'SelfSubjectReview', namespaced: false, table: nameAgeTable,
+    }),
+    define({
       group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', singular: 'customresourcedefinition',
       kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], categories: ['api-extensions'],
       statusSubresource: true, tracksGeneration: true, table: crdTable,
