@@ -39,6 +39,8 @@ describe('npm start (the start script)', () => {
   let dataDir: string;
   let child: ChildProcess;
   let output = '';
+  /** From spawn to `ready`: this machine's pace for the stop to be measured against. */
+  let startMs = 0;
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'ome-npm-start-'));
@@ -47,10 +49,12 @@ describe('npm start (the start script)', () => {
     // code says whether the control plane stopped cleanly. Its own process group, so the
     // clean-up below can reach everything it started.
     const [command = '', ...args] = startScript().split(' ');
+    const spawnedAt = Date.now();
     child = spawn(join('node_modules', '.bin', command), [...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     await waitForLine(child, () => output, 'ready', START_TIMEOUT_MS - 10_000);
+    startMs = Date.now() - spawnedAt;
   }, START_TIMEOUT_MS);
 
   afterAll(async () => {
@@ -87,15 +91,19 @@ describe('npm start (the start script)', () => {
     expect(await waitForExit(dashboard)).toBe(0);
   });
 
-  it('stops on SIGTERM with exit code 0 within a few seconds', async () => {
+  it('stops on SIGTERM with exit code 0 in a fraction of the time it took to start', async () => {
     // Act
     const started = Date.now();
     child.kill('SIGTERM');
     const code = await waitForExit(child);
+    const stopMs = Date.now() - started;
 
-    // Assess
+    // Assess: stopping closes what starting opened, with no Java to boot and nothing to list:
+    // on an idle machine 0.15 s against a 10 s start, and a busy machine slows both. A quarter
+    // of the start leaves room for that and still catches a stop that waits out a timeout
+    // (DynamoDB Local's 5 s exit wait, a lease's TTL) instead of being told to stop.
     expect(code).toBe(0);
-    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(stopMs).toBeLessThan(startMs / 4);
     expect(output).toContain('stopped');
     expect(existsSync(join(dataDir, 'registry.json'))).toBe(false);
   });
