@@ -103,7 +103,8 @@ if $package; then
   template=$PACKAGED_TEMPLATE
 fi
 if [ ! -f "$template" ]; then
-  echo "lint-template: no template at $template (run without --reuse-template to package one)" >&2
+  echo "lint-template: no template at $template" >&2
+  [ "$template" != "$PACKAGED_TEMPLATE" ] || echo "lint-template: run without --reuse-template to package one" >&2
   exit 2
 fi
 
@@ -122,21 +123,40 @@ if [ "$cfn_status" -ne 0 ]; then
   failed=true
 fi
 
-# Suppressed warnings: lint a copy without the resources' cfn-lint Metadata and count what
-# comes back.
-"$venv/bin/python" - "$template" "$work/unsuppressed.json" <<'PY'
+# --- the suppressions ------------------------------------------------------------------------
+# Reads them where the linters do, in each resource's Metadata: prints every checkov skip that
+# gives no reason, and writes a copy without the cfn-lint suppressions, linted to count what
+# they hide. (checkov's report under --quiet leaves the skipped checks out, so the reasons are
+# checked here.)
+cfn_suppressed='?'
+if unreasoned=$("$venv/bin/python" - "$template" "$work/unsuppressed.json" <<'PY'
 import json, sys
 
-with open(sys.argv[1], encoding="utf-8") as source:
-    template = json.load(source)
-for resource in (template.get("Resources") or {}).values():
-    if isinstance(resource, dict) and isinstance(resource.get("Metadata"), dict):
-        resource["Metadata"].pop("cfn-lint", None)
+try:
+    with open(sys.argv[1], encoding="utf-8") as source:
+        template = json.load(source)
+except (OSError, ValueError) as error:
+    sys.exit(f"lint-template: cannot read the suppressions of {sys.argv[1]} (a JSON template?): {error}")
+for name, resource in (template.get("Resources") or {}).items():
+    metadata = resource.get("Metadata") if isinstance(resource, dict) else None
+    if not isinstance(metadata, dict):
+        continue
+    metadata.pop("cfn-lint", None)
+    for skip in (metadata.get("checkov") or {}).get("skip") or []:
+        if not str(skip.get("comment") or "").strip():
+            print(f"{skip.get('id')} on {name}")
 with open(sys.argv[2], "w", encoding="utf-8") as target:
     json.dump(template, target)
 PY
-"$venv/bin/cfn-lint" --regions "$REGION" --format parseable -- "$work/unsuppressed.json" >"$work/cfn-lint-unsuppressed.txt" 2>&1 || true
-cfn_suppressed=$(($(count_level W "$work/cfn-lint-unsuppressed.txt") - cfn_warnings))
+); then
+  "$venv/bin/cfn-lint" --regions "$REGION" --format parseable -- "$work/unsuppressed.json" >"$work/cfn-lint-unsuppressed.txt" 2>&1 || true
+  cfn_suppressed=$(($(count_level W "$work/cfn-lint-unsuppressed.txt") - cfn_warnings))
+else
+  failed=true
+fi
+while IFS= read -r skip; do
+  [ -z "$skip" ] || { echo "lint-template: checkov skip without a reason: $skip" >&2; failed=true; }
+done <<<"$unreasoned"
 
 # --- checkov -------------------------------------------------------------------------------
 # --skip-download: no call to Prisma Cloud for guidelines; the checks ship with the package.
@@ -150,31 +170,19 @@ try:
     with open(sys.argv[1], encoding="utf-8") as source:
         report = json.load(source)
 except (OSError, ValueError) as error:
-    print(f"lint-template: no checkov report: {error}", file=sys.stderr)
-    sys.exit(1)
-reports = report if isinstance(report, list) else [report]
-passed = failed = skipped = parsing_errors = 0
-unreasoned = []
-for one in reports:
+    sys.exit(f"lint-template: no checkov report: {error}")
+totals = dict(passed=0, failed=0, skipped=0, parsing_errors=0)
+for one in report if isinstance(report, list) else [report]:
     summary = one.get("summary", one)
-    passed += summary.get("passed", 0)
-    failed += summary.get("failed", 0)
-    skipped += summary.get("skipped", 0)
-    parsing_errors += summary.get("parsing_errors", 0)
-    for check in (one.get("results") or {}).get("skipped_checks", []):
-        reason = ((check.get("check_result") or {}).get("suppress_comment") or "").strip()
-        if reason in ("", "No comment provided"):
-            unreasoned.append(f"{check.get('check_id')} on {check.get('resource')}")
-for skip in unreasoned:
-    print(f"lint-template: checkov skip without a reason: {skip}", file=sys.stderr)
-print(passed, failed, skipped, parsing_errors, len(unreasoned))
+    for key in totals:
+        totals[key] += summary.get(key, 0)
+print(*totals.values())
 PY
 )
-read -r ck_passed ck_failed ck_skipped ck_parsing_errors ck_unreasoned <<<"${checkov_counts:-0 0 0 0 0}"
-if [ "$checkov_status" -ne 0 ] || [ "$ck_failed" -ne 0 ] || [ "$ck_parsing_errors" -ne 0 ] || [ "$ck_unreasoned" -ne 0 ] \
-  || [ -z "$checkov_counts" ] || [ $((ck_passed + ck_failed + ck_skipped)) -eq 0 ]; then
+read -r ck_passed ck_failed ck_skipped ck_parsing_errors <<<"${checkov_counts:-? ? ? ?}"
+# A report that checked nothing (no resources read) fails too.
+if [ "$checkov_status" -ne 0 ] || [ "$ck_failed" != 0 ] || [ "$ck_parsing_errors" != 0 ] || [ "$ck_passed" = 0 ]; then
   cat "$work/checkov.txt"
-  [ "$ck_parsing_errors" -eq 0 ] || echo "lint-template: checkov could not parse $template" >&2
   failed=true
 fi
 
