@@ -2,7 +2,7 @@
  * Runs `osls package` (offline) into a temporary directory and reads the template it
  * writes. Packaging builds in the repository's own work folders (`.serverless`,
  * `.esbuild`), so two suites packaging at once would break each other: a lock directory
- * makes them take turns.
+ * makes them take turns. scripts/lint-template.sh takes the same lock (same name, same pid file).
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
