@@ -10,6 +10,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -36,6 +37,8 @@ import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
 import type { AccessRecord, EmbeddedCluster, EngineMetrics, PruneRecord, RequestCounts } from './cluster';
 import { identityKubeconfigPathOf } from './function-identity';
+import { startRealCluster } from './real-cluster';
+import type { RealCluster } from './real-cluster';
 import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
 import type { DynamoDbLocal } from './dynamodb-local';
 import { PROMETHEUS_ADDRESS_ENV, PROMETHEUS_INSTALL_HINT, resolvePrometheusBinary, startPrometheus } from './prometheus';
@@ -99,6 +102,13 @@ export interface ControlPlaneOptions {
   clusters?: number;
   /** A real cluster instead of embedded ones, registered as `local`. */
   kubeconfig?: string;
+  /**
+   * A real control plane on loopback instead of embedded clusters (local/real-cluster: etcd,
+   * kube-apiserver, controller-manager, scheduler and kwok nodes, built by
+   * scripts/build-real-cluster.sh), registered as `local` in `clusterMode` (default
+   * standalone). The webhook is served over TLS and registered with its CA as `caBundle`.
+   */
+  realCluster?: { nodes?: number };
   context?: string;
   /**
    * The mode the clusters are registered in (shared/app/cluster-mode.ts): by default
@@ -159,8 +169,10 @@ export interface ControlPlaneCluster {
   url?: string;
   /** In-process access to an embedded cluster (tests). */
   client?: ClusterClient;
-  /** An embedded cluster's authorization decisions: who did what (tests). */
+  /** An embedded or real cluster's authorization decisions: who did what (tests); a real one's from its audit log. */
   accessLog?: () => readonly AccessRecord[];
+  /** A real cluster (`realCluster`): its API server's CA and binaries (tests). */
+  real?: RealCluster;
   /** An embedded cluster's writes that lost fields to pruning (tests insist on none). */
   prunedWrites?: () => readonly PruneRecord[];
   /** An embedded cluster's requests received over HTTP (the simulation's cost figures). */
@@ -256,7 +268,9 @@ async function startParts(
     }),
     options.kubeconfig
       ? connectRealCluster(options.kubeconfig, options.context, options.clusterMode ?? 'delegate', log).then((cluster) => [cluster])
-      : startEmbeddedClusters(options, dataDir, log, stoppers),
+      : options.realCluster
+        ? startLocalRealCluster(options, dataDir, log, stoppers).then((cluster) => [cluster])
+        : startEmbeddedClusters(options, dataDir, log, stoppers),
   ]);
   if (dynamoStart.status === 'rejected') throw dynamoStart.reason;
   if (clustersStart.status === 'rejected') throw clustersStart.reason;
@@ -302,7 +316,9 @@ async function startParts(
     const webhookKey = await ensureLocalWebhookKey(dataDir);
     delete process.env[WebhookEnv.keySecret];
     process.env[WebhookEnv.keyFile] = webhookKey.path;
-    const webhook = await serveFunctionUrl((event, context) => runAsFunction(WEBHOOK_FUNCTION, () => webhookHandler(event, context)), WEBHOOK_FUNCTION);
+    // A real API server calls webhooks over TLS only: serve with a certificate of its CA.
+    const tls = clusters.find((cluster) => cluster.real)?.real?.webhookTls;
+    const webhook = await serveFunctionUrl((event, context) => runAsFunction(WEBHOOK_FUNCTION, () => webhookHandler(event, context)), WEBHOOK_FUNCTION, tls);
     stoppers.push({ name: 'admission webhook', stop: () => webhook.stop() });
     webhookUrl = webhook.url;
     functions.push(WEBHOOK_FUNCTION);
@@ -312,7 +328,7 @@ async function startParts(
   }
 
   return {
-    clusters: clusters.map(({ id, kubeconfigPath, identityKubeconfigPath, url, client, embedded }) => ({
+    clusters: clusters.map(({ id, kubeconfigPath, identityKubeconfigPath, url, client, embedded, real }) => ({
       id,
       shard: assignShard(id, shardCount),
       kubeconfigPath,
@@ -322,6 +338,7 @@ async function startParts(
       ...(embedded
         ? { accessLog: () => embedded.accessLog(), prunedWrites: () => embedded.prunedWrites(), requestCounts: () => embedded.requestCounts(), engineMetrics: embedded.engineMetrics }
         : {}),
+      ...(real ? { real, accessLog: () => real.accessLog() } : {}),
     })),
     functions,
     bus,
@@ -433,6 +450,7 @@ interface StartedCluster {
   url?: string;
   client?: ClusterClient;
   embedded?: EmbeddedCluster;
+  real?: RealCluster;
   record: ClusterRecord;
 }
 
@@ -483,6 +501,33 @@ async function startEmbeddedClusters(
     });
   }
   return clusters;
+}
+
+async function startLocalRealCluster(options: ControlPlaneOptions, dataDir: string, log: (line: string) => void, stoppers: Stopper[]): Promise<StartedCluster> {
+  const started = Date.now();
+  const id = clusterIdOf(0);
+  let real: RealCluster;
+  try {
+    real = await startRealCluster({ ...(options.realCluster?.nodes === undefined ? {} : { nodes: options.realCluster.nodes }), log });
+  } catch (error) {
+    throw new ControlPlaneStartError(messageOf(error), { cause: error });
+  }
+  stoppers.push({ name: `real cluster ${id}`, stop: () => real.stop() });
+  const kubeconfigPath = kubeconfigPathOf(dataDir, 0);
+  await real.writeKubeconfig(kubeconfigPath);
+  const identityKubeconfigPath = identityKubeconfigPathOf(dataDir, id);
+  await real.writeIdentityKubeconfig(identityKubeconfigPath);
+  const mode = options.clusterMode ?? 'standalone';
+  log(`cluster      ${id.padEnd(9)} ${real.httpsUrl}  kube-apiserver  kubeconfig ${kubeconfigPath}  mode ${mode}  (${seconds(started)})`);
+  return {
+    id,
+    kubeconfigPath,
+    identityKubeconfigPath,
+    url: real.httpsUrl,
+    client: real.client,
+    real,
+    record: { id, mode, server: real.httpsUrl, credentials: { kind: 'kubeconfig-file', path: identityKubeconfigPath }, omeNamespace: OME_NAMESPACE },
+  };
 }
 
 async function connectRealCluster(path: string, context: string | undefined, mode: ClusterMode, log: (line: string) => void): Promise<StartedCluster> {
@@ -749,17 +794,18 @@ async function waitUntilWatching(clusters: StartedCluster[], listed: ReadonlySet
  * format 2.0 event, the result a response (a bare object is JSON with status 200, as
  * function URLs do).
  */
-export async function serveFunctionUrl(handler: Handler, functionName: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const server: Server = createServer((request, response) => {
+export async function serveFunctionUrl(handler: Handler, functionName: string, tls?: { cert: Buffer; key: Buffer }): Promise<{ url: string; stop(): Promise<void> }> {
+  const answer = (request: IncomingMessage, response: ServerResponse): void => {
     void answerFunctionUrl(handler, functionName, request, response);
-  });
+  };
+  const server: Server = tls ? createTlsServer(tls, answer) : createServer(answer);
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolveListen());
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     stop: () =>
       new Promise<void>((resolveClose) => {
         server.closeAllConnections();
@@ -839,17 +885,19 @@ async function answerFunctionUrl(handler: Handler, functionName: string, request
  * `/clusters/<id>/<token>/validate/<route>` with the cluster's token under `key`, and the
  * revision webhook on the cluster's OME namespace.
  */
-export async function renderWebhookConfiguration(baseUrl: string, clusterId: string, key: Buffer, omeNamespace: string): Promise<KubeObject> {
-  return renderForCluster(await readFile(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), { baseUrl, clusterId, omeNamespace, token: deriveWebhookToken(key, clusterId) });
+export async function renderWebhookConfiguration(baseUrl: string, clusterId: string, key: Buffer, omeNamespace: string, caBundle?: string): Promise<KubeObject> {
+  return renderForCluster(await readFile(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), { baseUrl, clusterId, omeNamespace, token: deriveWebhookToken(key, clusterId), ...(caBundle ? { caBundle } : {}) });
 }
 
 async function registerWebhook(clusters: StartedCluster[], baseUrl: string, key: Buffer, log: (line: string) => void): Promise<void> {
   const registered: string[] = [];
   for (const cluster of clusters) {
-    // A real cluster's API server cannot reach this process (and needs HTTPS): leave it alone.
-    // In a delegate cluster upstream OME's own webhooks judge (docs/admission.md).
-    if (!cluster.embedded || cluster.record.mode === 'delegate') continue;
-    await cluster.embedded.client.create(WEBHOOK_CONFIGURATIONS, await renderWebhookConfiguration(baseUrl, cluster.id, key, cluster.record.omeNamespace));
+    // A cluster given by --kubeconfig cannot reach this process: leave it alone. A local real
+    // cluster calls it over TLS, trusting its own CA. In a delegate cluster upstream OME's own
+    // webhooks judge (docs/admission.md).
+    const client = cluster.embedded?.client ?? cluster.real?.client;
+    if (!client || cluster.record.mode === 'delegate') continue;
+    await client.create(WEBHOOK_CONFIGURATIONS, await renderWebhookConfiguration(baseUrl, cluster.id, key, cluster.record.omeNamespace, cluster.real?.caData));
     registered.push(cluster.id);
   }
   log(`webhook      ${baseUrl}  registered in ${registered.length > 0 ? registered.join(', ') : 'no cluster (a real cluster needs the deployed HTTPS endpoint)'}`);

@@ -22,6 +22,10 @@ Options:
   --kubeconfig FILE  use this real cluster instead of an embedded one (registered as local;
                      the file is referenced, its credentials are not copied anywhere)
   --context NAME     the kubeconfig context to use with --kubeconfig
+  --real-cluster     run a real Kubernetes control plane on loopback instead of the
+                     embedded API server (kube-apiserver, etcd, controller-manager,
+                     scheduler and kwok nodes; build it first with
+                     scripts/build-real-cluster.sh)
   --mode MODE        how the cluster is registered: standalone (no OME controller runs
                      there; the plane renders and writes status) or delegate (OME's
                      controller runs there; the plane acts through annotations and
@@ -45,6 +49,7 @@ interface StartFlags {
   clusters: number;
   kubeconfig?: string;
   context?: string;
+  realCluster: boolean;
   mode?: ClusterMode;
   prometheus: boolean;
   help: boolean;
@@ -61,6 +66,7 @@ export function parseStartFlags(argv: string[]): StartFlags {
       context: { type: 'string' },
       mode: { type: 'string' },
       'no-prometheus': { type: 'boolean' },
+      'real-cluster': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -70,6 +76,7 @@ export function parseStartFlags(argv: string[]): StartFlags {
   if (!Number.isInteger(clusters) || clusters < 1) throw new Error(`--clusters must be a whole number of at least 1 (got ${values.clusters})`);
   if (values.context !== undefined && values.kubeconfig === undefined) throw new Error('--context needs --kubeconfig');
   if (values.kubeconfig !== undefined && values.clusters !== undefined) throw new Error('--clusters starts embedded clusters; it cannot be combined with --kubeconfig');
+  if (values['real-cluster'] && (values.kubeconfig !== undefined || values.clusters !== undefined)) throw new Error('--real-cluster starts one local cluster; it cannot be combined with --kubeconfig or --clusters');
   const mode = values.mode === undefined ? undefined : parseClusterMode(values.mode);
   if (values.mode !== undefined && mode === undefined) throw new Error(`--mode must be standalone or delegate (got ${values.mode})`);
   return {
@@ -77,6 +84,7 @@ export function parseStartFlags(argv: string[]): StartFlags {
     clusters,
     ...(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig }),
     ...(values.context === undefined ? {} : { context: values.context }),
+    realCluster: values['real-cluster'] ?? false,
     ...(mode === undefined ? {} : { mode }),
     prometheus: !(values['no-prometheus'] ?? false),
     help: values.help ?? false,
@@ -126,6 +134,7 @@ async function main(): Promise<number> {
       clusters: flags.clusters,
       ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
       ...(flags.context ? { context: flags.context } : {}),
+      ...(flags.realCluster ? { realCluster: {} } : {}),
       ...(flags.mode ? { clusterMode: flags.mode } : {}),
       ...(flags.prometheus ? { prometheus: { scrapeIntervalSeconds: NPM_START_SCRAPE_INTERVAL_SECONDS } } : {}),
     });

@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EmbeddedCluster } from '../../local/cluster';
 
 export const FIXTURE_CRDS = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'crds');
 
@@ -19,7 +18,7 @@ export class KubectlHarness {
   readonly dir = mkdtempSync(join(tmpdir(), 'embedded-kubectl-'));
   readonly kubeconfig = join(this.dir, 'kubeconfig');
 
-  constructor(cluster: EmbeddedCluster) {
+  constructor(cluster: { kubeconfig: string }) {
     writeFileSync(this.kubeconfig, cluster.kubeconfig);
   }
 

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTEXT, captureEmfMetrics, eventually, explainView, runOnTerminal, sh, shOk, startRolloutWalk, type RolloutWalk } from './rollout-support';
+import { ON_SERVER } from '../support/test-cluster';
 import { planeRequests, prunedWrites, WALK_MODES } from './support';
 
 const PLAN_COLUMNS =
@@ -141,7 +142,7 @@ async function repinCounted(outcome: 'applied' | 'rejected'): Promise<void> {
 
 // Walked twice: the plane as the cluster's controller, and beside upstream OME's (delegate).
 // The block is not indented, so the guide's multi-line outputs stay verbatim.
-describe.each(WALK_MODES)('in %s mode', (mode) => {
+describe.each(WALK_MODES)(`in %s mode${ON_SERVER}`, (mode) => {
 beforeAll(async () => {
   // The functions print their EMF metrics, as in Lambda, so that the repin count is observable.
   process.env.POWERTOOLS_METRICS_DISABLED = 'false';

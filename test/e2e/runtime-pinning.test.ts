@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
+import { ON_SERVER } from '../support/test-cluster';
 import { handledSince, kubectlOk, maskRevisionHashes, planeRequests, pollUntil, prunedWrites, runKubectl, startWalkthrough, WALK_MODES, writeWorkFile } from './support';
 import type { ObjectChange, Walkthrough } from './support';
 
@@ -89,7 +90,7 @@ function isvcYaml(runtime: { autoSync?: boolean; revision?: string } = { autoSyn
 }
 
 // Walked twice: the plane as the cluster's controller, and beside upstream OME's (delegate).
-describe.each(WALK_MODES)('Runtime revisions and pinning, walked with kubectl (%s)', (mode) => {
+describe.each(WALK_MODES)(`Runtime revisions and pinning, walked with kubectl (%s)${ON_SERVER}`, (mode) => {
   let walk: Walkthrough;
   const kubectl = (...args: string[]) => kubectlOk(walk, args);
   const pinTableNow = () => kubectl(...PIN_TABLE_ARGS);

@@ -17,6 +17,7 @@ import type { PruneRecord } from '../../local/cluster';
 import type { ClusterMode } from '../../shared/app/cluster-mode';
 import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
 import type { KubeObject } from '../../shared/ports/cluster';
+import { TEST_CLUSTER } from '../support/test-cluster';
 import { serveUpstreamWebhook, startUpstreamController, type UpstreamController, type UpstreamStep } from '../support/upstream-controller';
 
 const BIN_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin');
@@ -117,6 +118,8 @@ export interface Walkthrough {
  * Starts the control plane with `npm start`'s options (a data directory: schedules on,
  * default workload readiness) on a temporary directory, and a working directory beside it.
  * The functions log at LOG_LEVEL, else ERROR: their INFO lines would bury the test report.
+ * In the real project (OME_TEST_CLUSTER=real) the cluster is a real kube-apiserver with
+ * kwok nodes, as `npm start -- --real-cluster` runs it.
  */
 export async function startWalkthrough(mode: ClusterMode = 'standalone'): Promise<Walkthrough> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-e2e-data-'));
@@ -136,7 +139,15 @@ export async function startWalkthrough(mode: ClusterMode = 'standalone'): Promis
   let plane: ControlPlane;
   try {
     // Redeliveries (a lease held by another function) in seconds, not minutes.
-    plane = await startControlPlane({ dataDir, log: (line) => log.push(line), wrapTarget: observe, functionLogLevel: process.env.LOG_LEVEL ?? 'ERROR', busTimeScale: 0.01, clusterMode: mode });
+    plane = await startControlPlane({
+      dataDir,
+      log: (line) => log.push(line),
+      wrapTarget: observe,
+      functionLogLevel: process.env.LOG_LEVEL ?? 'ERROR',
+      busTimeScale: 0.01,
+      clusterMode: mode,
+      ...(TEST_CLUSTER === 'real' ? { realCluster: {} } : {}),
+    });
   } catch (error) {
     await Promise.all([rm(dataDir, { recursive: true, force: true }), rm(workDir, { recursive: true, force: true })]);
     throw new Error(`control plane did not start: ${String(error)}\n${log.join('\n')}`);
