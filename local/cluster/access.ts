@@ -1,6 +1,7 @@
 /**
  * The request gate of the embedded server, in kube-apiserver's order: authenticate the
- * bearer token (401 for a token that is not valid, or for no token outside the public
+ * bearer token (401 for a token that is not valid; no token at all is `system:anonymous`,
+ * as with kube-apiserver's default --anonymous-auth, which RBAC lets read only the public
  * health and version paths), apply `Impersonate-User`/`Impersonate-Group` headers when the
  * caller may impersonate (403 otherwise), then authorize the request by RBAC (403 with the
  * real server's message). SelfSubjectAccessReviews are answered here, from the same
@@ -30,7 +31,6 @@ import {
 import { requestAttributesOf } from './request-info';
 
 /** Paths an unauthenticated client may read (the real server's anonymous health checks, plus `/version`). */
-const ANONYMOUS_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 const SELF_SUBJECT_ACCESS_REVIEWS = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
 const SELF_SUBJECT_REVIEWS = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
 const MAX_REVIEW_BYTES = 64 * 1024;
@@ -123,11 +123,7 @@ export class AccessControl {
     const method = (req.method ?? 'GET').toUpperCase();
     const authenticated = this.tokens.authenticate(req.headers.authorization);
     if (authenticated === null) throw unauthorizedError();
-    if (authenticated === undefined) {
-      if (!ANONYMOUS_PATHS.has(path)) throw unauthorizedError();
-      return { user: { username: ANONYMOUS_USER, groups: [UNAUTHENTICATED_GROUP] } };
-    }
-    const user = this.impersonate(authenticated, req);
+    const user = this.impersonate(authenticated ?? { username: ANONYMOUS_USER, groups: [UNAUTHENTICATED_GROUP] }, req);
     const attributes = requestAttributesOf(user, method === 'HEAD' ? 'GET' : method, path, query);
     const allowed = authorize(this.policy, attributes).allowed;
     this.record(attributes, allowed, req.headers['user-agent'] ?? '');

@@ -164,13 +164,15 @@ export class PolicyAdmission {
       const text = `ValidatingAdmissionPolicy '${policy.metadata.name ?? ''}' with binding '${binding.metadata.name ?? ''}' denied request: ${denial.message}`;
       const actions = bindingSpec.validationActions ?? [];
       if (actions.includes('Deny')) {
-        const reason = denial.reason ?? 'Forbidden';
+        // kube-apiserver: a validation without `reason` denies as Invalid (422), the message
+        // saying "is forbidden" all the same, with the policy's text as the one cause.
+        const reason = denial.reason ?? 'Invalid';
         const qualified = qualifiedResourceName(attrs.def);
         throw new ApiError({
           message: `${attrs.name === '' ? qualified : `${qualified} "${attrs.name}"`} is forbidden: ${text}`,
           reason,
-          details: { name: attrs.name, ...(attrs.def.group === '' ? {} : { group: attrs.def.group }), kind: attrs.def.plural },
-          code: REASON_CODES[reason] ?? 403,
+          details: { name: attrs.name, ...(attrs.def.group === '' ? {} : { group: attrs.def.group }), kind: attrs.def.plural, causes: [{ message: text }] },
+          code: REASON_CODES[reason] ?? 422,
         });
       }
       if (actions.includes('Warn')) warnings.push(`Validation failed for ${text}`);

@@ -29,7 +29,8 @@ describe('npm run cluster', () => {
       const headers = { Authorization: `Bearer ${config.users[0]?.user.token ?? ''}` };
       const fetch = (url: string): Promise<Response> => globalThis.fetch(url, { headers });
       expect(statSync(join(dir, 'data', 'clusters', 'local.kubeconfig')).mode & 0o777).toBe(0o600);
-      expect((await globalThis.fetch(`${server}/api/v1/namespaces/ome`)).status).toBe(401);
+      // No token is system:anonymous, whom RBAC refuses (kube-apiserver's default --anonymous-auth).
+      expect((await globalThis.fetch(`${server}/api/v1/namespaces/ome`)).status).toBe(403);
       const crds = (await (await fetch(`${server}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`)).json()) as { items: Array<{ metadata: { name: string } }> };
       expect(crds.items.map((c) => c.metadata.name)).toEqual(expect.arrayContaining([
         'clusterbasemodels.ome.io', 'clusterservingruntimes.ome.io', 'inferenceservices.ome.io', 'rolloutpolicies.ome.io', 'servingruntimes.ome.io',

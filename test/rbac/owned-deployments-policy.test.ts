@@ -102,7 +102,7 @@ describe('ValidatingAdmissionPolicy ome-pinning-owned-deployments', () => {
     }
     expect(denial).toBeInstanceOf(ApiError);
     const status = (denial as ApiError).status;
-    expect(status).toMatchObject({ code: 403, reason: 'Forbidden' });
+    expect(status).toMatchObject({ code: 422, reason: 'Invalid' });
     expect(status.message).toMatch(
       /^deployments\.apps "llama-engine" is forbidden: ValidatingAdmissionPolicy 'ome-pinning-owned-deployments' with binding 'ome-pinning-owned-deployments' denied request: the OME pinning control plane /,
     );
