@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { eventsOfInvocation } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
@@ -55,7 +56,8 @@ export async function startUpstreamInCluster(plane: ControlPlane, onHandled?: (f
   const client = plane.clusters[0]?.client;
   if (!client) throw new Error('delegate walks need an embedded cluster');
   const controller = startUpstreamController(client, { omeNamespace: 'ome', ...(onHandled ? { onHandled } : {}) });
-  const webhook = await serveUpstreamWebhook(client);
+  const real = plane.clusters[0]?.real;
+  const webhook = await serveUpstreamWebhook(client, 'ome', real ? { ...real.webhookTls, caData: real.caData } : undefined);
   return {
     controller,
     async stop() {
@@ -66,12 +68,14 @@ export async function startUpstreamInCluster(plane: ControlPlane, onHandled?: (f
 }
 
 /**
- * What the plane's functions did to the cluster, from its access log: they reach it as their
- * ServiceAccounts (kubectl comes as the operator, the stand-in in-process). `reads` counts
+ * What the plane's functions did to the cluster, from its access log (a real server's audit
+ * log): they reach it as their ServiceAccounts (kubectl comes as the operator, the stand-in
+ * in-process or as the operator, a real cluster's controllers as theirs). `reads` counts
  * their GETs of InferenceServices; `writes` lists every other verb, as `user verb target ns/name`.
  */
 export function planeRequests(plane: ControlPlane): { inferenceServiceReads: number; writes: string[] } {
-  const records = (plane.clusters[0]?.accessLog?.() ?? []).filter((record) => record.username.startsWith('system:serviceaccount:') && record.allowed);
+  const planeUsers = new Set(Object.values(FUNCTION_SERVICE_ACCOUNTS).map((account) => `system:serviceaccount:${SERVICE_ACCOUNT_NAMESPACE}:${account}`));
+  const records = (plane.clusters[0]?.accessLog?.() ?? []).filter((record) => planeUsers.has(record.username) && record.allowed);
   return {
     inferenceServiceReads: records.filter((record) => record.verb === 'get' && record.target === 'inferenceservices.ome.io').length,
     writes: records.filter((record) => !['get', 'list', 'watch'].includes(record.verb)).map((record) => `${record.username} ${record.verb} ${record.target} ${record.namespace}/${record.name}`),

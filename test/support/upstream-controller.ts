@@ -21,7 +21,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
 import { recordEvent } from '../../shared/adapters/kubernetes/events';
@@ -379,12 +380,17 @@ export interface UpstreamWebhook {
 /**
  * Stands in for upstream's admission webhooks (`inferenceservice.ome-webhook-server.validator`
  * and the revision-immutability one), which run in a delegate cluster: the project's own
- * review rules, which carry upstream's texts, served over plain HTTP and registered in the
- * cluster under upstream's webhook names.
+ * review rules, which carry upstream's texts, registered in the cluster under upstream's
+ * webhook names. Served over plain HTTP to the embedded server; given `tls` (a real
+ * kube-apiserver, which calls webhooks over HTTPS only), over TLS with `tls.caData` as caBundle.
  */
-export async function serveUpstreamWebhook(client: ClusterClient, omeNamespace = DEFAULT_OME_NAMESPACE): Promise<UpstreamWebhook> {
+export async function serveUpstreamWebhook(
+  client: ClusterClient,
+  omeNamespace = DEFAULT_OME_NAMESPACE,
+  tls?: { cert: Buffer; key: Buffer; caData: string },
+): Promise<UpstreamWebhook> {
   const lookupRuntime = createRuntimeLookup(client);
-  const server = createServer((request, response) => {
+  const answer = (request: IncomingMessage, response: ServerResponse): void => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -399,17 +405,19 @@ export async function serveUpstreamWebhook(client: ClusterClient, omeNamespace =
         }
       })();
     });
-  });
+  };
+  const server = tls ? createTlsServer({ cert: tls.cert, key: tls.key }, answer) : createServer(answer);
   await new Promise<void>((listening, fail) => {
     server.once('error', fail);
     server.listen(0, '127.0.0.1', () => listening());
   });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const configuration = renderWebhookConfiguration(await readFile(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), {
     baseUrl: url,
     clusterId: 'upstream',
     omeNamespace,
     token: deriveWebhookToken(randomBytes(32), 'upstream'),
+    ...(tls ? { caBundle: tls.caData } : {}),
   });
   await client.create(WEBHOOK_CONFIGURATIONS, configuration);
   return {
