@@ -409,8 +409,11 @@ hint                    Use -o json or -o yaml for full values.
   it('the controller rejects a digest previewed before a concurrent edit, and removes the annotation', async () => {
     const previewed = planDigest([(await shOk(walk, GROUP_DIGESTS)).slice(2).trim()]);
     const generation = await applyChat([manual('50%', 30), immediate(THREE_BY_COUNT, 100)]);
-    const edited = await driftReported(generation, 'SpecNewerThanRun');
-    const current = planDigest([edited.status.rollout?.groups?.[0]?.observedDigest ?? '']);
+    await driftReported(generation, 'SpecNewerThanRun');
+    // pin may record the generation before rollout-run has recomputed the plan's digests.
+    const digestOf = (isvc: ChatStatus): string => planDigest([isvc.status.rollout?.groups?.[0]?.observedDigest ?? '']);
+    const edited = await eventually('the edited plan\'s digest observed', chat, (isvc) => digestOf(isvc) !== previewed);
+    const current = digestOf(edited);
     expect(current).not.toBe(previewed);
 
     expect(await shOk(walk, `kubectl annotate inferenceservice chat -n prod ome.io/rollout-repin=${previewed}`)).toBe('inferenceservice.ome.io/chat annotated\n');
