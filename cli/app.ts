@@ -16,6 +16,7 @@ import {
   type ParsedArgs,
 } from './args';
 import { isFleetCommand, runFleetApp } from './admin/fleet';
+import { ADMIN_ANALYSIS_SECRETS_COMMANDS } from './admin/analysis-secrets';
 import { ADMIN_CLUSTER_COMMANDS, openClusterRegistry } from './admin/cluster';
 import { DASHBOARD_COMMAND } from './dashboard/command';
 import { readBuildInfo } from './build-info';
@@ -155,6 +156,7 @@ export const COMMANDS: Command[] = [
       }),
   }),
   ...ADMIN_CLUSTER_COMMANDS,
+  ...ADMIN_ANALYSIS_SECRETS_COMMANDS,
   DASHBOARD_COMMAND,
   {
     path: 'version',

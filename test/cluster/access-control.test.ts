@@ -115,17 +115,69 @@ describe(`who may do what${ON_SERVER}`, () => {
     expect(result.stderr).toContain('error: You must be logged in to the server');
   });
 
-  it('grants canary analysis only its reads: the inferenceservice-config ConfigMap by name, and token Secrets by get to rollout-run alone', async () => {
+  it('grants canary analysis only its reads: the inferenceservice-config ConfigMap by name, and token Secrets by get to rollout-run alone, where a namespace opted in', async () => {
     const can = async (user: string, ...args: string[]): Promise<string> => (await kubectl.run('auth', 'can-i', ...args, `--as=system:serviceaccount:ome:ome-pinning-${user}`)).stdout;
     for (const user of ['pin', 'drift-check', 'repin-apply', 'rollout-run']) {
       expect(await can(user, 'get', 'configmaps/inferenceservice-config', '-n', 'ome')).toBe('yes\n');
       expect(await can(user, 'get', 'configmaps/other', '-n', 'ome')).toBe('no\n');
     }
+    // No namespace consented yet: not even get, in the InferenceService's namespace or a system one.
+    expect(await can('rollout-run', 'get', 'secrets/prometheus-bearer', '-n', NS)).toBe('no\n');
+    expect(await can('rollout-run', 'get', 'secrets/anything', '-n', 'kube-system')).toBe('no\n');
+    const allowed = await kubectl.plugin('admin', 'analysis-secrets', 'allow', '-n', NS);
+    expect([allowed.code, allowed.stdout, allowed.stderr]).toEqual([0, `rolebinding.rbac.authorization.k8s.io/ome-pinning-analysis-secrets created in ${NS}\n`, '']);
     expect(await can('rollout-run', 'get', 'secrets/prometheus-bearer', '-n', NS)).toBe('yes\n');
+    expect(await can('rollout-run', 'get', 'secrets/anything', '-n', 'kube-system')).toBe('no\n');
     expect(await can('rollout-run', 'list', 'secrets', '-n', NS)).toBe('no\n');
     expect(await can('rollout-run', 'watch', 'secrets', '-n', NS)).toBe('no\n');
     expect(await can('pin', 'get', 'secrets/prometheus-bearer', '-n', NS)).toBe('no\n');
     expect(await can('repin-apply', 'get', 'secrets/prometheus-bearer', '-n', NS)).toBe('no\n');
+    const revoked = await kubectl.plugin('admin', 'analysis-secrets', 'revoke', '-n', NS);
+    expect([revoked.code, revoked.stdout]).toEqual([0, `rolebinding.rbac.authorization.k8s.io/ome-pinning-analysis-secrets deleted in ${NS}\n`]);
+    expect(await can('rollout-run', 'get', 'secrets/prometheus-bearer', '-n', NS)).toBe('no\n');
+  });
+
+  it("refuses rollout-run's token a Secret in kube-system: Forbidden, not NotFound", async () => {
+    const result = await as('rollout-run', 'get', 'secret', 'bootstrap-token-abcdef', '-n', 'kube-system');
+    expect(result.stderr).toBe(
+      'Error from server (Forbidden): secrets "bootstrap-token-abcdef" is forbidden: User "system:serviceaccount:ome:ome-pinning-rollout-run" cannot get resource "secrets" in API group "" in the namespace "kube-system"\n',
+    );
+  });
+
+  describe("refuses pin's token a Deployment that is not what the renderer writes", () => {
+    const owned = (name: string, podSpec: Record<string, unknown>, label = 'llama'): string =>
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name, namespace: NS, labels: { 'ome.io/inferenceservice': label }, ownerReferences: [{ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', uid: '7d7c1f43-0000-4000-8000-000000000001', controller: true }] },
+        spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox' }], ...podSpec } } },
+      });
+    const refusal = (why: string): string => `The deployments "x" is invalid: : ${POLICY_DENIAL.replace('is forbidden: ', '')}${why}\n`;
+    const create = (json: string) => kubectl.run('--kubeconfig', identities, '--context', 'pin', 'create', '-f', kubectl.file('deployment.json', json));
+
+    it.each([
+      ['runs as another ServiceAccount (the plane\'s own)', { serviceAccountName: 'ome-pinning-rollout-run' }, 'the OME pinning control plane renders pods that run as their namespace\'s default ServiceAccount, never another'],
+      ['runs as another ServiceAccount (the deprecated field)', { serviceAccount: 'builder' }, 'the OME pinning control plane renders pods that run as their namespace\'s default ServiceAccount, never another'],
+      ['uses the host network', { hostNetwork: true }, 'the OME pinning control plane renders no pod that uses the host\'s network, PID or IPC namespace or mounts a host path'],
+      ['uses the host PID namespace', { hostPID: true }, 'the OME pinning control plane renders no pod that uses the host\'s network, PID or IPC namespace or mounts a host path'],
+      ['mounts a host path', { volumes: [{ name: 'root', hostPath: { path: '/' } }] }, 'the OME pinning control plane renders no pod that uses the host\'s network, PID or IPC namespace or mounts a host path'],
+      ['runs a privileged container', { containers: [{ name: 'c', image: 'busybox', securityContext: { privileged: true } }] }, 'the OME pinning control plane renders no privileged container'],
+    ])('%s', async (_, podSpec, why) => {
+      const result = await create(owned('x', podSpec));
+      expect(result.stderr).toBe(refusal(why));
+    });
+
+    it('claims one InferenceService in its label and is controlled by another', async () => {
+      const result = await create(owned('x', {}, 'other'));
+      expect(result.stderr).toBe(
+        refusal('the OME pinning control plane creates and updates only Deployments it owns (label ome.io/inferenceservice naming the InferenceService that controls it)'),
+      );
+    });
+
+    it('and lets it create the one the renderer would', async () => {
+      const result = await create(owned('rendered', {}));
+      expect([result.code, result.stdout]).toEqual([0, 'deployment.apps/rendered created\n']);
+    });
   });
 
   it('answers kubectl auth can-i and --as for the operator, and refuses impersonation to others', async () => {

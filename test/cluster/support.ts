@@ -2,10 +2,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const FIXTURE_CRDS = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'crds');
+/** This repository's bin/, first on kubectl's PATH, so `kubectl ome` runs the plugin. */
+const BIN_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin');
 
 export interface KubectlResult {
   stdout: string;
@@ -27,7 +29,7 @@ export class KubectlHarness {
   }
 
   private env(): NodeJS.ProcessEnv {
-    return { ...process.env, HOME: this.dir, KUBECONFIG: this.kubeconfig };
+    return { ...process.env, HOME: this.dir, KUBECONFIG: this.kubeconfig, PATH: `${BIN_DIR}${delimiter}${process.env.PATH ?? ''}` };
   }
 
   /** Writes a file in the scratch directory and returns its path. */
@@ -40,6 +42,16 @@ export class KubectlHarness {
   run(...args: string[]): Promise<KubectlResult> {
     return new Promise((resolve) => {
       execFile('kubectl', this.argv(args), { env: this.env(), timeout: 30_000 }, (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ stdout, stderr, code });
+      });
+    });
+  }
+
+  /** `kubectl ome ARGS`: kubectl takes no flags before a plugin's name, so the kubeconfig goes by KUBECONFIG. */
+  plugin(...args: string[]): Promise<KubectlResult> {
+    return new Promise((resolve) => {
+      execFile('kubectl', ['ome', ...args], { env: this.env(), timeout: 60_000 }, (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ stdout, stderr, code });
       });
