@@ -7,6 +7,8 @@ import { defineConfig } from 'vitest/config';
  */
 const REAL_CLUSTER_SUITES = [
   'test/cluster/access-control.test.ts',
+  'test/faults/workload-fence.test.ts',
+  'test/resync/resync.test.ts',
   'test/e2e/runtime-pinning.test.ts',
   'test/e2e/rollout-repin.test.ts',
   'test/real-cluster/**/*.test.ts',

@@ -1,11 +1,12 @@
 /**
- * The fence on engine Deployment writes, against the embedded API server: the writer stamps
+ * The fence on engine Deployment writes, against the embedded API server and (in the real
+ * project) a real kube-apiserver: the writer stamps
  * its lease token, leaves alone a Deployment stamped with a newer one, raises the fence
  * after a takeover even when nothing else changes, and checks its lease right before the
  * write. Writes are counted at the API server (resourceVersion moves only on a write).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
+import { startTestCluster, type TestCluster } from '../support/test-cluster';
 import { LeaseLostError, UnownedDeploymentError } from '../../shared/errors';
 import { Resources } from '../../shared/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
@@ -15,11 +16,10 @@ import { fenceDeploymentWrites } from '../../shared/rollout-runs/fenced-deployme
 import { renderEngineDeployment } from '../../shared/runtime';
 
 const NS = 'fence';
-let cluster: EmbeddedCluster;
+let cluster: TestCluster;
 
 beforeAll(async () => {
-  cluster = await startEmbeddedCluster({ workloadReadyDelayMs: 5 });
-  await cluster.client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  cluster = await startTestCluster({ namespaces: [NS], embedded: { workloadReadyDelayMs: 5 } });
 });
 
 afterAll(async () => {

@@ -1,5 +1,6 @@
 /**
- * The periodic resync against the embedded API server (over HTTP) and the local bus: it
+ * The periodic resync against the embedded API server (over HTTPS; in the real project a
+ * real kube-apiserver) and the local bus: it
  * relists every registered cluster's watched objects, pages through them, publishes one
  * `relisted` hint per object with the real EventBridge publisher, and the rules route them
  * as any other hint. A hint lost for good (dead-lettered) is replaced: the real pin
@@ -12,7 +13,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsOfInvocation, startLocalBus } from '../../local/bus';
 import type { LocalBus } from '../../local/bus';
-import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
+import { startTestCluster, type TestCluster } from '../support/test-cluster';
 import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
@@ -28,7 +29,7 @@ const serverlessYmlPath = fileURLToPath(new URL('../../serverless.yml', import.m
 const BUS = 'ome-pinning-dev-bus';
 const CONFIG: ControlPlaneConfig = { tableName: 't', eventBusName: BUS, region: 'us-east-1', omeNamespace: 'ome', revisionRetention: 10, revisionGracePeriodMs: 86_400_000, renderWorkloads: true, leaseTtlMs: 30_000, maxConflictRetries: 5 };
 
-let cluster: EmbeddedCluster;
+let cluster: TestCluster;
 let bus: LocalBus;
 let client: EventBridgeClient;
 let publisher: EventPublisher;
@@ -39,7 +40,7 @@ const calls: number[] = [];
 beforeAll(async () => {
   process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  [cluster, bus] = await Promise.all([startEmbeddedCluster({ workloadReadyDelayMs: 5 }), startLocalBus({ serverlessYmlPath, schedules: false, timeScale: 1e-3 })]);
+  [cluster, bus] = await Promise.all([startTestCluster({ namespaces: [NS], embedded: { workloadReadyDelayMs: 5 } }), startLocalBus({ serverlessYmlPath, schedules: false, timeScale: 1e-3 })]);
   client = new EventBridgeClient({ endpoint: bus.endpoint, region: bus.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   client.middlewareStack.add(
     (next) => async (args) => {
@@ -52,10 +53,9 @@ beforeAll(async () => {
   const stores = createMemoryStores();
   // One API server registered twice: two clusters as far as the resync can tell.
   for (const id of ['east', 'west']) {
-    await stores.clusters.putCluster({ id, mode: 'standalone', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'ome' });
+    await stores.clusters.putCluster({ id, mode: 'standalone', server: cluster.httpsUrl, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'ome' });
   }
   app = createAppContext({ config: CONFIG, stores });
-  await cluster.client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   await applyRuntime(cluster.client, seedRuntime('0.9'));
 });
 
