@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
 const REAL_CLUSTER_SUITES = [
   'test/cluster/access-control.test.ts',
   'test/faults/workload-fence.test.ts',
+  'test/rbac/function-identities.test.ts',
   'test/resync/resync.test.ts',
   'test/e2e/runtime-pinning.test.ts',
   'test/e2e/rollout-repin.test.ts',

@@ -123,16 +123,19 @@ async function startIn(dir: string, binDir: string, options: RealClusterOptions,
   const httpsUrl = `https://127.0.0.1:${apiPort}`;
   const endpoint = { server: httpsUrl, caData };
 
-  // Tokens for the operator and the two components; the component users are the ones
-  // Kubernetes' bootstrap RBAC binds to their roles.
+  // Tokens for the operator and the components; the controller-manager's and scheduler's
+  // users are the ones Kubernetes' bootstrap RBAC binds to their roles.
   const adminToken = randomBytes(24).toString('hex');
   const controllerManagerToken = randomBytes(24).toString('hex');
   const schedulerToken = randomBytes(24).toString('hex');
+  const kwokToken = randomBytes(24).toString('hex');
   const tokenFile = join(dir, 'tokens.csv');
   await writeSecret(tokenFile, [
     `${adminToken},ome-test-admin,ome-test-admin,"system:masters"`,
     `${controllerManagerToken},system:kube-controller-manager,system:kube-controller-manager`,
     `${schedulerToken},system:kube-scheduler,system:kube-scheduler`,
+    // kwok stands in for every kubelet; a user of its own keeps it apart from the operator.
+    `${kwokToken},kwok,kwok,"system:masters"`,
     '',
   ].join('\n'));
   const kubeconfig = renderKubeconfig(endpoint, 'default', adminToken);
@@ -173,7 +176,7 @@ async function startIn(dir: string, binDir: string, options: RealClusterOptions,
   ], dir);
   launch(components, 'kwok', join(binDir, 'kwok'), [
     '--config', KWOK_STAGES,
-    '--kubeconfig', adminKubeconfig,
+    '--kubeconfig', await componentKubeconfig('kwok', kwokToken),
     '--manage-all-nodes=false',
     '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
     '--cidr=10.244.0.0/16',
@@ -350,7 +353,8 @@ export function parseAuditLog(text: string): AccessRecord[] {
     } catch {
       continue;
     }
-    if (event.stage !== 'ResponseComplete') continue;
+    // A watch once, when its response starts; anything else when it completes.
+    if (event.stage !== (event.verb === 'watch' ? 'ResponseStarted' : 'ResponseComplete')) continue;
     const ref = event.objectRef;
     const resource = ref?.resource ? `${ref.resource}${ref.apiGroup ? `.${ref.apiGroup}` : ''}${ref.subresource ? `/${ref.subresource}` : ''}` : (event.requestURI ?? '').split('?')[0] ?? '';
     records.push({

@@ -15,6 +15,7 @@ import { startControlPlane } from '../../local/control-plane';
 import type { ControlPlane, ControlPlaneOptions } from '../../local/control-plane';
 import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
+import { TEST_CLUSTER } from '../support/test-cluster';
 
 const execFileAsync = promisify(execFile);
 
@@ -100,6 +101,8 @@ export async function startObservedControlPlane(options: Partial<ControlPlaneOpt
       busTimeScale: BUS_TIME_SCALE,
       log: (line) => lines.push(line),
       wrapTarget,
+      // The real project runs the plane on a real kube-apiserver (test/support/test-cluster.ts).
+      ...(TEST_CLUSTER === 'real' ? { realCluster: {} } : {}),
       ...options,
     });
   } catch (error) {
