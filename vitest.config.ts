@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
  * project: the same files, with OME_TEST_CLUSTER=real (test/support/test-cluster.ts).
  */
 const REAL_CLUSTER_SUITES = [
+  'test/admission/local-plane.test.ts',
   'test/cluster/access-control.test.ts',
   'test/faults/workload-fence.test.ts',
   'test/rbac/function-identities.test.ts',

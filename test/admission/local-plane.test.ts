@@ -4,6 +4,7 @@
  * through an authenticated review, and the same endpoint refusing callers without a token.
  */
 import { execFile } from 'node:child_process';
+import { request as httpsRequest } from 'node:https';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { WebhookMessage } from '../../shared/admission/webhook-request';
 import { deriveWebhookToken } from '../../shared/admission/webhook-token';
 import { WebhookName } from '../../shared/vocabulary';
 import { ISVC, NS, START_TIMEOUT_MS, kubectl, seedManifests, startObservedControlPlane, type ObservedControlPlane } from '../control-plane/support';
+import { ON_SERVER } from '../support/test-cluster';
 
 function kubectlResult(kubeconfig: string, args: string[], stdin: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -22,7 +24,22 @@ function kubectlResult(kubeconfig: string, args: string[], stdin: string): Promi
   });
 }
 
-describe('admission webhook in the local control plane', () => {
+/** POSTs JSON: over TLS trusting `caData` (a real cluster's webhook), or plain HTTP. */
+function postJson(url: string, body: unknown, caData?: string): Promise<{ status: number; json: unknown }> {
+  if (!caData) return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (response) => ({ status: response.status, json: await response.json() }));
+  return new Promise((resolve, reject) => {
+    const request = httpsRequest(url, { method: 'POST', ca: Buffer.from(caData, 'base64'), headers: { 'content-type': 'application/json' } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, json: JSON.parse(text) as unknown }));
+    });
+    request.on('error', reject);
+    request.end(JSON.stringify(body));
+  });
+}
+
+describe(`admission webhook in the local control plane${ON_SERVER}`, () => {
   let observed: ObservedControlPlane;
   let kubeconfig: string;
   let key: Buffer;
@@ -83,14 +100,11 @@ describe('admission webhook in the local control plane', () => {
     ['with a malformed % escape', (): string => `/clusters/%E0%A4%A/${deriveWebhookToken(key, 'local')}/validate/inferenceservice`, 400, WebhookMessage.badRequest],
   ])('refuses a review %s with %i and a fixed body', async (_name, path, statusCode, message) => {
     // Act
-    const response = await fetch(`${observed.plane.webhookUrl}${path()}?timeout=10s`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE' } }),
-    });
+    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE' } };
+    const response = await postJson(`${observed.plane.webhookUrl}${path()}?timeout=10s`, review, observed.plane.clusters[0]?.real?.caData);
 
     // Assess
     expect(response.status).toBe(statusCode);
-    expect(await response.json()).toEqual({ message });
+    expect(response.json).toEqual({ message });
   });
 });
