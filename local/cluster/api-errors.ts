@@ -102,7 +102,7 @@ export function conflict(resource: QualifiedResource, name: string, why: string 
 }
 
 export interface FieldError {
-  type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueForbidden' | 'FieldValueTypeInvalid' | 'FieldValueTooLong' | 'FieldValueDuplicate';
+  type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueForbidden' | 'FieldValueTypeInvalid' | 'FieldValueTooLong' | 'FieldValueTooMany' | 'FieldValueDuplicate';
   field: string;
   /** The full text as field.Error.Error() prints it, e.g. `metadata.name: Required value`. */
   message: string;
@@ -115,8 +115,15 @@ const FIELD_ERROR_LABEL: Record<FieldError['type'], string> = {
   FieldValueForbidden: 'Forbidden',
   FieldValueTypeInvalid: 'Invalid value',
   FieldValueTooLong: 'Too long',
+  FieldValueTooMany: 'Too many',
   FieldValueDuplicate: 'Duplicate value',
 };
+
+/**
+ * The bad value of a field error that prints none, as apimachinery's `field.OmitValueType`
+ * (the CEL rules of a CRD's schema report their message alone).
+ */
+export const OMIT_VALUE: unique symbol = Symbol('omit value');
 
 /** Builds one field error the way apimachinery's `field.Error` renders it. */
 export function fieldError(type: FieldError['type'], field: string, value: unknown, detail?: string): FieldError {
@@ -125,24 +132,38 @@ export function fieldError(type: FieldError['type'], field: string, value: unkno
   if (type === 'FieldValueRequired' || type === 'FieldValueForbidden' || type === 'FieldValueTooLong') {
     text = detail ? `${text}: ${detail}` : text;
   } else {
-    text = `${text}: ${renderFieldValue(value)}`;
+    if (value !== OMIT_VALUE) text = `${text}: ${renderFieldValue(value)}`;
     if (detail) text = `${text}: ${detail}`;
   }
   return { type, field, message: text };
 }
 
+/**
+ * The bad value as field.Error prints it in kube-apiserver 1.36: its JSON (`"name"`, `-1`,
+ * `{"app":"x"}`, `null`), object keys sorted as Go's encoder writes a map.
+ */
 function renderFieldValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null || value === undefined) return 'null';
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return `"${JSON.stringify(value).replace(/"/g, '\\"')}"`;
+  return value === undefined ? 'null' : JSON.stringify(sortedKeys(value));
 }
 
-/** 422 Invalid: `<Kind>[.<group>] "<name>" is invalid: <errors>`. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(entries.map(([key, item]) => [key, sortedKeys(item)]));
+}
+
+/**
+ * 422 Invalid: `<Kind>[.<group>] "<name>" is invalid: <errors>`. Empty details fields are
+ * left out, as Go's `omitempty` leaves them (an options error names no object).
+ */
 export function invalid(group: string, kind: string, name: string, errors: FieldError[]): ApiError {
   const qualifiedKind = group === '' ? kind : `${kind}.${group}`;
   const aggregate = errors.length === 1 ? (errors[0]?.message ?? '') : `[${errors.map((e) => e.message).join(', ')}]`;
-  const details: StatusDetails = group === '' ? { name, kind } : { name, group, kind };
+  const details: StatusDetails = {};
+  if (name !== '') details.name = name;
+  if (group !== '') details.group = group;
+  if (kind !== '') details.kind = kind;
   details.causes = errors.map((e) => ({ reason: e.type, message: e.message.slice(e.field.length + 2), field: e.field }));
   return new ApiError({ message: `${qualifiedKind} "${name}" is invalid: ${aggregate}`, reason: 'Invalid', details, code: 422 });
 }
@@ -188,12 +209,11 @@ export function methodNotAllowed(): ApiError {
   });
 }
 
-/** `contentType` '' gives the Status of a create or update body, which carries no details. */
-export function unsupportedMediaType(contentType: string, accepted: string[]): ApiError {
+/** A body or patch of a media type the resource does not take; the Status carries no details. */
+export function unsupportedMediaType(accepted: string[]): ApiError {
   return new ApiError({
     message: `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`,
     reason: 'UnsupportedMediaType',
-    ...(contentType === '' ? {} : { details: { causes: [{ reason: 'UnexpectedServerResponse', message: contentType }] } }),
     code: 415,
   });
 }

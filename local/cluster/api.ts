@@ -28,12 +28,13 @@ import { defaultCrd, establishedStatus, resourcesFromCrd, validateCrd } from './
 import { FaultInjector } from './faults';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch } from './patch';
 import { ResourceRegistry, groupVersion, storageKey, type KubeObject, type ResourceDef } from './registry';
-import { applyStructuralSchema } from './schema';
+import { applyStructuralSchema, validationErrors, type SchemaOutcome } from './schema';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors';
 import { ObjectStore } from './store';
-import { pathSegmentProblems, validateDeployment, validateMetaUpdate, validateObjectMeta, type NameRule } from './validation';
+import { pathSegmentProblems, validateControllerRevision, validateDeployment, validateMetaUpdate, validateObjectMeta, type NameRule } from './validation';
 import { WatchHub, asServed, type WatchHandle, type WatchSink } from './watch';
 import { DeploymentSimulator } from './workloads';
+import { defaultPodTemplate } from './pod-defaults';
 import { MASTERS_GROUP, type UserInfo } from './rbac';
 
 /** Who the server's own and in-process requests run as (the real server's loopback user). */
@@ -91,6 +92,9 @@ export interface WriteResult {
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
+/** How a write's body arrived: a new object, a whole replacement, or a patch of the stored one. */
+type WriteMode = 'create' | 'update' | 'patch';
+
 export const PATCH_CONTENT_TYPES: Record<string, PatchType> = {
   'application/json-patch+json': 'json',
   'application/merge-patch+json': 'merge',
@@ -98,6 +102,9 @@ export const PATCH_CONTENT_TYPES: Record<string, PatchType> = {
   'application/apply-patch+yaml': 'apply',
   'application/apply-patch+cbor': 'apply',
 };
+
+/** The patch types a custom resource takes, as kube-apiserver lists them when refusing another. */
+export const CUSTOM_RESOURCE_PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml'];
 
 export interface ListParams {
   namespace?: string;
@@ -398,24 +405,38 @@ export class ClusterApi {
     return [...this.pruneLog];
   }
 
-  /** Schema pruning/defaulting/validation for custom resources, plus unknown-field handling. */
-  private applySchema(def: ResourceDef, object: KubeObject, options: WriteOptions, subresource = ''): { errors: FieldError[]; warnings: string[] } {
-    if (!def.schema) return { errors: [], warnings: [] };
+  /**
+   * Schema pruning/defaulting/validation for custom resources, plus unknown-field handling.
+   * A strict refusal is the decoder's 400 for a body, and for a patch the 422 kube-apiserver
+   * gives after applying it, quoting the patched object.
+   */
+  private applySchema(def: ResourceDef, object: KubeObject, options: WriteOptions, mode: WriteMode, subresource = ''): { outcome?: SchemaOutcome; warnings: string[] } {
+    if (!def.schema) return { warnings: [] };
+    const patched = mode === 'patch' ? JSON.stringify(object) : '';
     const outcome = applyStructuralSchema(object as Record<string, unknown>, def.schema);
     const unknown = outcome.unknownFields.map((f) => `unknown field "${f}"`);
     if (unknown.length > 0 && (options.fieldValidation === 'Strict' || this.unknownFields === 'refuse')) {
-      throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${unknown.join(', ')}`);
+      const refusal = `strict decoding error: ${unknown.join(', ')}`;
+      if (mode === 'patch') throw invalid('', '', '', [fieldError('FieldValueInvalid', 'patch', patched, refusal)]);
+      throw badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: ${refusal}`);
     }
     if (outcome.unknownFields.length > 0) {
       const { namespace, name } = object.metadata;
       this.pruneLog.push({ kind: def.kind, ...(namespace ? { namespace } : {}), name: name ?? '', subresource, fields: outcome.unknownFields });
       if (this.pruneLog.length > PRUNE_LOG_SIZE) this.pruneLog.shift();
     }
-    return { errors: outcome.errors, warnings: options.fieldValidation === 'Ignore' ? [] : unknown };
+    return { outcome, warnings: options.fieldValidation === 'Ignore' ? [] : unknown };
   }
 
-  private kindErrors(def: ResourceDef, object: KubeObject): FieldError[] {
+  /** Object meta, kind and schema errors, in the order kube-apiserver reports them. */
+  private errorsOf(def: ResourceDef, object: KubeObject, outcome: SchemaOutcome | undefined, current?: KubeObject): FieldError[] {
+    const earlier = [...validateObjectMeta(object, nameRuleOf(def)), ...this.kindErrors(def, object, current)];
+    return outcome ? validationErrors(earlier, outcome) : earlier;
+  }
+
+  private kindErrors(def: ResourceDef, object: KubeObject, current?: KubeObject): FieldError[] {
     if (def.group === 'apps' && def.plural === 'deployments') return validateDeployment(object);
+    if (def.group === 'apps' && def.plural === 'controllerrevisions') return validateControllerRevision(object, current);
     if (def.group === 'apiextensions.k8s.io') return validateCrd(object);
     if (def.group === 'admissionregistration.k8s.io' && def.plural === 'validatingadmissionpolicies') return policyErrors(object);
     return [];
@@ -440,6 +461,7 @@ export class ClusterApi {
       if (spec.revisionHistoryLimit === undefined) spec.revisionHistoryLimit = 10;
       if (spec.progressDeadlineSeconds === undefined) spec.progressDeadlineSeconds = 600;
       if (spec.strategy === undefined) spec.strategy = { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '25%', maxSurge: '25%' } };
+      defaultPodTemplate(spec.template);
       object.spec = spec;
     } else if (def.group === 'apiextensions.k8s.io') {
       defaultCrd(object);
@@ -461,8 +483,8 @@ export class ClusterApi {
     }
     this.applyKindDefaults(def, object, true);
     if (def.group === 'apiextensions.k8s.io') object.status = establishedStatus(object, meta.creationTimestamp);
-    const schema = this.applySchema(def, object, options);
-    const errors = [...validateObjectMeta(object, nameRuleOf(def)), ...this.kindErrors(def, object), ...schema.errors];
+    const schema = this.applySchema(def, object, options, 'create');
+    const errors = this.errorsOf(def, object, schema.outcome);
     if (errors.length > 0) throw invalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
     return schema.warnings;
   }
@@ -543,10 +565,10 @@ export class ClusterApi {
     const ns = this.objectScope(def, namespace, name);
     await this.checkFault('patch', def, ns, name, subresource, options.internal);
     if (type === 'strategic' && !def.strategicMergeKeys) {
-      throw unsupportedMediaType('application/strategic-merge-patch+json', ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']);
+      throw unsupportedMediaType(CUSTOM_RESOURCE_PATCH_TYPES);
     }
     if (type === 'apply') {
-      if (!options.fieldManager) throw badRequest('PATCH requests with apply patch type must specify fieldManager');
+      if (!options.fieldManager) throw invalid('meta.k8s.io', 'PatchOptions', '', [fieldError('FieldValueRequired', 'fieldManager', undefined, 'is required for apply patch')]);
       if (!isObject(patch)) throw badRequest('error decoding YAML: apply patch must be an object');
       if (!this.store.get(storageKey(def), ns, name)) {
         const created = await this.create(def, ns, { ...patch, metadata: { ...(isObject(patch.metadata) ? patch.metadata : {}), name } }, { ...options, internal: true });
@@ -575,7 +597,7 @@ export class ClusterApi {
     return def.strategicMergeKeys ? applyStrategicMergePatch(current, applied, def.strategicMergeKeys) : applyMergePatch(current, applied);
   }
 
-  private prepareUpdate(def: ResourceDef, current: KubeObject, body: KubeObject, subresource: string, options: WriteOptions): { next: KubeObject; warnings: string[] } {
+  private prepareUpdate(def: ResourceDef, current: KubeObject, body: KubeObject, subresource: string, options: WriteOptions, mode: WriteMode): { next: KubeObject; warnings: string[] } {
     let next: KubeObject;
     if (subresource === 'status') {
       next = structuredClone(current);
@@ -610,10 +632,11 @@ export class ClusterApi {
       }
       if (def.group === '' && def.plural === 'namespaces') next.spec = structuredClone(current.spec);
       this.applyKindDefaults(def, next, false);
-      if (def.tracksGeneration && this.specChanged(def, current, next)) meta.generation = (current.metadata.generation ?? 0) + 1;
     }
-    const schema = this.applySchema(def, next, options, subresource);
-    const errors = [...validateObjectMeta(next, nameRuleOf(def)), ...this.kindErrors(def, next), ...schema.errors];
+    const schema = this.applySchema(def, next, options, mode, subresource);
+    // After pruning: a write whose only change was pruned away leaves the generation alone.
+    if (subresource !== 'status' && def.tracksGeneration && this.specChanged(def, current, next)) next.metadata.generation = (current.metadata.generation ?? 0) + 1;
+    const errors = this.errorsOf(def, next, schema.outcome, current);
     if (errors.length > 0) throw invalid(def.group, def.kind, current.metadata.name ?? '', errors);
     return { next, warnings: schema.warnings };
   }
@@ -651,12 +674,13 @@ export class ClusterApi {
       const requested = body.metadata.resourceVersion;
       if (requested === undefined || requested === '') {
         if (mode === 'update' && !def.allowUnconditionalUpdate) {
-          throw invalid(def.group, def.kind, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'metadata.resourceVersion: Invalid value: 0x0: must be specified for an update' }]);
+          // The generic store names the resource, not the kind, in this one error.
+          throw invalid(def.group, def.plural, name, [fieldError('FieldValueInvalid', 'metadata.resourceVersion', 0, 'must be specified for an update')]);
         }
       } else if (requested !== current.metadata.resourceVersion) {
         throw conflict(def, name);
       }
-      const { next, warnings } = this.prepareUpdate(def, current, body, subresource, options);
+      const { next, warnings } = this.prepareUpdate(def, current, body, subresource, options, mode);
       next.metadata.resourceVersion = current.metadata.resourceVersion;
       if (!options.internal) {
         warnings.push(...(await this.admit(this.attributes('UPDATE', def, namespace, name, next, current, options, subresource), options)));

@@ -53,7 +53,8 @@ const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
 /** Checks the shape of a JSON patch document; 400 BadRequest when it is not one. */
 export function decodeJsonPatch(patch: unknown): JsonPatchOperation[] {
   if (!Array.isArray(patch)) {
-    throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
+    const jsonKind = typeof patch === 'boolean' ? 'bool' : typeof patch === 'string' || typeof patch === 'number' ? typeof patch : 'object';
+    throw badRequest(`error decoding patch: json: cannot unmarshal ${jsonKind} into Go value of type []handlers.jsonPatchOp`);
   }
   return patch.map((raw: unknown) => {
     if (!isObject(raw) || typeof raw.op !== 'string' || !OPS.has(raw.op)) {
@@ -90,6 +91,39 @@ export function applyJsonPatch(target: unknown, patch: unknown): unknown {
 
 const SET_ORDER = '$setElementOrder/';
 const DELETE_FROM_PRIMITIVE = '$deleteFromPrimitiveList/';
+
+/**
+ * The order apimachinery's strategic merge gives a merged list (`normalizeElementOrder`):
+ * the items the patch names, in the patch's order, interleaved with the items only the
+ * server had, in their old order, each server item placed before the first patch item
+ * it preceded on the server. A new item thus comes before the server's items that follow it.
+ */
+function inPatchOrder(merged: Json[], patch: Json[], original: Json[], keyOf: (item: Json) => string): Json[] {
+  const patchKeys = patch.map(keyOf);
+  const serverKeys = original.map(keyOf);
+  const byOrder = (order: string[]) => (a: Json, b: Json): number => {
+    const ia = order.indexOf(keyOf(a));
+    const ib = order.indexOf(keyOf(b));
+    return ia >= 0 && ib >= 0 ? ia - ib : 0;
+  };
+  const fromPatch = merged.filter((item) => patchKeys.includes(keyOf(item))).sort(byOrder(patchKeys));
+  const serverOnly = merged.filter((item) => !patchKeys.includes(keyOf(item))).sort(byOrder(serverKeys));
+  const result: Json[] = [];
+  let left = 0;
+  let right = 0;
+  while (left < serverOnly.length || right < fromPatch.length) {
+    const server = serverOnly[left];
+    const patched = fromPatch[right];
+    if (patched === undefined || (server !== undefined && serverKeys.indexOf(keyOf(server)) >= 0 && serverKeys.indexOf(keyOf(patched)) >= 0 && serverKeys.indexOf(keyOf(server)) < serverKeys.indexOf(keyOf(patched)))) {
+      result.push(server as Json);
+      left += 1;
+    } else {
+      result.push(patched);
+      right += 1;
+    }
+  }
+  return result;
+}
 
 class StrategicMerger {
   constructor(private readonly keys: StrategicMergeKeys) {}
@@ -152,10 +186,16 @@ class StrategicMerger {
     if (rule?.primitiveMerge) {
       const result = [...original];
       for (const item of patch) if (!result.some((existing) => JSON.stringify(existing) === JSON.stringify(item))) result.push(item);
-      return result;
+      return inPatchOrder(result, patch, original, (item) => JSON.stringify(item));
     }
     const mergeKey = rule?.mergeKey;
     if (!mergeKey) return patch.map((item) => (isObject(item) ? this.stripDirectives(item, path) : item));
+    const result = this.mergeByKey(original, patch, path, mergeKey);
+    const keyOf = (item: Json): string => JSON.stringify(isObject(item) ? item[mergeKey] : item);
+    return inPatchOrder(result, patch.filter((item) => !(isObject(item) && item.$patch === 'delete')), original, keyOf);
+  }
+
+  private mergeByKey(original: Json[], patch: Json[], path: string, mergeKey: string): Json[] {
     const result = [...original];
     for (const item of patch) {
       if (!isObject(item)) continue;

@@ -8,7 +8,7 @@
  * `x-kubernetes-validations` are evaluated with `self` bound to the value (rules outside
  * the evaluator's subset are skipped; `oldSelf` transition rules are not supported).
  */
-import { fieldError, type FieldError } from './api-errors';
+import { fieldError, OMIT_VALUE, type FieldError } from './api-errors';
 import { CelEvaluationError, CelUnsupportedError, compileCel } from './cel';
 
 export interface JsonSchema {
@@ -38,9 +38,42 @@ export interface JsonSchema {
 }
 
 export interface SchemaOutcome {
+  /** Type, required, enum, bound and length errors, in the order the walk meets them. */
   errors: FieldError[];
-  /** Paths of fields dropped because the schema does not declare them, e.g. `spec.foo`. */
+  /** Failed `x-kubernetes-validations` rules; reported only when nothing blocks them (see `validationErrors`). */
+  ruleErrors: FieldError[];
+  /** Whether the schema declares any `x-kubernetes-validations` rule (kube-apiserver then builds a CEL validator). */
+  hasRules: boolean;
+  /** Paths of fields dropped because the schema does not declare them, e.g. `spec.foo`, sorted. */
   unknownFields: string[];
+}
+
+/** Errors that keep kube-apiserver from running a CRD's CEL rules at all (its `hasBlockingErr`). */
+const BLOCKING_ERRORS = new Set<FieldError['type']>(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+
+/**
+ * The errors of one write as the apiextensions strategy orders them: object meta and schema
+ * errors first; then, when the schema has rules, either their failures or, if an earlier
+ * error is of a blocking kind, one error saying the rules were not checked.
+ */
+export function validationErrors(earlier: FieldError[], outcome: SchemaOutcome): FieldError[] {
+  const errors = [...earlier, ...outcome.errors];
+  if (!outcome.hasRules) return errors;
+  if (errors.some((error) => BLOCKING_ERRORS.has(error.type))) {
+    return [...errors, fieldError('FieldValueInvalid', '<nil>', null, 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation')];
+  }
+  return [...errors, ...outcome.ruleErrors];
+}
+
+const rulesBySchema = new WeakMap<JsonSchema, boolean>();
+
+function declaresRules(schema: JsonSchema): boolean {
+  const known = rulesBySchema.get(schema);
+  if (known !== undefined) return known;
+  const children = [...Object.values(schema.properties ?? {}), ...(schema.items ? [schema.items] : []), ...(typeof schema.additionalProperties === 'object' ? [schema.additionalProperties] : [])];
+  const found = Array.isArray(schema['x-kubernetes-validations']) || children.some(declaresRules);
+  rulesBySchema.set(schema, found);
+  return found;
 }
 
 function jsonType(value: unknown): string {
@@ -82,6 +115,7 @@ function join(path: string, key: string): string {
 
 class SchemaWalker {
   readonly errors: FieldError[] = [];
+  readonly ruleErrors: FieldError[] = [];
   readonly unknownFields: string[] = [];
 
   walk(value: unknown, schema: JsonSchema, path: string): void {
@@ -115,7 +149,7 @@ class SchemaWalker {
       }
       if (passed === true) continue;
       const message = typeof entry.message === 'string' && entry.message !== '' ? entry.message : `failed rule: ${entry.rule}`;
-      this.errors.push(fieldError('FieldValueInvalid', path, jsonType(value), message));
+      this.ruleErrors.push(fieldError('FieldValueInvalid', path, OMIT_VALUE, message));
     }
   }
 
@@ -134,7 +168,7 @@ class SchemaWalker {
     if (typeof value === 'string') this.checkString(value, schema, path);
     if (Array.isArray(value)) {
       if (schema.maxItems !== undefined && value.length > schema.maxItems) {
-        this.errors.push({ type: 'FieldValueInvalid', field: path, message: `${path}: Too many: ${value.length}: must have at most ${schema.maxItems} items` });
+        this.errors.push({ type: 'FieldValueTooMany', field: path, message: `${path}: Too many: ${value.length}: must have at most ${schema.maxItems} items` });
       }
       if (schema.minItems !== undefined && value.length < schema.minItems) {
         this.errors.push(fieldError('FieldValueInvalid', path, value.length, `${path} in body should have at least ${schema.minItems} items`));
@@ -207,5 +241,6 @@ class SchemaWalker {
 export function applyStructuralSchema(object: Record<string, unknown>, schema: JsonSchema | undefined): SchemaOutcome {
   const walker = new SchemaWalker();
   if (schema) walker.walk(object, schema, '');
-  return { errors: walker.errors, unknownFields: walker.unknownFields };
+  // kube-apiserver's pruning reports the dropped paths sorted.
+  return { errors: walker.errors, ruleErrors: walker.ruleErrors, hasRules: schema !== undefined && declaresRules(schema), unknownFields: [...walker.unknownFields].sort() };
 }

@@ -2,6 +2,7 @@
  * Object-meta and per-kind validation with the field paths and messages of the real
  * server's validators (names, labels, annotations, Deployments, CRDs).
  */
+import { isDeepStrictEqual } from 'node:util';
 import { fieldError, type FieldError } from './api-errors';
 import type { KubeObject } from './registry';
 import { fromStructuredSelector, matchesLabels, type StructuredLabelSelector } from './selectors';
@@ -131,8 +132,13 @@ export function validateDeployment(object: KubeObject): FieldError[] {
     errors.push(fieldError('FieldValueInvalid', 'spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
   }
   const selector = spec.selector as StructuredLabelSelector | undefined;
+  // A selector with an invalid label is refused twice (its label, then the selector), and the
+  // template is not checked against it.
+  const selectorErrors = selector ? labelErrors(selector.matchLabels, 'spec.selector.matchLabels') : [];
   const requirements = fromStructuredSelector(selector);
-  if (!selector || requirements.length === 0) {
+  if (selectorErrors.length > 0) {
+    errors.push(...selectorErrors, fieldError('FieldValueInvalid', 'spec.selector', selector, 'invalid label selector'));
+  } else if (!selector || requirements.length === 0) {
     errors.push(fieldError('FieldValueRequired', 'spec.selector', undefined));
     if (selector) errors.push(fieldError('FieldValueInvalid', 'spec.selector', selector, 'empty selector is invalid for deployment'));
   } else if (!matchesLabels(requirements, templateLabels)) {
@@ -147,6 +153,19 @@ export function validateDeployment(object: KubeObject): FieldError[] {
       if (!container.name) errors.push(fieldError('FieldValueRequired', `spec.template.spec.containers[${i}].name`, undefined));
       if (!container.image) errors.push(fieldError('FieldValueRequired', `spec.template.spec.containers[${i}].image`, undefined));
     });
+  }
+  return errors;
+}
+
+/** `ValidateControllerRevision` (and its update's immutable `data`). */
+export function validateControllerRevision(object: KubeObject, previous?: KubeObject): FieldError[] {
+  const errors: FieldError[] = [];
+  if (object.data === undefined || object.data === null) errors.push(fieldError('FieldValueRequired', 'data', undefined, 'data is mandatory'));
+  if (typeof object.revision === 'number' && object.revision < 0) {
+    errors.push(fieldError('FieldValueInvalid', 'revision', object.revision, 'must be greater than or equal to 0'));
+  }
+  if (previous && !isDeepStrictEqual(object.data, previous.data)) {
+    errors.push(fieldError('FieldValueInvalid', 'data', object.data, 'field is immutable'));
   }
   return errors;
 }

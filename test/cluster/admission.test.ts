@@ -154,7 +154,7 @@ describe('validating admission webhooks', () => {
       objectSelector: { matchExpressions: [{ key: 'ome.io/runtime-of', operator: 'Exists' }] },
     });
     const revision = (namespace: string, labels: Record<string, string>): KubeObject => ({
-      apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'r1', namespace, labels }, revision: 1,
+      apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name: 'r1', namespace, labels }, revision: 1, data: {},
     });
     await cluster.client.create(REVISIONS, revision('team-b', { 'ome.io/runtime-of': 'x', deny: 'ns' }));
     await cluster.client.create(REVISIONS, revision('team-a', { deny: 'unlabelled' }));
