@@ -86,8 +86,10 @@ export interface DeleteParams extends WriteOptions {
 export interface WriteResult {
   object: KubeObject;
   warnings: string[];
-  /** 201 for a create, 202 for a delete that waits on finalizers, else 200. */
+  /** 201 for a create, else 200. */
   code: number;
+  /** A delete that removed the object (or would have, in a dry run): kube-apiserver then answers a Success Status, not the object. */
+  removed?: boolean;
 }
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
@@ -708,7 +710,7 @@ export class ClusterApi {
     const key = storageKey(def);
     const current = this.store.get(key, ns, name);
     if (!current) throw notFound(def, name);
-    this.checkPreconditions(def, current, params.preconditions);
+    this.checkDeletePreconditions(def, current, params.preconditions);
     const isNamespace = def.group === '' && def.plural === 'namespaces';
     if (isNamespace && PROTECTED_NAMESPACES.has(name)) throw forbidden(def, name, 'this namespace may not be deleted');
     const warnings = params.internal
@@ -717,15 +719,31 @@ export class ClusterApi {
     const latest = this.store.get(key, ns, name);
     if (!latest) throw notFound(def, name);
     this.checkPreconditions(def, latest, params.preconditions);
-    if (params.dryRun) return { object: asServed(def, latest), warnings, code: 200 };
-    if (isNamespace || (latest.metadata.finalizers ?? []).length > 0) {
-      return { object: this.markDeleting(def, latest, isNamespace), warnings, code: 202 };
-    }
+    const waits = isNamespace || (latest.metadata.finalizers ?? []).length > 0;
+    if (params.dryRun) return { object: asServed(def, latest), warnings, code: 200, removed: !waits };
+    // 200 with the marked object: kube-apiserver answers 202 only when the client set orphanDependents=false.
+    if (waits) return { object: this.markDeleting(def, latest, isNamespace), warnings, code: 200 };
     this.store.remove(key, ns, name);
     this.afterRemove(def, latest, params.propagationPolicy);
-    return { object: asServed(def, latest), warnings, code: 200 };
+    return { object: asServed(def, latest), warnings, code: 200, removed: true };
   }
 
+  /**
+   * The early check of a delete's preconditions (the generic registry's BeforeDelete), which
+   * names the kind where other conflicts name the resource.
+   */
+  private checkDeletePreconditions(def: ResourceDef, object: KubeObject, preconditions: DeleteParams['preconditions']): void {
+    const name = object.metadata.name ?? '';
+    const kind = { group: def.group, plural: def.kind };
+    if (preconditions?.uid !== undefined && preconditions.uid !== object.metadata.uid) {
+      throw conflict(kind, name, `the UID in the precondition (${preconditions.uid}) does not match the UID in record (${object.metadata.uid ?? ''}). The object might have been deleted and then recreated`);
+    }
+    if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== object.metadata.resourceVersion) {
+      throw conflict(kind, name, `the ResourceVersion in the precondition (${preconditions.resourceVersion}) does not match the ResourceVersion in record (${object.metadata.resourceVersion ?? ''}). The object might have been modified`);
+    }
+  }
+
+  /** The storage's check of a delete's preconditions, when the object changed after the early one. */
   private checkPreconditions(def: ResourceDef, object: KubeObject, preconditions: DeleteParams['preconditions']): void {
     const name = object.metadata.name ?? '';
     if (preconditions?.uid !== undefined && preconditions.uid !== object.metadata.uid) {

@@ -489,7 +489,14 @@ export class ApiHttpServer {
 
   private async serveDelete(route: ResourceRoute, name: string, req: http.IncomingMessage, res: http.ServerResponse, query: URLSearchParams): Promise<void> {
     const result = await this.api.delete(route.def, route.namespace, name, await this.deleteParams(req, query));
-    send(res, result.code, asServed(route.def, result.object), result.warnings);
+    if (!result.removed) {
+      send(res, result.code, asServed(route.def, result.object), result.warnings);
+      return;
+    }
+    // The generic store's answer to a delete that removed the object: its name, group, resource and uid.
+    const { group, plural } = route.def;
+    const details = { name, ...(group === '' ? {} : { group }), kind: plural, uid: result.object.metadata.uid };
+    send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }, result.warnings);
   }
 
   private async serveDeleteCollection(route: ResourceRoute, req: http.IncomingMessage, res: http.ServerResponse, query: URLSearchParams): Promise<void> {

@@ -122,7 +122,7 @@ describe('in-process client and client-node over HTTP', () => {
     expect(inProcess[13]).toMatchObject({ error: 'ConflictError', retryable: true });
     expect(inProcess[14]).toMatchObject({ ok: { spec: { model: { name: 'm' }, engine: { minReplicas: 2 } }, status: { pinnedRevisionName: 'r-1' } } });
     expect(inProcess[19]).toMatchObject({ error: 'InvalidInputError' });
-    expect(inProcess[22]).toMatchObject({ error: 'ConflictError', message: expect.stringContaining('Precondition failed: UID in precondition: not-it') });
+    expect(inProcess[22]).toMatchObject({ error: 'ConflictError', message: expect.stringContaining('the UID in the precondition (not-it) does not match the UID in record') });
     expect(inProcess[24]).toMatchObject({ error: 'NotFoundError' });
     const events = inProcess[inProcess.length - 1] as Array<[string, unknown]>;
     expect(events.map(([type]) => type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'MODIFIED', 'MODIFIED', 'MODIFIED', 'DELETED']);
