@@ -15,6 +15,7 @@ import {
   badRequest,
   invalidNameParameter,
   conflict,
+  expired,
   fieldError,
   forbidden,
   invalid,
@@ -29,7 +30,7 @@ import { FaultInjector } from './faults';
 import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch } from './patch';
 import { ResourceRegistry, groupVersion, storageKey, type KubeObject, type ResourceDef } from './registry';
 import { applyStructuralSchema, validationErrors, type SchemaOutcome } from './schema';
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors';
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, type FieldSelector, type LabelSelector } from './selectors';
 import { ObjectStore } from './store';
 import { pathSegmentProblems, validateControllerRevision, validateDeployment, validateMetaUpdate, validateObjectMeta, type NameRule } from './validation';
 import { WatchHub, asServed, type WatchHandle, type WatchSink } from './watch';
@@ -114,6 +115,9 @@ export interface ListParams {
   fieldSelector?: string;
   limit?: number;
   continue?: string;
+  resourceVersion?: string;
+  /** `Exact` lists the objects as they were at `resourceVersion`; otherwise the list is current. */
+  resourceVersionMatch?: string;
 }
 
 export interface ListResult {
@@ -129,6 +133,7 @@ export interface WatchParams {
   fieldSelector?: string;
   resourceVersion?: string;
   allowWatchBookmarks?: boolean;
+  sendInitialEvents?: boolean;
   timeoutSeconds?: number;
 }
 
@@ -309,6 +314,7 @@ export class ClusterApi {
     const labels = parseLabelSelector(params.labelSelector);
     const fields = parseFieldSelector(params.fieldSelector, this.supportedFields(def));
     const namespace = def.namespaced && params.namespace ? params.namespace : undefined;
+    if (params.resourceVersionMatch === 'Exact') return this.listAt(def, params, labels, fields, namespace);
     const token = params.continue ? decodeContinue(params.continue) : undefined;
     const rv = token?.rv ?? this.store.resourceVersion;
     const limit = params.limit !== undefined && params.limit > 0 ? params.limit : undefined;
@@ -336,6 +342,18 @@ export class ClusterApi {
     return result;
   }
 
+  /** A list at an exact resourceVersion, rebuilt from the watch history (etcd's compaction is its window). */
+  private listAt(def: ResourceDef, params: ListParams, labels: LabelSelector, fields: FieldSelector, namespace: string | undefined): ListResult {
+    const at = Number(params.resourceVersion);
+    if (!Number.isInteger(at) || at < 0) throw badRequest(`resourceVersion: Invalid value: "${params.resourceVersion ?? ''}": strconv.ParseUint: parsing "${params.resourceVersion ?? ''}": invalid syntax`);
+    const objects = this.store.snapshot(storageKey(def), at, namespace);
+    if (objects === 'expired') throw expired('The resourceVersion for the provided list is too old.');
+    const items = objects
+      .map(([, object]) => object)
+      .filter((object) => matchesLabels(labels, object.metadata.labels) && matchesFields(fields, (f) => this.fieldValue(def, object, f)));
+    return { items: params.limit ? items.slice(0, params.limit) : items, resourceVersion: String(at) };
+  }
+
   /** The list body a client receives: built-in items carry no apiVersion/kind, custom resources do. */
   listObject(def: ResourceDef, result: ListResult): Record<string, unknown> {
     const metadata: Record<string, unknown> = { resourceVersion: result.resourceVersion };
@@ -344,6 +362,8 @@ export class ClusterApi {
     const items = def.crdName === undefined
       ? result.items.map((o) => without(o, ['apiVersion', 'kind']))
       : result.items.map((o) => asServed(def, o));
+    // Custom resources are listed as unstructured lists, whose metadata always carries `continue`.
+    if (def.crdName !== undefined && metadata.continue === undefined) metadata.continue = '';
     return { apiVersion: groupVersion(def), kind: def.listKind, metadata, items };
   }
 
@@ -357,6 +377,7 @@ export class ClusterApi {
       ...(def.namespaced && params.namespace ? { namespace: params.namespace } : {}),
       ...(params.resourceVersion !== undefined ? { resourceVersion: params.resourceVersion } : {}),
       ...(params.allowWatchBookmarks ? { allowWatchBookmarks: true } : {}),
+      ...(params.sendInitialEvents ? { sendInitialEvents: true } : {}),
       ...(params.timeoutSeconds !== undefined ? { timeoutSeconds: params.timeoutSeconds } : {}),
     };
     return this.watches.start(request, sink);
@@ -798,7 +819,10 @@ export class ClusterApi {
   private afterWrite(def: ResourceDef, stored: KubeObject, previous: KubeObject | undefined): void {
     if (def.group === 'apiextensions.k8s.io') {
       this.registry.removeCrd(stored.metadata.name ?? '');
-      for (const served of resourcesFromCrd(stored)) this.registry.add(served);
+      for (const served of resourcesFromCrd(stored)) {
+        this.registry.add(served);
+        this.store.markServed(storageKey(served));
+      }
     }
     if (def.group === 'apps' && def.plural === 'deployments') this.workloads.observe(def, stored, previous);
   }
@@ -816,6 +840,7 @@ export class ClusterApi {
     const first = defs[0];
     if (!first) return;
     const key = storageKey(first);
+    this.store.markUnserved(key);
     for (const [, object] of this.store.list(key)) this.store.remove(key, object.metadata.namespace, object.metadata.name ?? '');
   }
 

@@ -15,7 +15,7 @@ import { apiGroup, coreVersions, groupList, openApiGroupVersion, openApiRoot, re
 import type { KubeObject, ResourceDef } from './registry';
 import { decodeProtobufObject, PROTOBUF_CONTENT_TYPE } from './protobuf';
 import { buildTable, type IncludeObject } from './tables';
-import { asServed } from './watch';
+import { asServed, validateListOptions } from './watch';
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -388,11 +388,16 @@ export class ApiHttpServer {
       fieldSelector: query.get('fieldSelector') ?? undefined,
       limit: limit ? Number(limit) : undefined,
       continue: query.get('continue') ?? undefined,
+      resourceVersion: query.get('resourceVersion') ?? undefined,
+      resourceVersionMatch: query.get('resourceVersionMatch') ?? undefined,
     };
   }
 
   private async serveCollectionRead(route: ResourceRoute, res: http.ServerResponse, query: URLSearchParams, rendering: Rendering): Promise<void> {
-    if (query.get('watch') === 'true' || query.get('watch') === '1') {
+    const watch = query.get('watch') === 'true' || query.get('watch') === '1';
+    const option = (name: string): Record<string, string> => (query.has(name) ? { [name]: query.get(name) ?? '' } : {});
+    validateListOptions({ watch, ...option('resourceVersion'), ...option('resourceVersionMatch'), ...option('sendInitialEvents'), ...option('continue') });
+    if (watch) {
       await this.serveWatch(route, res, query, rendering);
       return;
     }
@@ -437,6 +442,7 @@ export class ApiHttpServer {
       ...(this.listParams(route, query) as Record<string, string | undefined>),
       resourceVersion: query.get('resourceVersion') ?? undefined,
       allowWatchBookmarks: query.get('allowWatchBookmarks') === 'true',
+      sendInitialEvents: query.get('sendInitialEvents') === 'true',
       timeoutSeconds: timeout ? Number(timeout) : undefined,
     };
     const handle = await this.api.watch(route.def, params, {

@@ -72,6 +72,8 @@ export class ObjectStore {
   private history: StoredEvent[] = [];
   /** Highest version dropped from history: watches from older versions get 410. */
   private compactedThrough = 0;
+  /** Per resource, the version at which it began to be served (a CRD's kind): its watch history starts there. */
+  private readonly servedFrom = new Map<string, number>();
   private readonly listeners = new Set<StoreListener>();
 
   constructor(private readonly window: number) {}
@@ -83,6 +85,25 @@ export class ObjectStore {
   /** The oldest version a watch may start from; older ones are expired. */
   get oldestWatchableVersion(): number {
     return this.compactedThrough;
+  }
+
+  /**
+   * The oldest version a watch of `resource` may start from: as kube-apiserver's watch cache
+   * of a custom resource begins when its CRD is served, a version before that is expired
+   * too, however little has been written since.
+   */
+  oldestWatchableVersionOf(resource: string): number {
+    return Math.max(this.compactedThrough, this.servedFrom.get(resource) ?? 0);
+  }
+
+  /** Marks `resource` served from the current version on, unless it already is. */
+  markServed(resource: string): void {
+    if (!this.servedFrom.has(resource)) this.servedFrom.set(resource, this.version);
+  }
+
+  /** Forgets when `resource` began to be served (its CRD is gone). */
+  markUnserved(resource: string): void {
+    this.servedFrom.delete(resource);
   }
 
   private bucket(resource: string): Bucket {
@@ -179,8 +200,28 @@ export class ObjectStore {
 
   /** Events for `resource` after `since`, or 'expired' when history no longer reaches back that far. */
   eventsSince(resource: string, since: number): StoredEvent[] | 'expired' {
-    if (since < this.compactedThrough) return 'expired';
+    if (since < this.oldestWatchableVersionOf(resource)) return 'expired';
     return this.history.filter((e) => e.resourceVersion > since && e.resource === resource);
+  }
+
+  /**
+   * The objects of `resource` as they were at version `at` (in one namespace, or all), in key
+   * order, rebuilt by undoing the retained history after it; 'expired' when history no
+   * longer reaches back that far.
+   */
+  snapshot(resource: string, at: number, namespace?: string): Array<[string, KubeObject]> | 'expired' {
+    if (at < this.compactedThrough) return 'expired';
+    const objects = new Map(this.list(resource, namespace));
+    const prefix = namespace === undefined ? '' : `${namespace}/`;
+    for (let index = this.history.length - 1; index >= 0; index -= 1) {
+      const event = this.history[index] as StoredEvent;
+      if (event.resourceVersion <= at) break;
+      const key = objectKey(event.object.metadata.namespace, event.object.metadata.name ?? '');
+      if (event.resource !== resource || !key.startsWith(prefix)) continue;
+      if (event.previous) objects.set(key, event.previous);
+      else objects.delete(key);
+    }
+    return [...objects].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   subscribe(listener: StoreListener): () => void {

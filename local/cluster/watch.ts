@@ -1,11 +1,13 @@
 /**
  * Watches: a watch starts from a resourceVersion (replaying the retained history after
- * it), or from "now" with a synthetic ADDED per existing object when none is given. An
- * object that starts or stops matching the selectors arrives as ADDED or DELETED, as
- * from the real watch cache. A version older than the retained history gets one ERROR
- * event carrying a 410 Expired Status, then the stream ends.
+ * it), or from "now" with a synthetic ADDED per existing object when none is given or
+ * `sendInitialEvents` asks for them (then a BOOKMARK annotated `k8s.io/initial-events-end`
+ * marks their end). An object that starts or stops matching the selectors arrives as ADDED
+ * or DELETED (the latter with the object as it last matched), as from the real watch
+ * cache. A version older than the retained history, or than the resource's serving, gets
+ * one ERROR event carrying a 410 Expired Status, then the stream ends.
  */
-import { badRequest, expired } from './api-errors';
+import { badRequest, expired, fieldError, invalid, type FieldError } from './api-errors';
 import type { Status } from './api-errors';
 import { groupVersion, storageKey, type KubeObject, type ResourceDef } from './registry';
 import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors';
@@ -27,7 +29,48 @@ export interface WatchRequest {
   fieldValue: (object: KubeObject, field: string) => string;
   resourceVersion?: string;
   allowWatchBookmarks?: boolean;
+  /** Send the current objects first (`sendInitialEvents=true`). */
+  sendInitialEvents?: boolean;
   timeoutSeconds?: number;
+}
+
+/** The annotation of the BOOKMARK that ends a watch's initial events. */
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+/** The list options of a watch or a list request, as the server reads them from the query. */
+export interface ListOptionsQuery {
+  watch: boolean;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+  sendInitialEvents?: string;
+  continue?: string;
+}
+
+/**
+ * kube-apiserver's `ValidateListOptions` (WatchList enabled): 422 on ListOptions, e.g.
+ * `resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan`.
+ */
+export function validateListOptions(options: ListOptionsQuery): void {
+  const errors: FieldError[] = [];
+  const match = options.resourceVersionMatch ?? '';
+  const forbidden = (field: string, why: string): void => void errors.push(fieldError('FieldValueForbidden', field, undefined, why));
+  if (options.watch) {
+    if (options.sendInitialEvents !== undefined && match !== 'NotOlderThan') forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+    if (match !== '') {
+      if (options.sendInitialEvents === undefined) forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+      if (match !== 'NotOlderThan') errors.push(fieldError('FieldValueNotSupported', 'resourceVersionMatch', match, 'supported values: "NotOlderThan"'));
+      if (options.continue) forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided');
+    }
+  } else {
+    if (match !== '') {
+      if (!options.resourceVersion) forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
+      if (options.continue) forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided');
+      if (match !== 'Exact' && match !== 'NotOlderThan') errors.push(fieldError('FieldValueNotSupported', 'resourceVersionMatch', match, 'supported values: "Exact", "NotOlderThan", ""'));
+      if (match === 'Exact' && options.resourceVersion === '0') forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+    }
+    if (options.sendInitialEvents !== undefined) forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list');
+  }
+  if (errors.length > 0) throw invalid('meta.k8s.io', 'ListOptions', '', errors);
 }
 
 export interface WatchHandle {
@@ -67,12 +110,14 @@ export class WatchHub {
       matchesLabels(request.labelSelector, object.metadata.labels) &&
       matchesFields(request.fieldSelector, (field) => request.fieldValue(object, field));
 
-    const since = this.parseVersion(request.resourceVersion);
+    const initialEvents = request.sendInitialEvents === true;
+    const since = initialEvents ? undefined : this.parseVersion(request.resourceVersion);
     let replay: StoredEvent[] = [];
     if (since !== undefined) {
       const events = this.store.eventsSince(resource, since);
       if (events === 'expired') {
-        sink.send('ERROR', expired(`too old resource version: ${since} (${this.store.oldestWatchableVersion + 1})`).status);
+        // The watch cache names the version it can start from; a watch from that one is served.
+        sink.send('ERROR', expired(`too old resource version: ${since} (${this.store.oldestWatchableVersionOf(resource)})`).status);
         sink.end();
         return { stop: () => undefined };
       }
@@ -87,13 +132,17 @@ export class WatchHub {
       else if (event.type === 'MODIFIED') {
         if (now && before) sink.send('MODIFIED', asServed(def, event.object));
         else if (now) sink.send('ADDED', asServed(def, event.object));
-        else if (before) sink.send('DELETED', asServed(def, event.object));
+        // The watch cache sends an object that stopped matching as it last matched, at the new version.
+        else if (before && event.previous) sink.send('DELETED', asServed(def, { ...event.previous, metadata: { ...event.previous.metadata, resourceVersion: event.object.metadata.resourceVersion } }));
       }
     };
 
     if (since === undefined) {
       for (const [, object] of this.store.list(resource, request.namespace)) {
         if (matches(object)) sink.send('ADDED', asServed(def, object));
+      }
+      if (initialEvents && request.allowWatchBookmarks) {
+        sink.send('BOOKMARK', { apiVersion: groupVersion(def), kind: def.kind, metadata: { resourceVersion: String(this.store.resourceVersion), annotations: { [INITIAL_EVENTS_END]: 'true' } } });
       }
     } else {
       for (const event of replay) deliver(event);
