@@ -90,7 +90,6 @@ describe('cluster RBAC in infra/k8s', () => {
         'ome.io/rolloutpolicies/status': ['get', 'patch', 'update'],
         'apps/deployments': ['delete', 'get', 'patch', 'update'],
         'core/events': ['create', 'patch'],
-        'core/secrets': ['get'],
       },
       { 'core/configmaps': ['get'] },
     ],
@@ -112,14 +111,16 @@ describe('cluster RBAC in infra/k8s', () => {
     }
   });
 
-  it('lets functions read only the inferenceservice-config ConfigMap, and only rollout-run read Secrets (get, never list or watch)', () => {
+  it('lets functions read only the inferenceservice-config ConfigMap, and Secrets only through the unbound analysis-secrets role (get, never list or watch)', () => {
     const rulesOf = (kind: string) => documents.filter((document) => document.kind === kind).flatMap((document) => ((document.rules ?? []) as (Rule & { resourceNames?: string[] })[]).map((rule) => ({ role: document.metadata.name, ...rule })));
     const configMaps = rulesOf('Role').filter((rule) => rule.resources.includes('configmaps'));
     expect(configMaps.map((rule) => rule.role).sort()).toEqual(['ome-pinning-drift-check', 'ome-pinning-pin', 'ome-pinning-repin-apply', 'ome-pinning-rollout-run']);
     for (const rule of configMaps) expect(rule).toMatchObject({ resourceNames: ['inferenceservice-config'], verbs: ['get'] });
     expect(rulesOf('ClusterRole').filter((rule) => rule.resources.includes('configmaps'))).toEqual([]);
     const secrets = [...rulesOf('ClusterRole'), ...rulesOf('Role')].filter((rule) => rule.resources.includes('secrets'));
-    expect(secrets.map((rule) => [rule.role, rule.verbs])).toEqual([['ome-pinning-rollout-run', ['get']]]);
+    expect(secrets.map((rule) => [rule.role, rule.verbs])).toEqual([['ome-pinning-analysis-secrets', ['get']]]);
+    // Bound only per namespace, by `kubectl ome admin analysis-secrets allow` (a RoleBinding), never by a manifest.
+    expect(documents.filter((document) => /Binding$/.test(document.kind) && (document.roleRef as { name?: string } | undefined)?.name === 'ome-pinning-analysis-secrets')).toEqual([]);
   });
 
   it('gives kubectl ome users get/patch on InferenceServices and list on revisions in ome', () => {
