@@ -269,4 +269,16 @@ describe('Packaging: osls package and its CloudFormation template', () => {
     expect(key?.Properties).toMatchObject({ Name: `${SERVICE}/${STAGE}/admission-webhook-key`, GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true } });
     expect(key?.Properties.SecretString).toBeUndefined();
   });
+
+  it('keeps the table from being deleted and lets it be restored to any second of the last 35 days', () => {
+    // Prepare
+    const table = resources.ControlPlaneTable as Resource & { DeletionPolicy?: string; UpdateReplacePolicy?: string };
+
+    // Assess
+    expect(table.Type).toBe('AWS::DynamoDB::Table');
+    expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+    expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(table.DeletionPolicy).toBe('Retain');
+    expect(table.UpdateReplacePolicy).toBe('Retain');
+  });
 });
