@@ -7,7 +7,8 @@
  * evaluated by our `matchesPattern`, and delivers the way the template does in AWS:
  *
  * - a rule whose target is a hint queue puts the event on that queue; the function reads
- *   it in batches (`batchSize`, `maximumBatchingWindow`) as an SQS event; a message that
+ *   it in batches (`batchSize`, `maximumBatchingWindow`), at most `maximumConcurrency` of
+ *   them at once, as an SQS event; a message that
  *   fails (the invocation threw or timed out, or the function named it in
  *   `batchItemFailures`) becomes visible again after the queue's visibility timeout and is
  *   received again, and once it has been received `maxReceiveCount` times it moves to the
@@ -155,6 +156,8 @@ interface QueuedMessage {
 interface QueueState {
   queue: LocalQueue;
   messages: QueuedMessage[];
+  /** Batches handed to the function and not yet answered (at most `maximumConcurrency`). */
+  batchesInFlight: number;
   timer?: NodeJS.Timeout;
   timerAt?: number;
 }
@@ -176,7 +179,7 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
   const maxDeadLetters = options.maxDeadLetters ?? 1000;
   const logger = options.logger;
   const functionsByName = new Map(routing.functions.map((fn) => [fn.name, fn]));
-  const queues = new Map<string, QueueState>(routing.queues.map((queue) => [queue.name, { queue, messages: [] }]));
+  const queues = new Map<string, QueueState>(routing.queues.map((queue) => [queue.name, { queue, messages: [], batchesInFlight: 0 }]));
   const targets = new Map<string, TargetHandler>();
   const deadLetters: DeadLetter[] = [];
   const expired: DeadLetter[] = [];
@@ -284,14 +287,19 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
     }
   }
 
-  /** Receives what is visible, in batches, as the Lambda event source does. */
+  /**
+   * Receives what is visible, in batches, as the Lambda event source does: no more than
+   * `maximumConcurrency` batches in flight; the rest waits until one is answered.
+   */
   function poll(state: QueueState): void {
     if (stopped) return;
     const { queue } = state;
     const now = Date.now();
     if (!targets.has(queue.functionName)) return;
+    const capacity = Math.max(0, queue.maximumConcurrency - state.batchesInFlight) * queue.batchSize;
     const received: QueuedMessage[] = [];
     for (const message of [...state.messages]) {
+      if (received.length >= capacity) break;
       if (message.inFlight || message.visibleAt > now) continue;
       if (now - message.sentAt > scaled(queue.messageRetentionSeconds)) {
         keep(expired, deadLetterOf(queue, message, 'RetentionPeriodExceeded'));
@@ -316,6 +324,8 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
     for (let start = 0; start < received.length; start += queue.batchSize) {
       void deliverBatch(state, received.slice(start, start + queue.batchSize), now);
     }
+    // At the limit, the next answered batch polls again (deliverBatch).
+    if (state.batchesInFlight >= queue.maximumConcurrency) return;
     const next = state.messages.filter((message) => !message.inFlight).reduce((soonest, message) => Math.min(soonest, message.visibleAt), Infinity);
     if (next !== Infinity) schedulePoll(state, next);
   }
@@ -326,7 +336,9 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
       batch.map((message) => ({ messageId: message.messageId, event: message.event, receiveCount: message.receiveCount, sentAt: message.sentAt, firstReceivedAt: message.firstReceivedAt ?? receivedAt })),
       { region, accountId, queueName: queue.name },
     );
+    state.batchesInFlight += 1;
     const outcome = await invokeFunction(queue.functionName, event);
+    state.batchesInFlight -= 1;
     const failed = failedMessageIds(batch, outcome, queue.reportBatchItemFailures);
     const visibleAt = receivedAt + scaled(queue.visibilityTimeoutSeconds);
     let soonest = Infinity;
@@ -342,6 +354,8 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
       soonest = Math.min(soonest, message.visibleAt);
     }
     if (soonest !== Infinity) schedulePoll(state, Math.max(Date.now(), soonest));
+    // A slot is free again: receive what waited for it.
+    if (state.messages.some((message) => !message.inFlight)) schedulePoll(state, Date.now());
   }
 
   /**

@@ -2,8 +2,8 @@
  * Reads the routing of serverless.yml so the local bus routes and redelivers exactly what
  * AWS will: the `AWS::Events::Rule` resources that put hints on a function's SQS queue,
  * those queues (visibility timeout, retention, redrive policy to the dead-letter queue)
- * and the functions' `sqs` event sources (batch size, batching window, partial batch
- * responses), plus each function's `eventBridge` events (schedules, and any rule that
+ * and the functions' `sqs` event sources (batch size, batching window, maximum concurrency,
+ * partial batch responses), plus each function's `eventBridge` events (schedules, and any rule that
  * invokes a function directly) with its asynchronous retry settings.
  * Resolves the few Serverless variables the file uses (`${self:…}`, `${sls:stage}`,
  * `${opt:…, 'default'}`, `${param:…, 'default'}`) and an event bus given as
@@ -24,6 +24,8 @@ export const SQS_DEFAULTS = {
   messageRetentionSeconds: 345_600,
   batchSize: 10,
   maximumBatchingWindowSeconds: 0,
+  /** Without `maximumConcurrency`, Lambda scales a standard queue's event source up to 1,250 batches at once. */
+  maximumConcurrency: 1250,
 } as const;
 /** Lambda retries a failed asynchronous invocation twice unless told otherwise. */
 export const DEFAULT_ASYNC_RETRY_ATTEMPTS = 2;
@@ -65,6 +67,8 @@ export interface LocalQueue {
   deadLetterQueue?: string;
   batchSize: number;
   maximumBatchingWindowSeconds: number;
+  /** `maximumConcurrency`: batches the event source hands the function at once. */
+  maximumConcurrency: number;
   /** `functionResponseType: ReportBatchItemFailures`: the function names the messages that failed. */
   reportBatchItemFailures: boolean;
 }
@@ -181,6 +185,7 @@ function toQueue(functionName: string, source: Doc, resources: Record<string, Do
     messageRetentionSeconds: numberOr(properties.MessageRetentionPeriod, SQS_DEFAULTS.messageRetentionSeconds),
     batchSize: numberOr(source.batchSize, SQS_DEFAULTS.batchSize),
     maximumBatchingWindowSeconds: numberOr(source.maximumBatchingWindow, SQS_DEFAULTS.maximumBatchingWindowSeconds),
+    maximumConcurrency: numberOr(source.maximumConcurrency, SQS_DEFAULTS.maximumConcurrency),
     reportBatchItemFailures: source.functionResponseType === 'ReportBatchItemFailures',
   };
   const redrive = isRecord(properties.RedrivePolicy) ? properties.RedrivePolicy : undefined;

@@ -411,3 +411,57 @@ resources:
     }
   });
 });
+
+describe('Local bus: an event source with maximumConcurrency', () => {
+  const yml = `
+service: svc
+provider: { name: aws, timeout: 5 }
+functions:
+  a:
+    handler: functions/a/handler.handler
+    events:
+      - sqs: { arn: { 'Fn::GetAtt': [AQueue, Arn] }, batchSize: 1, maximumConcurrency: 2, functionResponseType: ReportBatchItemFailures }
+resources:
+  Resources:
+    Bus: { Type: AWS::Events::EventBus, Properties: { Name: svc-bus } }
+    ARule:
+      Type: AWS::Events::Rule
+      Properties:
+        Name: svc-a
+        EventBusName: { 'Fn::GetAtt': [Bus, Name] }
+        EventPattern: { source: [ome.pinning] }
+        Targets: [{ Id: AQueue, Arn: { 'Fn::GetAtt': [AQueue, Arn] } }]
+    AQueue: { Type: AWS::SQS::Queue, Properties: { VisibilityTimeout: 30 } }
+`;
+
+  it('hands the function no more batches at once than maximumConcurrency, and delivers the rest as batches are answered', async () => {
+    // Prepare
+    const dir = await mkdtemp(join(tmpdir(), 'ome-bus-'));
+    await writeFile(join(dir, 'serverless.yml'), yml);
+    const bus = await startLocalBus({ serverlessYmlPath: join(dir, 'serverless.yml'), schedules: false, timeScale: 1e-3 });
+    const client = clientFor(bus);
+    let running = 0;
+    let mostAtOnce = 0;
+    let delivered = 0;
+    bus.registerTarget('a', async () => {
+      running += 1;
+      mostAtOnce = Math.max(mostAtOnce, running);
+      await new Promise((wake) => setTimeout(wake, 20));
+      running -= 1;
+      delivered += 1;
+    });
+    try {
+      // Act
+      await client.send(new PutEventsCommand({ Entries: Array.from({ length: 6 }, () => ({ EventBusName: 'svc-bus', Source: 'ome.pinning', DetailType: 'd', Detail: '{}' })) }));
+      await bus.drain();
+      // Assess
+      expect(queueOf(bus, 'a').maximumConcurrency).toBe(2);
+      expect(delivered).toBe(6);
+      expect(mostAtOnce).toBe(2);
+    } finally {
+      client.destroy();
+      await bus.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

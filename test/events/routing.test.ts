@@ -96,6 +96,8 @@ resources:
         deadLetterQueue: 'ADeadLetters',
         batchSize: 5,
         maximumBatchingWindowSeconds: 2,
+        // No maximumConcurrency: as many batches at once as Lambda scales to.
+        maximumConcurrency: 1250,
         reportBatchItemFailures: true,
       },
     ]);

@@ -25,13 +25,16 @@ const STAGE = 'dev';
 const HOUR = 3600;
 const DAY = 86_400;
 
-/** Each function that reads hints, its chain's logical ids, and the rule that feeds it. */
+/**
+ * Each function that reads hints, its chain's logical ids, the rule that feeds it, and the
+ * most batches its event source runs at once (serverless.yml gives the reason for each).
+ */
 const CHAINS = [
-  { functionName: 'pin', rule: 'PinHintRule', ruleName: 'pin-isvc', queue: 'PinHintQueue', deadLetterQueue: 'PinDeadLetterQueue' },
-  { functionName: 'drift-check', rule: 'DriftCheckHintRule', ruleName: 'drift-check', queue: 'DriftCheckHintQueue', deadLetterQueue: 'DriftCheckDeadLetterQueue' },
-  { functionName: 'repin-apply', rule: 'RepinApplyHintRule', ruleName: 'repin-apply', queue: 'RepinApplyHintQueue', deadLetterQueue: 'RepinApplyDeadLetterQueue' },
-  { functionName: 'rollout-run', rule: 'RolloutRunHintRule', ruleName: 'rollout-run', queue: 'RolloutRunHintQueue', deadLetterQueue: 'RolloutRunDeadLetterQueue' },
-  { functionName: 'revision-gc', rule: 'RevisionGcHintRule', ruleName: 'revision-gc-new-revision', queue: 'RevisionGcHintQueue', deadLetterQueue: 'RevisionGcDeadLetterQueue' },
+  { functionName: 'pin', rule: 'PinHintRule', ruleName: 'pin-isvc', queue: 'PinHintQueue', deadLetterQueue: 'PinDeadLetterQueue', maximumConcurrency: 10 },
+  { functionName: 'drift-check', rule: 'DriftCheckHintRule', ruleName: 'drift-check', queue: 'DriftCheckHintQueue', deadLetterQueue: 'DriftCheckDeadLetterQueue', maximumConcurrency: 5 },
+  { functionName: 'repin-apply', rule: 'RepinApplyHintRule', ruleName: 'repin-apply', queue: 'RepinApplyHintQueue', deadLetterQueue: 'RepinApplyDeadLetterQueue', maximumConcurrency: 5 },
+  { functionName: 'rollout-run', rule: 'RolloutRunHintRule', ruleName: 'rollout-run', queue: 'RolloutRunHintQueue', deadLetterQueue: 'RolloutRunDeadLetterQueue', maximumConcurrency: 5 },
+  { functionName: 'revision-gc', rule: 'RevisionGcHintRule', ruleName: 'revision-gc-new-revision', queue: 'RevisionGcHintQueue', deadLetterQueue: 'RevisionGcDeadLetterQueue', maximumConcurrency: 2 },
 ];
 
 const getAtt = (logicalId: string, attribute = 'Arn'): Json => ({ 'Fn::GetAtt': [logicalId, attribute] });
@@ -101,6 +104,21 @@ describe('Packaging: the hint delivery chain and the alarms', () => {
       expect(mapping.Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
       expect(mapping.Properties.BatchSize).toBe(10);
       expect(mapping.Properties.MaximumBatchingWindowInSeconds).toBe(0);
+    });
+
+    it('hint queue → function: no more batches at once than its MaximumConcurrency, within what the function may run; the local bus reads the same', () => {
+      // Prepare
+      const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(([, mapping]) => JSON.stringify(mapping.Properties.EventSourceArn) === JSON.stringify(getAtt(chain.queue)));
+      const reserved = resources[functionIds.get(chain.functionName) ?? '']?.Properties.ReservedConcurrentExecutions;
+
+      // Assess
+      expect(mappings).toHaveLength(1);
+      const [, mapping] = mappings[0] as [string, Resource];
+      expect(mapping.Properties.ScalingConfig).toEqual({ MaximumConcurrency: chain.maximumConcurrency });
+      // 2 is the least Lambda accepts.
+      expect(chain.maximumConcurrency).toBeGreaterThanOrEqual(2);
+      if (reserved !== undefined) expect(chain.maximumConcurrency).toBeLessThanOrEqual(Number(reserved));
+      expect(routing.queues.find((local) => local.name === chain.queue)?.maximumConcurrency).toBe(chain.maximumConcurrency);
     });
 
     it('hint queue: visibility ≥ 6× the function timeout, redrive after receives spanning 2 hours, 4 days of retention; the local bus reads the same', () => {
