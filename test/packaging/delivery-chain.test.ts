@@ -38,7 +38,7 @@ const CHAINS = [
 ];
 
 const getAtt = (logicalId: string, attribute = 'Arn'): Json => ({ 'Fn::GetAtt': [logicalId, attribute] });
-const ALARM_ACTIONS = { 'Fn::If': ['HasAlarmTopic', [{ Ref: 'AlarmTopicArn' }], { Ref: 'AWS::NoValue' }] };
+const ALARM_ACTIONS = { 'Fn::If': ['HasAlarmTopic', [{ Ref: 'AlarmTopicArn' }], [{ Ref: 'AlarmTopic' }]] };
 
 describe('Packaging: the hint delivery chain and the alarms', () => {
   let packaged: PackagedService | undefined;
@@ -196,7 +196,8 @@ describe('Packaging: the hint delivery chain and the alarms', () => {
 
   it('alarms on forwarder failures: the function erroring, and a cluster it could not watch', () => {
     // Prepare
-    const errors = alarmsOn('Errors');
+    const forwarder = resources[functionIds.get('forward-watch-events') ?? '']?.Properties.FunctionName;
+    const errors = alarmsOn('Errors').filter((alarm) => JSON.stringify(alarm.Properties.Dimensions).includes(`"${String(forwarder)}"`));
     const clusterFailures = alarmsOn('ForwarderRunsFailed');
 
     // Assess
@@ -217,10 +218,41 @@ describe('Packaging: the hint delivery chain and the alarms', () => {
     });
   });
 
-  it('notifies the optional SNS topic parameter, and nothing when it is left empty', () => {
+  it.each([
+    ['Errors', 'admission-webhook-errors'],
+    ['Throttles', 'admission-webhook-throttles'],
+  ])('alarms on the admission webhook’s %s in any 5-minute period: each is a review the API server did not get an answer to', (metric, name) => {
+    // Prepare
+    const webhook = resources[functionIds.get('admission-webhook') ?? '']?.Properties.FunctionName;
+    const alarms = alarmsOn(metric).filter((alarm) => JSON.stringify(alarm.Properties.Dimensions).includes(`"${String(webhook)}"`));
+
+    // Assess
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]?.Properties).toMatchObject({
+      AlarmName: `${SERVICE}-${STAGE}-${name}`,
+      Namespace: 'AWS/Lambda',
+      Dimensions: [{ Name: 'FunctionName', Value: webhook }],
+      Statistic: 'Sum',
+      Period: 300,
+      EvaluationPeriods: 1,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      AlarmActions: ALARM_ACTIONS,
+      OKActions: ALARM_ACTIONS,
+    });
+  });
+
+  it('notifies the SNS topic parameter, or a topic of its own when the parameter is left empty', () => {
+    // Prepare
+    const topic = resources.AlarmTopic as Resource & { Condition?: string };
+    const outputs = (template as { Outputs?: Record<string, { Value: unknown }> }).Outputs;
+
     // Assess
     expect(template.Parameters?.AlarmTopicArn).toMatchObject({ Type: 'String', Default: '' });
     expect(template.Conditions?.HasAlarmTopic).toEqual({ 'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'AlarmTopicArn' }, ''] }] });
+    expect(template.Conditions?.CreateAlarmTopic).toEqual({ 'Fn::Equals': [{ Ref: 'AlarmTopicArn' }, ''] });
+    expect(topic).toMatchObject({ Type: 'AWS::SNS::Topic', Condition: 'CreateAlarmTopic', Properties: { TopicName: `${SERVICE}-${STAGE}-alarms` } });
+    expect(outputs?.AlarmTopicArn?.Value).toEqual({ 'Fn::If': ['HasAlarmTopic', { Ref: 'AlarmTopicArn' }, { Ref: 'AlarmTopic' }] });
     for (const [id, alarm] of ofType('AWS::CloudWatch::Alarm')) {
       expect(alarm.Properties.AlarmActions, id).toEqual(ALARM_ACTIONS);
       expect(alarm.Properties.OKActions, id).toEqual(ALARM_ACTIONS);
