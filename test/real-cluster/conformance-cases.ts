@@ -771,8 +771,13 @@ const watchCases: ConformanceCase[] = [
     request: (ns) => watch(`${collectionPath(ISVC, ns)}?watch=true&timeoutSeconds=1`, 1, 4000),
   },
   {
-    name: 'InferenceService: a list at an exact old resourceVersion',
-    request: (ns) => ({ method: 'GET', path: `${collectionPath(ISVC, ns)}?resourceVersion=1&resourceVersionMatch=Exact` }),
+    name: 'InferenceService: a list at an exact old resourceVersion shows the objects as they were',
+    setup: (ns) => [create(ISVC, ns, 'alpha'), { label: 'listed', method: 'GET', path: collectionPath(ISVC, ns) }, patch(ISVC, ns, 'alpha', MERGE, { metadata: { labels: { later: 'yes' } } }), create(ISVC, ns, 'beta')],
+    request: (ns) => ({ method: 'GET', path: (a) => `${collectionPath(ISVC, ns)}?resourceVersion=${a.rv('listed')}&resourceVersionMatch=Exact` }),
+  },
+  {
+    name: 'InferenceService: a list with resourceVersionMatch and no resourceVersion is Invalid',
+    request: (ns) => ({ method: 'GET', path: `${collectionPath(ISVC, ns)}?resourceVersionMatch=Exact` }),
   },
 ];
 
