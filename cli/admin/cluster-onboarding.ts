@@ -64,7 +64,18 @@ export interface RegisterInput {
   omeNamespace: string;
   /** Absent: no webhook is installed (said in the steps). */
   webhook?: WebhookInput;
+  /**
+   * Register even where the API server does not serve ValidatingAdmissionPolicy (Kubernetes
+   * before 1.30), so the owned-Deployments policy cannot be installed (`--without-policy`).
+   */
+  withoutPolicy?: boolean;
 }
+
+/** What a cluster without the owned-Deployments policy loses, for the refusal and the step's note. */
+export const WITHOUT_POLICY_LOSS =
+  'the owned-Deployments admission policy cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace: one that runs as another ServiceAccount, privileged or on the host';
+
+const POLICY_KINDS = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 const CLUSTER_ID = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -151,8 +162,20 @@ export async function registerCluster(
   input: RegisterInput,
 ): Promise<Step[]> {
   const steps: Step[] = [];
+  // The admission policies first: where the server cannot take them, nothing else is
+  // installed unless the operator accepts the loss.
+  const policies = manifests.access.filter((object) => POLICY_KINDS.has(object.kind ?? ''));
+  for (const policy of policies) {
+    const step = await createOrReplace(client, policy);
+    if (step.action === 'skipped' && !input.withoutPolicy) {
+      throw new CliError(`${step.note}: ${WITHOUT_POLICY_LOSS}. Use Kubernetes 1.30 or later, or pass --without-policy to register without it`);
+    }
+    steps.push(step.action === 'skipped' ? { ...step, note: `${step.note} (--without-policy: ${WITHOUT_POLICY_LOSS})` } : step);
+  }
   for (const crd of manifests.crds) steps.push(await installCrd(client, crd));
-  for (const object of manifests.access) steps.push(await createOrReplace(client, object));
+  for (const object of manifests.access) {
+    if (!POLICY_KINDS.has(object.kind ?? '')) steps.push(await createOrReplace(client, object));
+  }
   if (input.mode === 'delegate') {
     // Upstream OME's own webhooks judge in a delegate cluster (docs/admission.md).
     steps.push({ kind: 'ValidatingWebhookConfiguration', name: webhookNameOf(manifests), action: 'skipped', note: 'delegate mode: upstream OME\'s webhooks judge' });

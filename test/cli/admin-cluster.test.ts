@@ -120,4 +120,36 @@ describe('register by mode', () => {
     expect(steps.find((step) => step.kind === 'ValidatingWebhookConfiguration')?.action).toBe(webhooks ? 'created' : 'skipped');
     expect(records).toMatchObject([{ id: 'edge-1', mode, omeNamespace: 'ome-system' }]);
   });
+
+  /** A cluster before Kubernetes 1.30: creating a ValidatingAdmissionPolicy(Binding) is a 404. */
+  function clusterWithoutPolicies(): ReturnType<typeof emptyCluster> {
+    const cluster = emptyCluster();
+    const create = cluster.client.create.bind(cluster.client);
+    cluster.client.create = (async (type: { plural: string }, object: KubeObject) => {
+      if (type.plural.startsWith('validatingadmissionpolic')) throw new NotFoundError('the server could not find the requested resource');
+      return create(type as never, object);
+    }) as AdminClusterClient['create'];
+    return cluster;
+  }
+
+  it('refuses a cluster that cannot take the owned-Deployments policy, installing and recording nothing, and says what is lost', async () => {
+    const { client, created } = clusterWithoutPolicies();
+    const records: ClusterRecord[] = [];
+    const refused = await registerCluster(client, { putCluster: async (record) => void records.push(record) }, await loadOnboardingManifests(), input('standalone')).catch((error: unknown) => error);
+    expect(String(refused)).toBe(
+      'CliError: validatingadmissionpolicies.admissionregistration.k8s.io is not served by this API server: the owned-Deployments admission policy cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace: one that runs as another ServiceAccount, privileged or on the host. Use Kubernetes 1.30 or later, or pass --without-policy to register without it',
+    );
+    expect([created, records]).toEqual([[], []]);
+  });
+
+  it('registers such a cluster with --without-policy, the loss written in the skipped steps', async () => {
+    const { client, created } = clusterWithoutPolicies();
+    const records: ClusterRecord[] = [];
+    const steps = await registerCluster(client, { putCluster: async (record) => void records.push(record) }, await loadOnboardingManifests(), { ...input('standalone'), withoutPolicy: true });
+    const skipped = steps.filter((step) => step.kind.startsWith('ValidatingAdmissionPolicy'));
+    expect(skipped.map((step) => step.action)).toEqual(['skipped', 'skipped']);
+    expect(skipped[0]?.note).toContain('(--without-policy: the owned-Deployments admission policy cannot be installed');
+    expect(created.some((object) => object.kind === 'ClusterRole')).toBe(true);
+    expect(records).toHaveLength(1);
+  });
 });
