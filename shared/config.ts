@@ -3,6 +3,7 @@
  * their first invocation (never at import time), `npm start` builds the same object from
  * its flags, and tests construct it directly.
  */
+import { parseSourceAllowlist, SOURCE_ALLOWLIST_VARIABLE, type MetricsFence, type SourceAllowlist } from './analysis/network-fence';
 import { InvalidInputError } from './errors';
 import { parseDurationSetting } from './go-duration';
 import { DEFAULT_OME_NAMESPACE } from './vocabulary';
@@ -47,6 +48,13 @@ export interface ControlPlaneConfig {
    * upstream's `bundledPrometheusAddress`. `npm start` sets it to its local Prometheus.
    */
   prometheusAddress?: string;
+  /**
+   * What canary analysis may query beyond the network fence (ANALYSIS_SOURCE_ALLOWLIST,
+   * see shared/analysis/network-fence.ts): origins a canary's own serverAddress may name
+   * in deployed mode, and private, loopback or link-local ranges a source may resolve to.
+   * `npm start` lists its local Prometheus. Unset: nothing beyond the fence.
+   */
+  analysisSourceAllowlist?: SourceAllowlist;
   /** Revisions kept per runtime besides the referenced ones. */
   revisionRetention: number;
   /** How long a revision stays marked before it is deleted. */
@@ -180,6 +188,12 @@ export function loadConfig(env: Env): ControlPlaneConfig {
   if (env.DYNAMODB_ENDPOINT) config.dynamoDbEndpoint = env.DYNAMODB_ENDPOINT;
   if (env.EVENTBRIDGE_ENDPOINT) config.eventBridgeEndpoint = env.EVENTBRIDGE_ENDPOINT;
   if (env.PROMETHEUS_ADDRESS) config.prometheusAddress = env.PROMETHEUS_ADDRESS;
+  if (env[SOURCE_ALLOWLIST_VARIABLE]) config.analysisSourceAllowlist = parseSourceAllowlist(env[SOURCE_ALLOWLIST_VARIABLE]);
   if (env.FORWARDER_MAX_RUNTIME) config.forwarderMaxRuntimeMs = parseDurationSetting('FORWARDER_MAX_RUNTIME', env.FORWARDER_MAX_RUNTIME);
   return config;
+}
+
+/** The network fence of canary analysis for this process: its mode (local when unset) and allowlist. */
+export function metricsFenceOf(config: ControlPlaneConfig): MetricsFence {
+  return { mode: config.mode ?? 'local', allowlist: config.analysisSourceAllowlist ?? { origins: [], ranges: [] } };
 }
