@@ -27,6 +27,7 @@ import { createEventPublisher } from '../shared/adapters/eventbridge/publisher';
 import { connectLocalCluster, loadKubeConfig } from '../shared/adapters/kubernetes';
 import { createAppContext, runAsFunction, setAppContext } from '../shared/app/context';
 import type { AppContext } from '../shared/app/context';
+import { SOURCE_ALLOWLIST_VARIABLE } from '../shared/analysis/network-fence';
 import { loadConfig } from '../shared/config';
 import { ConcurrencyLimit, assignShard, listWatchedResources, recordingLogger, runForwarder, runForwarderShard } from '../shared/forwarder';
 import type { ForwarderLogger } from '../shared/forwarder';
@@ -428,6 +429,7 @@ async function startLocalPrometheus(
       stop: async () => {
         // A later start in this process must not inherit the address of a stopped Prometheus.
         if (process.env[PROMETHEUS_ADDRESS_ENV] === prometheus.address) delete process.env[PROMETHEUS_ADDRESS_ENV];
+        if (process.env[SOURCE_ALLOWLIST_VARIABLE] === new URL(prometheus.address).origin) delete process.env[SOURCE_ALLOWLIST_VARIABLE];
         await prometheus.stop();
       },
     });
@@ -619,6 +621,8 @@ function setFunctionEnvironment(input: {
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     // The default metrics source of canary analysis, as upstream's bundledPrometheusAddress.
     ...(input.prometheusAddress ? { [PROMETHEUS_ADDRESS_ENV]: input.prometheusAddress } : {}),
+    // It listens on loopback, which the analysis network fence refuses unless listed: list it alone.
+    ...(input.prometheusAddress ? { [SOURCE_ALLOWLIST_VARIABLE]: new URL(input.prometheusAddress).origin } : {}),
   };
   delete process.env.AWS_SESSION_TOKEN;
   delete process.env.AWS_PROFILE;

@@ -14,6 +14,7 @@ import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher'
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
+import { metricsFenceOf } from '../../shared/config';
 import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
 import { handleRolloutRunHint, sweepRolloutRuns } from '../../shared/rollout-runs';
 import { prometheusAnalysisWiring, wiringPerInvocation } from '../../shared/rollout-runs/analysis-wiring';
@@ -22,8 +23,12 @@ const SERVICE_NAME = 'rollout-run';
 const logger = new Logger({ serviceName: SERVICE_NAME });
 // Asks for a render when a held sequence group's turn begins.
 const publisherOf = lazyEventPublisher(logger);
-// The cluster's analysis configuration, read once per invocation by this function's identity.
-const analysisOf = wiringPerInvocation(() => prometheusAnalysisWiring({ sampling: true, fallbackAddress: getAppContext().config.prometheusAddress }));
+// The cluster's analysis configuration, read once per invocation by this function's identity,
+// sampled under the plane's network fence (mode and ANALYSIS_SOURCE_ALLOWLIST).
+const analysisOf = wiringPerInvocation(() => {
+  const { config } = getAppContext();
+  return prometheusAnalysisWiring({ sampling: true, fallbackAddress: config.prometheusAddress, fence: metricsFenceOf(config) });
+});
 
 const onHint = createHintHandler(
   async (invocation) => {

@@ -51,7 +51,15 @@ export interface MetricsSource {
   readonly address: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly tokenRef?: TokenRef;
+  /** The address is the canary's own `serverAddress` rather than an operator's source (see network-fence.ts). */
+  readonly canaryAddress?: true;
 }
+
+/**
+ * Headers a canary's `prometheus.headers` may not set: they carry or redirect credentials,
+ * which come only from `authRef` or the operator's binding. Compared without case.
+ */
+export const CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'host']);
 
 export const DEFAULT_METRICS_CONFIG: MetricsConfig = { providers: {}, queryTimeoutMs: 5_000 };
 
@@ -136,16 +144,19 @@ function positiveDurationMs(text: string): number | undefined {
 }
 
 /**
- * The source a canary's `prometheus` block queries. `serverAddress` is used as is;
+ * The source a canary's `prometheus` block queries. `serverAddress` is used as is (marked,
+ * for the network fence);
  * `providerRef` takes its binding (the canary's `authRef` replaces the binding's token,
  * its `headers` override the binding's key by key); neither takes the
  * `defaultProvider` binding when set and bound, else `bundledPrometheusAddress`, with
  * the canary's own `authRef` and `headers`. A providerRef that is not bound (any more),
- * or no source at all, is a problem the sample reports.
+ * or no source at all, is a problem the sample reports. The canary's CREDENTIAL_HEADERS
+ * are dropped: upstream lets an `Authorization` header win over the token, which would let
+ * whoever edits the InferenceService replace the operator's credentials.
  */
 export function resolveMetricsSource(prometheus: AnalysisPrometheus | undefined, config: MetricsConfig): MetricsSource | { readonly problem: string } {
   const own = ownAuth(prometheus);
-  if (prometheus?.serverAddress) return { address: prometheus.serverAddress, ...own };
+  if (prometheus?.serverAddress) return { address: prometheus.serverAddress, ...own, canaryAddress: true };
   const refName = prometheus?.providerRef?.name;
   if (refName) {
     const binding = lookup(config.providers, refName);
@@ -171,7 +182,8 @@ export function metricsBinding(config: MetricsConfig): MetricsBinding {
 
 function ownAuth(prometheus: AnalysisPrometheus | undefined): { headers: Record<string, string>; tokenRef?: TokenRef } {
   const ref = prometheus?.authRef;
-  return { headers: { ...(prometheus?.headers ?? {}) }, ...(ref ? { tokenRef: { name: ref.name ?? '', key: ref.key } } : {}) };
+  const headers = Object.fromEntries(Object.entries(prometheus?.headers ?? {}).filter(([name]) => !CREDENTIAL_HEADERS.has(name.toLowerCase())));
+  return { headers, ...(ref ? { tokenRef: { name: ref.name ?? '', key: ref.key } } : {}) };
 }
 
 function fromBinding(binding: MetricProviderBinding, own: { headers: Record<string, string>; tokenRef?: TokenRef }): MetricsSource {

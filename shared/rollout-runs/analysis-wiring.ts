@@ -7,6 +7,7 @@
  */
 import { clusterMetricsConfigReader, clusterSecretReader, createPrometheusExecutor, type FetchFn } from '../adapters/prometheus';
 import { metricsBinding } from '../analysis/metrics-config';
+import { EMPTY_SOURCE_ALLOWLIST, type MetricsFence } from '../analysis/network-fence';
 import type { AnalysisExecutor } from '../ports/analysis';
 import type { ClusterClient } from '../ports/cluster';
 import type { MetricsBinding } from '../rollout/analysis';
@@ -58,6 +59,8 @@ export interface PrometheusWiringOptions {
   readonly fallbackAddress?: string;
   /** Build the executor too (rollout-run); otherwise the binding alone (run open, repin, plan status). */
   readonly sampling: boolean;
+  /** The network fence of the executor; unset, the strictest (deployed mode, nothing allowed). */
+  readonly fence?: MetricsFence;
   readonly fetch?: FetchFn;
   readonly now?: () => Date;
 }
@@ -77,6 +80,7 @@ export function prometheusAnalysisWiring(options: PrometheusWiringOptions): Anal
     const metrics: MetricsBinding = { ...metricsBinding(config), addresses: true };
     if (!options.sampling) return { metrics };
     const analysis = createPrometheusExecutor({
+      fence: options.fence ?? STRICTEST_FENCE,
       readSecret: clusterSecretReader(cluster.client),
       readConfig: () => config,
       ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -85,6 +89,8 @@ export function prometheusAnalysisWiring(options: PrometheusWiringOptions): Anal
     return { metrics, analysis };
   });
 }
+
+const STRICTEST_FENCE: MetricsFence = { mode: 'deployed', allowlist: EMPTY_SOURCE_ALLOWLIST };
 
 /**
  * One wiring per function invocation, keyed by its request id (Lambda's awsRequestId):

@@ -4,7 +4,7 @@ import { clusterMetricsConfigReader, clusterSecretReader, ConfigMaps, createProm
 import { metricsBinding } from '../../shared/analysis/metrics-config';
 import { NotFoundError } from '../../shared/errors';
 import type { KubeObject } from '../../shared/ports/cluster';
-import { startHttpPeer, vectorAnswer, type HttpPeer } from '../support/http-peer';
+import { startHttpPeer, vectorAnswer, viaTls, type HttpPeer } from '../support/http-peer';
 
 const omeNamespace = 'ome';
 const namespace = 'default';
@@ -56,12 +56,13 @@ describe('Analysis configuration and tokens read from the embedded API server', 
       ConfigMaps,
       configMap({
         canaryAnalysis: JSON.stringify({ queryTimeout: '3s' }),
-        metricProviders: JSON.stringify({ 'cluster-prometheus': { serverAddress: peer.address, authSecretRef: { name: 'prom-bearer', key: 'token' } } }),
+        metricProviders: JSON.stringify({ 'cluster-prometheus': { serverAddress: viaTls(peer).address, authSecretRef: { name: 'prom-bearer', key: 'token' } } }),
       }),
     );
     const readConfig = clusterMetricsConfigReader(cluster.client, omeNamespace);
     expect(metricsBinding(await readConfig())).toEqual({ boundProviders: new Set(['cluster-prometheus']), executor: false });
-    const executor = createPrometheusExecutor({ readConfig, readSecret: clusterSecretReader(cluster.client) });
+    const fence = { mode: 'local' as const, allowlist: { origins: [], ranges: ['127.0.0.1/32'] } };
+    const executor = createPrometheusExecutor({ fence, readConfig, readSecret: clusterSecretReader(cluster.client), fetch: viaTls(peer).fetch });
     const sampleRequest = {
       namespace,
       isvcName: 'chat',

@@ -101,6 +101,15 @@ describe('Function: resolveMetricsSource', () => {
       address: 'http://own:9090',
       headers: { A: '1' },
       tokenRef: authRef,
+      canaryAddress: true,
+    }],
+    ['the canary\'s credential headers are dropped, any case; the binding\'s stay', {
+      providerRef: { name: 'cluster-prometheus' },
+      headers: { authorization: 'Bearer stolen', COOKIE: 'c', 'Proxy-Authorization': 'p', Host: 'evil', 'X-Scope-OrgID': 'team-b' },
+    }, config, {
+      address: 'http://prometheus.monitoring.svc:9090',
+      headers: { 'X-Scope-OrgID': 'team-b', 'X-Extra': '1' },
+      tokenRef: { name: 'prom-token', key: 'token' },
     }],
     ['providerRef → the binding with its token and headers', { providerRef: { name: 'cluster-prometheus' } }, config, {
       address: 'http://prometheus.monitoring.svc:9090',

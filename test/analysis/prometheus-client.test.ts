@@ -4,12 +4,13 @@ import {
   PrometheusAddressError,
   PrometheusApiError,
   PrometheusHttpError,
+  PrometheusRefusedError,
   PrometheusResponseError,
   PrometheusTimeoutError,
   PrometheusUnreachableError,
 } from '../../shared/adapters/prometheus/errors';
 import { freePort } from '../support/test-prometheus';
-import { json, startHttpPeer, vectorAnswer, type HttpPeer } from '../support/http-peer';
+import { json, startHttpPeer, vectorAnswer, viaTls, type HttpPeer } from '../support/http-peer';
 
 const time = new Date('2026-12-01T20:00:00Z');
 
@@ -40,7 +41,8 @@ describe('Function: queryInstant against an HTTP peer', () => {
   it('POSTs the query and its time as a form, with the bearer token and headers', async () => {
     peer.handle(vectorAnswer('0.01', '0.04'));
     const before = peer.requests.length;
-    const reading = await queryInstant({ address: peer.address, query: 'sum(x{a="b"})', time, token: 's3cret', headers: { 'X-Scope-OrgID': 'tenant-a' } });
+    const tls = viaTls(peer);
+    const reading = await queryInstant({ address: tls.address, fetch: tls.fetch, query: 'sum(x{a="b"})', time, token: 's3cret', headers: { 'X-Scope-OrgID': 'tenant-a' } });
     expect(reading).toEqual({ kind: 'values', values: [0.01, 0.04] });
     const request = peer.requests[before];
     expect(request?.method).toBe('POST');
@@ -54,8 +56,17 @@ describe('Function: queryInstant against an HTTP peer', () => {
   it('lets an Authorization header override the token, as upstream sets headers after it', async () => {
     peer.handle(vectorAnswer('1'));
     const before = peer.requests.length;
-    await queryInstant({ address: peer.address, query: 'up', time, token: 's3cret', headers: { authorization: 'Basic abc' } });
+    const tls = viaTls(peer);
+    await queryInstant({ address: tls.address, fetch: tls.fetch, query: 'up', time, token: 's3cret', headers: { authorization: 'Basic abc' } });
     expect(peer.requests[before]?.headers.authorization).toBe('Basic abc');
+  });
+
+  it('refuses a token over plain http before sending anything', async () => {
+    const before = peer.requests.length;
+    const error = await queryInstant({ address: peer.address, query: 'up', time, token: 's3cret' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PrometheusRefusedError);
+    expect((error as Error).message).toBe(`refusing to send a bearer token over plain http to ${peer.address}: use https`);
+    expect(peer.requests.length).toBe(before);
   });
 
   it('sends no Authorization header without a token', async () => {
@@ -68,7 +79,8 @@ describe('Function: queryInstant against an HTTP peer', () => {
   it('falls back to GET when the server refuses POST with 405', async () => {
     peer.handle((request, response) => (request.method === 'POST' ? json(405, {})(request, response) : vectorAnswer('7')(request, response)));
     const before = peer.requests.length;
-    expect(await queryInstant({ address: peer.address, query: 'up', time, token: 't' })).toEqual({ kind: 'values', values: [7] });
+    const tls = viaTls(peer);
+    expect(await queryInstant({ address: tls.address, fetch: tls.fetch, query: 'up', time, token: 't' })).toEqual({ kind: 'values', values: [7] });
     const get = peer.requests[before + 1];
     expect(get?.method).toBe('GET');
     expect(new URL(get?.url ?? '', peer.address).searchParams.get('query')).toBe('up');
@@ -87,7 +99,8 @@ describe('Function: queryInstant against an HTTP peer', () => {
       response.writeHead(401);
       response.end('token s3cret refused');
     });
-    const error = await queryInstant({ address: peer.address, query: 'up', time, token: 's3cret' }).catch((e: unknown) => e);
+    const tls = viaTls(peer);
+    const error = await queryInstant({ address: tls.address, fetch: tls.fetch, query: 'up', time, token: 's3cret' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PrometheusHttpError);
     expect(error).toMatchObject({ status: 401, errorType: 'client_error', message: 'client_error: client error: 401' });
     expect((error as Error).message).not.toContain('s3cret');
@@ -100,7 +113,8 @@ describe('Function: queryInstant against an HTTP peer', () => {
         response.writeHead(307, { Location: `${elsewhere.address}/api/v1/query` });
         response.end();
       });
-      const error = await queryInstant({ address: peer.address, query: 'up', time, token: 's3cret' }).catch((e: unknown) => e);
+      const tls = viaTls(peer);
+      const error = await queryInstant({ address: tls.address, fetch: tls.fetch, query: 'up', time, token: 's3cret' }).catch((e: unknown) => e);
       expect(error).toMatchObject({ name: 'PrometheusHttpError', status: 307, message: 'client_error: client error: 307' });
       expect(elsewhere.requests).toHaveLength(0);
     } finally {

@@ -4,7 +4,8 @@ import { parseMetricsConfig, type MetricsConfig } from '../../shared/analysis/me
 import { NotFoundError } from '../../shared/errors';
 import type { AnalysisSampleRequest } from '../../shared/ports/analysis';
 import type { AnalysisMetric, AnalysisPrometheus, ComparisonOperator } from '../../shared/rollout/types';
-import { json, startHttpPeer, vectorAnswer, type HttpPeer } from '../support/http-peer';
+import type { MetricsFence } from '../../shared/analysis/network-fence';
+import { json, startHttpPeer, vectorAnswer, viaTls, type HttpPeer } from '../support/http-peer';
 import { freePort, startTestPrometheus, type TestPrometheus } from '../support/test-prometheus';
 
 const now = new Date('2026-12-01T20:00:00.750Z');
@@ -25,8 +26,12 @@ function request(metrics: AnalysisMetric[], prometheus?: AnalysisPrometheus): An
   };
 }
 
+/** The local plane's fence, with the loopback peers and Prometheus of these tests allowed. */
+const loopbackFence: MetricsFence = { mode: 'local', allowlist: { origins: [], ranges: ['127.0.0.0/8'] } };
+
 function executor(config: MetricsConfig, secrets: Record<string, Record<string, string>> = {}, extra: Partial<PrometheusExecutorDeps> = {}) {
   return createPrometheusExecutor({
+    fence: loopbackFence,
     readConfig: () => config,
     readSecret: (namespace, name, key) => {
       const secret = secrets[`${namespace}/${name}`];
@@ -163,7 +168,7 @@ describe('Prometheus executor faults', () => {
   ])('reports %s in one auth entry and sends no query', async (_name, secrets, message) => {
     const before = peer.requests.length;
     const verdict = await executor(parseMetricsConfig(undefined), secrets).sample(
-      request([metric('a', 'vector(1)'), metric('b', 'vector(1)')], { serverAddress: peer.address, authRef: { name: 'prom-bearer', key: 'token' } }),
+      request([metric('a', 'vector(1)'), metric('b', 'vector(1)')], { serverAddress: viaTls(peer).address, authRef: { name: 'prom-bearer', key: 'token' } }),
     );
     expect(verdict).toEqual({ outcome: 'Inconclusive', at, metrics: [{ name: 'auth', passed: false, message, time: at }] });
     expect(peer.requests.length).toBe(before);
@@ -177,14 +182,15 @@ describe('Prometheus executor faults', () => {
 
   it('sends the binding\'s token and headers, the canary\'s headers winning key by key, and renders the template', async () => {
     peer.handle(vectorAnswer('0.01', '0.04'));
+    const tls = viaTls(peer);
     const config = parseMetricsConfig({
       metricProviders: JSON.stringify({
-        'cluster-prometheus': { serverAddress: peer.address, authSecretRef: { name: 'binding-token', key: 'token' }, headers: { 'X-Scope-OrgID': 'team-a', 'X-Extra': '1' } },
+        'cluster-prometheus': { serverAddress: tls.address, authSecretRef: { name: 'binding-token', key: 'token' }, headers: { 'X-Scope-OrgID': 'team-a', 'X-Extra': '1' } },
       }),
     });
     const before = peer.requests.length;
     const query = 'errors{ns="{{.Namespace}}",isvc="{{.ISVCName}}",c="{{.Component}}",rev="{{.CanaryRevision}}",stable="{{.StableRevision}}",svc="{{.CanaryService}}",ssvc="{{.StableService}}"}';
-    const verdict = await executor(config, { 'prod/binding-token': { token: 'b1nd' } }).sample(
+    const verdict = await executor(config, { 'prod/binding-token': { token: 'b1nd' } }, { fetch: tls.fetch }).sample(
       request([metric('err', query, 'LTE')], { providerRef: { name: 'cluster-prometheus' }, headers: { 'X-Scope-OrgID': 'team-b' } }),
     );
     expect(verdict?.metrics?.[0]).toMatchObject({ value: '0.04', passed: true });
@@ -199,9 +205,10 @@ describe('Prometheus executor faults', () => {
 
   it('lets the canary\'s authRef replace the binding token', async () => {
     peer.handle(vectorAnswer('0'));
-    const config = parseMetricsConfig({ metricProviders: JSON.stringify({ p: { serverAddress: peer.address, authSecretRef: { name: 'binding-token', key: 'token' } } }) });
+    const tls = viaTls(peer);
+    const config = parseMetricsConfig({ metricProviders: JSON.stringify({ p: { serverAddress: tls.address, authSecretRef: { name: 'binding-token', key: 'token' } } }) });
     const before = peer.requests.length;
-    await executor(config, { 'prod/own': { t: 'mine' } }).sample(request([metric('a', 'vector(1)')], { providerRef: { name: 'p' }, authRef: { name: 'own', key: 't' } }));
+    await executor(config, { 'prod/own': { t: 'mine' } }, { fetch: tls.fetch }).sample(request([metric('a', 'vector(1)')], { providerRef: { name: 'p' }, authRef: { name: 'own', key: 't' } }));
     expect(peer.requests[before]?.headers.authorization).toBe('Bearer mine');
   });
 
@@ -241,6 +248,7 @@ describe('Prometheus executor faults', () => {
 
   it('reads a configuration that cannot be fetched as one config entry', async () => {
     const verdict = await createPrometheusExecutor({
+      fence: loopbackFence,
       readConfig: () => Promise.reject(new Error('configmaps "inferenceservice-config" is forbidden')),
       readSecret: () => undefined,
       now: () => now,

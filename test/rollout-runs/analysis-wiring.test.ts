@@ -163,7 +163,9 @@ describe('the sweep samples where the plane runs the rollouts, and only there', 
       await createPolicy(bench, name, { canary: { steps: [analysisStep, { capacity: '100%', traffic: 100 }], prometheus: { providerRef: { name: provider } } } });
     }
     const built: string[] = [];
-    const real = prometheusAnalysisWiring({ sampling: true, now: () => new Date(bench.clock.now()) });
+    // The binding's loopback address is allowed, so the sample reaches it and finds nothing listening.
+    const fence = { mode: 'local' as const, allowlist: { origins: [], ranges: ['127.0.0.1/32'] } };
+    const real = prometheusAnalysisWiring({ sampling: true, fence, now: () => new Date(bench.clock.now()) });
     const wiring: AnalysisWiring = (cluster) => {
       built.push(cluster.id);
       return real(cluster);

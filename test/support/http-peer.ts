@@ -60,3 +60,22 @@ export async function startHttpPeer(initial: PeerHandler = vectorAnswer('0')): P
       }),
   };
 }
+
+/**
+ * The peer as if it served https: an `https://` address with the peer's host and port, and
+ * a fetch that carries what is addressed there to the peer over http, as a TLS-terminating
+ * proxy in front of it would. For tests of what is sent to an https source.
+ */
+export function viaTls(peer: HttpPeer): { readonly address: string; readonly fetch: typeof fetch } {
+  const plain = new URL(peer.address);
+  const address = `https://${plain.host}`;
+  return {
+    address,
+    fetch: (input, init) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      if (url.origin !== address) return Promise.reject(new Error(`viaTls: ${url.origin} is not ${address}`));
+      url.protocol = 'http:';
+      return fetch(url, init);
+    },
+  };
+}

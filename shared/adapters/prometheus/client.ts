@@ -1,16 +1,18 @@
 /**
  * The Prometheus HTTP API client of analysis: one instant query (`/api/v1/query`, a POST
  * form as client_golang sends it, GET when the server answers 405), under the caller's
- * AbortSignal, with a bearer token and headers. The answer is read through a size cap and
+ * AbortSignal, with a bearer token (never over plain http) and headers. The answer is read through a size cap and
  * a series cap: a source is configured by users and its answers are untrusted input.
  * Failures are typed (errors.ts); nothing here logs, so the token never leaves the request.
  */
 import { MAX_RESULT_SERIES, parseQueryResponse, PrometheusErrorType, type QueryReading } from '../../analysis/query-result';
+import { FenceMessage } from '../../analysis/network-fence';
 import { sdkErrorShape } from '../sdk-error';
 import {
   PrometheusAddressError,
   PrometheusApiError,
   PrometheusHttpError,
+  PrometheusRefusedError,
   PrometheusResponseError,
   PrometheusTimeoutError,
   PrometheusUnreachableError,
@@ -30,7 +32,7 @@ export interface InstantQuery {
   /** Evaluation time of the instant query. */
   readonly time: Date;
   readonly headers?: Readonly<Record<string, string>>;
-  /** Sent as `Authorization: Bearer <token>` when non-empty. */
+  /** Sent as `Authorization: Bearer <token>` when non-empty; refused (PrometheusRefusedError) over plain http. */
   readonly token?: string;
   readonly signal?: AbortSignal;
   readonly fetch?: FetchFn;
@@ -61,6 +63,7 @@ export function queryUrl(address: string): URL {
  */
 export async function queryInstant(request: InstantQuery): Promise<QueryReading> {
   const url = queryUrl(request.address);
+  if (request.token && url.protocol === 'http:') throw new PrometheusRefusedError(FenceMessage.plainHttpBearer(request.address));
   const doFetch = request.fetch ?? fetch;
   const form = new URLSearchParams({ query: request.query, time: String(request.time.getTime() / 1000) });
   const headers: Record<string, string> = { ...(request.headers ?? {}) };

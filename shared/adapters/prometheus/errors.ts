@@ -24,6 +24,14 @@ export class PrometheusAddressError extends PrometheusQueryError {
   }
 }
 
+/** The network fence refuses the request (a bearer token over plain http). Nothing was sent. */
+export class PrometheusRefusedError extends PrometheusQueryError {
+  constructor(message: string) {
+    super(message, { retryable: false });
+    this.name = 'PrometheusRefusedError';
+  }
+}
+
 /** No answer: connection refused, unknown host, reset. */
 export class PrometheusUnreachableError extends PrometheusQueryError {
   constructor(message: string, options: { cause?: unknown } = {}) {

@@ -1,7 +1,8 @@
 /**
  * The AnalysisExecutor that samples a canary step's metrics from Prometheus. One sample:
- * read the cluster's metrics configuration, resolve the canary's source, read the bearer
- * token, then render and run every metric's query at the sample time, all under the one
+ * read the cluster's metrics configuration, resolve the canary's source, check it against
+ * the network fence (network-fence.ts; a refused source is sent nothing and its Secret is
+ * not read), read the bearer token, then render and run every metric's query at the sample time, all under the one
  * `queryTimeout`, and judge the results as upstream does. A sample is always produced:
  * an unreachable source, a refused query, a missing binding or Secret is an inconclusive
  * sample whose `metricResults` say why, never an exception and never a pass.
@@ -16,10 +17,20 @@ import type { AnalysisExecutor, AnalysisSampleRequest } from '../../ports/analys
 import type { AnalysisVerdict } from '../../rollout/analysis';
 import type { AnalysisMetric } from '../../rollout/types';
 import { formatKubeTime } from '../../rollout/run';
+import { checkMetricsSource, type MetricsFence } from '../../analysis/network-fence';
 import { queryInstant, queryUrl, type FetchFn } from './client';
+import { fenceTarget, type LookupAllFn } from './pinned-fetch';
 
 export interface PrometheusExecutorDeps {
+  /** Which sources may be queried with what: the plane's mode and ANALYSIS_SOURCE_ALLOWLIST. */
+  readonly fence: MetricsFence;
+  /**
+   * Replaces the fetch pinned to the checked address (tests that stand in for a TLS
+   * server); the fence still checks the source and its resolved addresses first.
+   */
   readonly fetch?: FetchFn;
+  /** Resolves a source's host to all its addresses; dns.lookup by default. */
+  readonly lookup?: LookupAllFn;
   /**
    * The value of one key of a Secret in `namespace`. Return undefined when the Secret has
    * no such key; throw NotFoundError when the Secret does not exist. Read at every
@@ -53,11 +64,16 @@ async function sampleAt(deps: PrometheusExecutorDeps, request: AnalysisSampleReq
   if (config.problem) return setupFailureSample(SampleEntry.config, config.problem, at);
   const source = resolveMetricsSource(request.prometheus, config);
   if ('problem' in source) return setupFailureSample(SampleEntry.prometheus, source.problem, at);
+  let url: URL;
   try {
-    queryUrl(source.address);
+    url = queryUrl(source.address);
   } catch (error) {
     return setupFailureSample(SampleEntry.prometheus, Message.buildClient(source.address, messageOf(error)), at);
   }
+  const refusal = checkMetricsSource({ address: source.address, url, canaryAddress: source.canaryAddress === true, bearer: source.tokenRef !== undefined }, deps.fence);
+  if (refusal) return setupFailureSample(SampleEntry[refusal.entry], refusal.message, at);
+  const target = await fenceTarget(source.address, url, deps.fence.allowlist, deps.lookup);
+  if ('refused' in target) return setupFailureSample(SampleEntry.prometheus, target.refused, at);
   const token = await readToken(deps, request.namespace, source);
   if (token.problem !== undefined) return setupFailureSample(SampleEntry.auth, BEARER_TOKEN_PREFIX + token.problem, at);
 
@@ -65,16 +81,16 @@ async function sampleAt(deps: PrometheusExecutorDeps, request: AnalysisSampleReq
   const time = new Date(Date.parse(at));
   // One budget for the whole sample: every query shares the same deadline.
   const signal = AbortSignal.timeout(config.queryTimeoutMs);
-  const read = (metric: AnalysisMetric) => readMetric(deps, metric, vars, { source, token: token.value, time, signal });
+  const fetch = deps.fetch ?? target.fetch;
+  const read = (metric: AnalysisMetric) => readMetric(metric, vars, { source, token: token.value, time, signal, fetch });
   const results = await Promise.all((request.analysis.metrics ?? []).map(async (metric) => judgeMetric(metric, await read(metric), at)));
   return judgeSample(results, at);
 }
 
 async function readMetric(
-  deps: PrometheusExecutorDeps,
   metric: AnalysisMetric,
   vars: QueryTemplateVars,
-  how: { source: MetricsSource; token: string | undefined; time: Date; signal: AbortSignal },
+  how: { source: MetricsSource; token: string | undefined; time: Date; signal: AbortSignal; fetch: FetchFn },
 ): Promise<QueryReading> {
   let query: string;
   try {
@@ -90,7 +106,7 @@ async function readMetric(
       headers: how.source.headers,
       ...(how.token ? { token: how.token } : {}),
       signal: how.signal,
-      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      fetch: how.fetch,
     });
   } catch (error) {
     return { kind: 'error', message: messageOf(error) };

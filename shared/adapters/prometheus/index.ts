@@ -3,3 +3,4 @@ export { createPrometheusExecutor, type PrometheusExecutorDeps } from './executo
 export { clusterMetricsConfigReader, clusterSecretReader, ConfigMaps, Secrets } from './cluster-reads';
 export { MAX_RESPONSE_BYTES, queryInstant, queryUrl, type FetchFn, type InstantQuery } from './client';
 export * from './errors';
+export { fenceTarget, lookupAll, pinnedFetch, type FencedTarget, type LookupAllFn } from './pinned-fetch';
