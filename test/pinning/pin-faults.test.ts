@@ -6,11 +6,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, UnavailableError } from '../../shared/errors';
 import { Resources } from '../../shared/model/resources';
 import type { Lease, LeaseStore } from '../../shared/ports/store';
-import { pinInferenceService, type PinTarget } from '../../shared/pinning';
+import { createDirectWorkloadWriter, pinInferenceService, type PinTarget } from '../../shared/pinning';
 import { createMemoryStores } from '../../shared/stores/memory';
 import {
   annotateSync,
   applyRuntime,
+  CountingClient,
   deliver,
   editIsvc,
   getIsvc,
@@ -86,18 +87,19 @@ async function changeRuntime(memFrac: '0.9' | '0.85'): Promise<void> {
 }
 
 describe('ome.io/runtime-sync is at most once', () => {
-  it('the same hint delivered 10 times, out of order with older hints, rolls forward once', async () => {
+  it.each([2, 10, 100])('the same hint delivered %i times at once, out of order with older hints, rolls forward once (case 1)', async (copies) => {
     // The older hints are about the InferenceService this one replaced (same name, older uid).
-    const replaced = await world.admin.create(Resources.inferenceServices, seedIsvc('dup'));
-    await world.admin.delete(Resources.inferenceServices, NS, 'dup');
-    await pinnedIsvc('dup');
-    const current = await getIsvc(world.admin, 'dup');
+    const name = `dup-${copies}`;
+    const replaced = await world.admin.create(Resources.inferenceServices, seedIsvc(name));
+    await world.admin.delete(Resources.inferenceServices, NS, name);
+    await pinnedIsvc(name);
+    const current = await getIsvc(world.admin, name);
     await changeRuntime('0.85');
-    await annotateSync(world.admin, 'dup', 'roll-1');
-    const currentHint: PinTarget = { namespace: NS, name: 'dup', uid: current.metadata.uid ?? '' };
-    const olderHint: PinTarget = { namespace: NS, name: 'dup', uid: replaced.metadata.uid ?? '' };
-    const hints = shuffled([...Array.from({ length: 10 }, () => currentHint), olderHint, olderHint], 0x5eed);
-    const lease = countingLeases('#dup');
+    await annotateSync(world.admin, name, 'roll-1');
+    const currentHint: PinTarget = { namespace: NS, name, uid: current.metadata.uid ?? '' };
+    const olderHint: PinTarget = { namespace: NS, name, uid: replaced.metadata.uid ?? '' };
+    const hints = shuffled([...Array.from({ length: copies }, () => currentHint), olderHint, olderHint], 0x5eed);
+    const lease = countingLeases(`#${name}`);
     world.client.reset();
     // Each delivery is its own worker, so only the lease keeps them from overlapping.
     const results = await Promise.all(
@@ -110,8 +112,8 @@ describe('ome.io/runtime-sync is at most once', () => {
     expect(byHint(currentHint).every((r) => r.outcome === 'pinned' && r.pinnedRevisionName === REV_085)).toBe(true);
     expect(world.client.count('replaceStatus', 'inferenceservices')).toBe(1);
     expect(world.client.count('replace', 'deployments')).toBe(1);
-    expect(await pinColumns(world.admin, 'dup')).toMatchObject({ pinned: REV_085, token: 'roll-1', drifted: '<none>' });
-  });
+    expect(await pinColumns(world.admin, name)).toMatchObject({ pinned: REV_085, token: 'roll-1', drifted: '<none>' });
+  }, 60_000);
 
   it('an old value arriving after a newer one does nothing', async () => {
     await pinnedIsvc('old-after-new');
@@ -178,6 +180,41 @@ describe('concurrency', () => {
     expect(world.client.count('replaceStatus', 'inferenceservices')).toBe(1);
     expect(world.client.count('create', 'deployments')).toBe(1);
   });
+
+  it('50 patchers under leases of their own hit 409s and converge within one delivery each (case 14)', async () => {
+    // Prepare: every patcher holds a lease from a store of its own, so nothing but the
+    // resourceVersion each status write carries stands between them.
+    await world.admin.create(Resources.inferenceServices, seedIsvc('hot-unleased'));
+    let conflicts = 0;
+    const client = new CountingClient(world.client);
+    const replaceStatus = client.replaceStatus;
+    client.replaceStatus = (type, object, options) =>
+      replaceStatus(type, object, options).catch((error: unknown) => {
+        if (error instanceof ConflictError) conflicts += 1;
+        throw error;
+      });
+
+    // Act: one attempt each, no redelivery: the conflicts are retried inside the call.
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) =>
+        pinInferenceService(
+          { ...world.deps, client, workloads: createDirectWorkloadWriter(client), leases: createMemoryStores().leases, holder: `patcher-${i}` },
+          { namespace: NS, name: 'hot-unleased' },
+        ),
+      ),
+    );
+
+    // Assess: real 409s, each patcher done, one status write stood, retries bounded.
+    const rejected = outcomes.filter((o) => o.status === 'rejected');
+    expect(rejected).toEqual([]);
+    expect(conflicts).toBeGreaterThan(0);
+    expect(client.count('replaceStatus', 'inferenceservices') - conflicts).toBe(1);
+    expect(client.count('replaceStatus', 'inferenceservices')).toBeLessThanOrEqual(50 * (world.deps.config.maxConflictRetries + 1));
+    const results = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    expect(results.filter((r) => r.statusWritten)).toHaveLength(1);
+    expect(results.every((r) => r.pinnedRevisionName === REV_090)).toBe(true);
+    expect(await pinColumns(world.admin, 'hot-unleased')).toMatchObject({ pinned: REV_090, drifted: '<none>' });
+  }, 60_000);
 
   it('injected 409s on status writes are retried within the delivery', async () => {
     await world.admin.create(Resources.inferenceServices, seedIsvc('conflicted'));
