@@ -11,6 +11,7 @@ import { DeleteCommand, PutCommand, ScanCommand, UpdateCommand, type DynamoDBDoc
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ControlPlaneError, IdempotencyPayloadMismatchError, isRetryable } from '../../shared/errors';
 import { Resources } from '../../shared/model/resources';
+import type { ClusterClient } from '../../shared/ports/cluster';
 import { idempotencyKey } from '../../shared/ports/store';
 import { hashIdempotencyPayload, MAX_IN_PROGRESS_MS, MIN_IN_PROGRESS_MS } from '../../shared/stores/idempotency-rules';
 import {
@@ -248,15 +249,42 @@ describe('an ambiguous DynamoDB timeout that succeeded server-side (case 12)', (
   });
 });
 
+/**
+ * A client that shows the uid `real` as `alias` in everything it reads and writes `alias`
+ * back as `real`: the cluster as one restored from another's backup with its uids would
+ * look to the plane (the embedded API server always assigns a fresh one).
+ */
+function clientSeeingUidAs(inner: ClusterClient, real: string, alias: string): ClusterClient {
+  const swap = <T>(value: T, from: string, to: string): T =>
+    value === undefined ? value : (JSON.parse(JSON.stringify(value).replaceAll(from, to)) as T);
+  const read = <T>(result: Promise<T>): Promise<T> => result.then((value) => swap(value, real, alias));
+  const client: ClusterClient = {
+    get: (type, namespace, name) => read(inner.get(type, namespace, name)),
+    list: (type, options) => read(inner.list(type, options)),
+    create: (type, object, options) => read(inner.create(type, swap(object, alias, real), options)),
+    replace: (type, object, options) => read(inner.replace(type, swap(object, alias, real), options)),
+    replaceStatus: (type, object, options) => read(inner.replaceStatus(type, swap(object, alias, real), options)),
+    patch: (type, namespace, name, patch, options) => read(inner.patch(type, namespace, name, swap(patch, alias, real), options)),
+    delete: (type, namespace, name, options) => inner.delete(type, namespace, name, swap(options, alias, real)),
+    watch: (type, options, onEvent) => inner.watch(type, options, (event) => onEvent(swap(event, real, alias))),
+  };
+  return client;
+}
+
 describe('the same token in two clusters (case 16)', () => {
-  it('is processed in both: the key carries the cluster id and the uid', async () => {
+  it('is processed in both, even for objects of the same uid: the key carries the cluster id', async () => {
     const west = await startFaultWorld({ clusterId: 'west', stores: (clock) => table.stores(clock) });
     try {
-      await rollForwardPending('twin', 'same-token');
-      await rollForwardPending('twin', 'same-token', west);
+      // Prepare: the same object in both clusters, uid included, asked to roll forward on the same value.
+      const { uid } = await rollForwardPending('twin', 'same-token');
+      const westUid = (await rollForwardPending('twin', 'same-token', west)).uid;
+      const westClient = clientSeeingUidAs(west.admin, westUid, uid);
+      expect((await getIsvc(westClient, 'twin')).metadata.uid).toBe(uid);
 
-      const [east, other] = await Promise.all([deliver(() => world.pin('twin')), deliver(() => west.pin('twin'))]);
+      // Act
+      const [east, other] = await Promise.all([deliver(() => world.pin('twin')), deliver(() => west.pin('twin', { client: westClient }))]);
 
+      // Assess
       expect([east.tokenApplied, other.tokenApplied]).toEqual(['same-token', 'same-token']);
       expect((await effectsOf('twin')).tokens).toEqual(['same-token']);
       expect((await effectsOf('twin', west)).tokens).toEqual(['same-token']);
@@ -290,8 +318,12 @@ describe('redelivery after the idempotency record expired (case 18)', () => {
   it('23 h later, with the record gone, does nothing: the status token matches', async () => {
     // Prepare
     const name = 'record-expired';
-    const { uid, rev090 } = await rollForwardPending(name);
+    const { uid, rev090, runtime } = await rollForwardPending(name);
     await deliver(() => world.pin(name));
+    const rev085 = await pinnedRevision(name);
+    // The runtime moves on after the roll, so the value would roll forward again but for
+    // the token recorded in status.
+    await applyRuntime(world.admin, seedRuntime('0.9', runtime));
     for (const record of await recordsOf(uid)) {
       await table.client.send(new DeleteCommand({ TableName: table.tableName, Key: { pk: record.pk, sk: record.sk } }));
     }
@@ -301,9 +333,14 @@ describe('redelivery after the idempotency record expired (case 18)', () => {
     world.clock.advance(23 * HOUR);
     const results = await Promise.all([1, 2, 3].map(() => deliver(() => world.pin(name, { leaseWaitMs: 5_000 }))));
 
-    // Assess
-    expect(results.map((r) => [r.tokenApplied, r.statusWritten])).toEqual([[undefined, false], [undefined, false], [undefined, false]]);
-    expect(await effectsOf(name)).toEqual({ tokens: ['roll-1'], templates: [rev090, await pinnedRevision(name)] });
+    // Assess: held at the rolled revision and reported drifted, the value not used again.
+    expect(results.map((r) => [r.tokenApplied, r.outcome, r.drift, r.pinnedRevisionName])).toEqual(
+      [1, 2, 3].map(() => [undefined, 'drifted', 'RevisionMismatch', rev085]),
+    );
+    expect(await recordsOf(uid)).toEqual([]);
+    expect(await pinnedRevision(name)).toBe(rev085);
+    expect(await engineRenderedFrom(world.admin, name)).toBe(rev085);
+    expect(await effectsOf(name)).toEqual({ tokens: ['roll-1'], templates: [rev090, rev085] });
   });
 });
 
@@ -352,20 +389,30 @@ describe('401 or 403 in the middle of the writes (case 24)', () => {
     expect((await effectsOf(name)).tokens).toEqual(['roll-1']);
   });
 
-  it('401 (expired token) on the Deployment write: retried, and the redelivery only finishes the Deployment', async () => {
+  it('401 (expired token) on the status write: retried, nothing written until the redelivery, which applies once', async () => {
     // Prepare
     const name = 'unauthorized';
-    const { rev090 } = await rollForwardPending(name);
-    world.cluster.faults.inject({ verb: 'update', resource: 'deployments', name: `${name}-engine`, count: 1, status: 401 });
+    const { uid, rev090 } = await rollForwardPending(name);
+    const before = await getIsvc(world.admin, name);
+    world.cluster.faults.inject({ verb: 'update', resource: 'inferenceservices/status', name, count: 1, status: 401 });
 
     // Act
     const error = await failed(world.pin(name));
+    const during = await effectsOf(name);
+    const isvcDuring = await getIsvc(world.admin, name);
+    const recordsDuring = await recordsOf(uid);
+    const engineDuring = await engineRenderedFrom(world.admin, name);
     const retried = await deliver(() => world.pin(name));
 
-    // Assess
+    // Assess: no partial write: the object, its Deployment and the token's record are as
+    // before the run, so the redelivery rolls forward as if the first run never happened.
     expect(isRetryable(error)).toBe(true);
-    expect(retried).toMatchObject({ statusWritten: false, workload: 'updated' });
-    expect(retried.tokenApplied).toBeUndefined();
+    expect(world.cluster.faults.pending()).toBe(0);
+    expect(during).toEqual({ tokens: [], templates: [rev090] });
+    expect(isvcDuring.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(engineDuring).toBe(rev090);
+    expect(recordsDuring).toEqual([]);
+    expect(retried.tokenApplied).toBe('roll-1');
     expect(await effectsOf(name)).toEqual({ tokens: ['roll-1'], templates: [rev090, await pinnedRevision(name)] });
   });
 });
