@@ -369,8 +369,10 @@ export interface FaultWorld {
 
 let workers = 0;
 
-export async function startFaultWorld(options: { clusterId?: string; stores?: (clock: Clock) => Stores } = {}): Promise<FaultWorld> {
-  const cluster = await startEmbeddedCluster({ workloadReadyDelayMs: 5 });
+export async function startFaultWorld(
+  options: { clusterId?: string; stores?: (clock: Clock) => Stores; workloadReadyDelayMs?: number } = {},
+): Promise<FaultWorld> {
+  const cluster = await startEmbeddedCluster({ workloadReadyDelayMs: options.workloadReadyDelayMs ?? 5 });
   const admin = cluster.client;
   const clock = new ShiftedClock();
   const stores = options.stores?.(clock) ?? createMemoryStores(clock);
