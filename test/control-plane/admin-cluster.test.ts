@@ -114,12 +114,18 @@ describe('kubectl ome admin cluster', () => {
     expect(list.stdout).toMatch(/\nedge-1 +standalone +https:\/\/127\.0\.0\.1:\d+ +kubeconfig-file \S+local\.kubeconfig +ome\n/);
     expect(list.stdout).toMatch(/\nlocal +/);
 
-    const describeOut = await kubectl(['ome', 'admin', 'cluster', 'describe', 'edge-1', '-o', 'json', ...registry()]);
-    expect(describeOut.code).toBe(0);
-    const report = JSON.parse(describeOut.stdout) as {
+    type Report = {
       record: { id: string; mode: string };
       forwarder: { lease: { holder?: string } | null; lagMilliseconds: number | null; checkpoints: Array<{ resource: string }> };
     };
+    // The forwarder saves a checkpoint after the events it forwards, not at once: describe
+    // until the InferenceServices' one is there.
+    const describeJson = async (): Promise<Report> => {
+      const describeOut = await kubectl(['ome', 'admin', 'cluster', 'describe', 'edge-1', '-o', 'json', ...registry()]);
+      expect(describeOut.code).toBe(0);
+      return JSON.parse(describeOut.stdout) as Report;
+    };
+    const report = await waitFor(describeJson, (found) => found.forwarder.checkpoints.some((checkpoint) => checkpoint.resource === 'inferenceservices'));
     expect(report.record).toMatchObject({ id: 'edge-1', mode: 'standalone' });
     expect(report.forwarder.lease?.holder).toMatch(/edge-1$/);
     expect(report.forwarder.checkpoints.map((checkpoint) => checkpoint.resource)).toContain('inferenceservices');
