@@ -266,7 +266,7 @@ function clientSeeingUidAs(inner: ClusterClient, real: string, alias: string): C
     replaceStatus: (type, object, options) => read(inner.replaceStatus(type, swap(object, alias, real), options)),
     patch: (type, namespace, name, patch, options) => read(inner.patch(type, namespace, name, swap(patch, alias, real), options)),
     delete: (type, namespace, name, options) => inner.delete(type, namespace, name, swap(options, alias, real)),
-    watch: (type, options, onEvent) => inner.watch(type, options, (event) => onEvent(swap(event, real, alias))),
+    watch: (type, options, onEvent) => inner.watch(type, options, (event) => onEvent(swap(event, real, alias) as Parameters<typeof onEvent>[0])),
   };
   return client;
 }
