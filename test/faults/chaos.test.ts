@@ -12,9 +12,11 @@
  *   slow), so the lease store, which judges expiry by the caller's clock as the DynamoDB
  *   adapter does, hands B the lease A still holds by its own clock.
  *
- * Everything is deterministic for a seed: deliveries run one at a time in an order the
- * generator draws, time is virtual (it moves between deliveries, by the product's own
- * sleeps, and past a lease when the test says), `Math.random` is the seeded generator, and
+ * It runs on the memory stores and on DynamoDB Local, each worker seeing the stores through
+ * its own clock as the adapters do. Everything is deterministic for a seed, whichever the
+ * stores: deliveries run one at a time in an order the generator draws, time is virtual (it
+ * moves between deliveries, by the product's own sleeps, and past a lease when the test
+ * says), `Math.random` is the seeded generator, and
  * nothing on a real timer can change an outcome (lease renewals are held: within a step
  * no virtual time passes, so a lease lives its TTL from acquisition; the simulated
  * Deployment controller never reports within the run). The same seed gives the same figures.
@@ -44,7 +46,9 @@ import {
   seedIsvc,
   seedRuntime,
   skewedClock,
+  startDynamoTable,
   startFaultWorld,
+  type DynamoTable,
   type FaultWorld,
   type Stores,
 } from './support';
@@ -129,19 +133,30 @@ function countingClient(admin: ClusterClient, counter: { writes: number }): Clus
   } as ClusterClient;
 }
 
-/** The shared memory stores as a worker with `clock` sees them, its lease renewals held. */
-function storesFor(leases: MemoryLeaseStore, idempotency: MemoryIdempotencyStore, clock: Clock): Stores {
-  const own = leases.withClock(clock);
+/** The shared stores as a worker whose clock reads `clock` sees them. */
+type StoreView = (clock: Clock) => Stores;
+
+/** A worker's view of the stores with its lease renewals held. */
+function withRenewalsHeld(stores: Stores): Stores {
+  const { leases } = stores;
   return {
     leases: {
-      acquire: (key, holder, ttl) => own.acquire(key, holder, ttl),
+      acquire: (key, holder, ttl) => leases.acquire(key, holder, ttl),
+      ...(leases.tryAcquire ? { tryAcquire: leases.tryAcquire.bind(leases) } : {}),
       // A renewal beat runs on a real timer, which virtual time cannot order; failing it
       // (not refusing it) keeps the lease's deadline, as a beat that never came would.
       renew: () => Promise.reject(new UnavailableError('renewals are held: no virtual time passes within a step')),
-      release: (lease) => own.release(lease),
+      release: (lease) => leases.release(lease),
     },
-    idempotency: idempotency.withClock(clock),
+    idempotency: stores.idempotency,
   };
+}
+
+/** The world's memory stores, each worker seeing them through its own clock. */
+function memoryView(world: FaultWorld): StoreView {
+  const { leases, idempotency } = world.stores;
+  if (!(leases instanceof MemoryLeaseStore) || !(idempotency instanceof MemoryIdempotencyStore)) throw new Error('the world holds no memory stores');
+  return (clock) => ({ leases: leases.withClock(clock), idempotency: idempotency.withClock(clock) });
 }
 
 /** Stores whose first claim or lease acquisition succeeds, then reports a timeout. */
@@ -203,12 +218,10 @@ interface Figures {
   deadLettered: number;
 }
 
-async function runChaos(world: FaultWorld, seed: number): Promise<Figures> {
+async function runChaos(world: FaultWorld, view: StoreView, seed: number): Promise<Figures> {
   const rand = random(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)] as T;
   const clock = new VirtualClock(EPOCH_MS);
-  const { leases, idempotency } = world.stores;
-  if (!(leases instanceof MemoryLeaseStore) || !(idempotency instanceof MemoryIdempotencyStore)) throw new Error('the chaos run needs the memory stores');
   const counter = { writes: 0 };
   const client = countingClient(world.admin, counter);
 
@@ -218,7 +231,7 @@ async function runChaos(world: FaultWorld, seed: number): Promise<Figures> {
   const deps = (o: { clock?: Clock; stores?: Stores; client?: ClusterClient } = {}): PinningDeps => {
     const own = o.clock ?? clock;
     return {
-      ...world.worker({ client: o.client ?? client, clock: own, stores: o.stores ?? storesFor(leases, idempotency, own), leaseTtlMs: LEASE_TTL_MS, leaseWaitMs: 5_000 }),
+      ...world.worker({ client: o.client ?? client, clock: own, stores: o.stores ?? withRenewalsHeld(view(own)), leaseTtlMs: LEASE_TTL_MS, leaseWaitMs: 5_000 }),
       sleep,
     };
   };
@@ -346,7 +359,7 @@ async function runChaos(world: FaultWorld, seed: number): Promise<Figures> {
         queue.push({ ...hint });
         break;
       case 'ambiguous-store':
-        await pinOnce(hint, deps({ stores: ambiguousStores(storesFor(leases, idempotency, clock), rand() < 0.5) }));
+        await pinOnce(hint, deps({ stores: ambiguousStores(withRenewalsHeld(view(clock)), rand() < 0.5) }));
         break;
       case 'drift':
         // The runtime moves without a token: a pin whose token is recorded stays, and updates
@@ -367,7 +380,7 @@ async function runChaos(world: FaultWorld, seed: number): Promise<Figures> {
         const token = await userChange(hint.name, false);
         foreignTokens.add(token);
         f.foreignPlanted += 1;
-        await idempotency.withClock(clock).claim(idempotencyKey(world.clusterId, uids.get(hint.name) ?? '', 'runtime-sync', token), {
+        await view(clock).idempotency.claim(idempotencyKey(world.clusterId, uids.get(hint.name) ?? '', 'runtime-sync', token), {
           inProgressTtlMs: 365 * 24 * 3600_000,
           recordTtlSeconds: 365 * 24 * 3600,
           payloadHash: hashIdempotencyPayload({ scope: 'another-plane', token }),
@@ -470,24 +483,34 @@ async function runChaos(world: FaultWorld, seed: number): Promise<Figures> {
   return f;
 }
 
-describe.each(SEEDS)('chaos, seed %i', (seed) => {
+/** Both seeds on the memory stores; the first on DynamoDB Local too, where it must give the same figures (one more run would pass 20 s). */
+const RUNS = [...SEEDS.map((seed) => ({ stores: 'memory', seed })), { stores: 'DynamoDB Local', seed: SEEDS[0] ?? 0 }];
+
+describe.each(RUNS)('chaos on $stores, seed $seed', ({ stores, seed }) => {
   let world: FaultWorld;
+  let table: DynamoTable | undefined;
+  let view: StoreView;
 
   beforeAll(async () => {
+    if (stores === 'DynamoDB Local') table = await startDynamoTable();
+    const dynamo = table;
     // The simulated Deployment controller would report readiness on a real timer, racing the writers.
-    world = await startFaultWorld({ workloadReadyDelayMs: 3_600_000 });
-  });
+    world = await startFaultWorld({ workloadReadyDelayMs: 3_600_000, ...(dynamo ? { stores: (clock: Clock) => dynamo.stores(clock) } : {}) });
+    view = dynamo ? (clock) => dynamo.stores(clock) : memoryView(world);
+  }, 60_000);
 
   afterAll(async () => {
     vi.restoreAllMocks();
     await world?.stop();
+    await table?.stop();
   });
 
   it('converges with nothing lost, nothing applied twice, and the same figures on every run', async () => {
     const started = performance.now();
-    const f = await runChaos(world, seed);
+    const f = await runChaos(world, view, seed);
     console.log(
       [
+        `chaos ${seed}: ${stores}`,
         `chaos ${seed}: ${f.deliveries} deliveries, ${f.changes} user changes, ${f.writes} API writes in ${Math.round(performance.now() - started)} ms`,
         `chaos ${seed}: faults ${f.faults}`,
         `chaos ${seed}: effects ${f.applied} token applications, ${f.templates} Deployment template changes; superseded=${f.superseded} lease-lost=${f.leaseLost}`,
