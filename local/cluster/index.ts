@@ -3,7 +3,6 @@
  * integration-test cluster. Real `kubectl` and `@kubernetes/client-node` talk to it over
  * HTTP; `client` reaches the same storage in-process.
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FUNCTION_SERVICE_ACCOUNTS, isAccessManifest, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
@@ -17,7 +16,7 @@ import type { Faults } from './faults';
 import { startEngineMetrics, type EngineMetrics } from './engine-metrics';
 import { ApiHttpServer, type RequestCounts } from './http-server';
 import { servingCertificate } from './serving-certificate';
-import { CONTEXT_NAME, renderIdentityKubeconfig, renderKubeconfig } from './kubeconfig';
+import { CONTEXT_NAME, renderIdentityKubeconfig, renderKubeconfig, writeSecretFile, type ClusterKubeconfigs } from './kubeconfig';
 import { applyManifestDirectory } from './manifests';
 
 export type { FaultSpec, FaultStatus, Faults } from './faults';
@@ -57,26 +56,9 @@ export interface EmbeddedClusterOptions {
   latencyMs?: number;
 }
 
-export interface EmbeddedCluster {
+export interface EmbeddedCluster extends ClusterKubeconfigs {
   /** `http://127.0.0.1:<port>`: plain HTTP, for clients that send their token over it (kubectl does not). */
   url: string;
-  /** `https://127.0.0.1:<port>`: the same port over TLS, as the kubeconfigs name it. */
-  httpsUrl: string;
-  /** base64 PEM of the serving certificate, the CA to trust for `httpsUrl`. */
-  caData: string;
-  /**
-   * The operator's kubeconfig (YAML): cluster, user and context named `embedded`, with a
-   * token of user `embedded-admin` in `system:masters`.
-   */
-  kubeconfig: string;
-  writeKubeconfig(path: string): Promise<void>;
-  /**
-   * The operator's context (current) plus one context per function, named after the
-   * function (`pin`, `drift-check`, …), holding its ServiceAccount's token.
-   */
-  identityKubeconfig: string;
-  /** Writes `identityKubeconfig` (mode 0600). */
-  writeIdentityKubeconfig(path: string): Promise<void>;
   /** A bearer token of the ServiceAccount (minted on first use; valid while it exists). Held in memory only. */
   serviceAccountToken(namespace: string, name: string): string;
   /** The operator's bearer token. Held in memory only. */
@@ -141,12 +123,6 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions = {})
       token: access.tokens.serviceAccountToken(SERVICE_ACCOUNT_NAMESPACE, account),
     })),
   );
-  const writeSecretFile = async (path: string, text: string): Promise<void> => {
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, text, { mode: 0o600 });
-    // writeFile's mode applies only to a new file; an older one may be wider.
-    await chmod(path, 0o600);
-  };
   let stopped = false;
   return {
     url,

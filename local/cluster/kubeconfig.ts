@@ -4,9 +4,38 @@
  * tokens as users. Given an `http://` server (tests of clients without credentials),
  * `insecure-skip-tls-verify` is set because client-node refuses such a server without it.
  */
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { stringify } from 'yaml';
 
 export const CONTEXT_NAME = 'embedded';
+
+/** What a local cluster, embedded or real (local/real-cluster), hands out: its TLS endpoint and kubeconfigs. */
+export interface ClusterKubeconfigs {
+  /** `https://127.0.0.1:<port>`, as the kubeconfigs name it. */
+  httpsUrl: string;
+  /** base64 PEM of the CA to trust for `httpsUrl`. */
+  caData: string;
+  /** The operator's kubeconfig (YAML): cluster, user and context named `embedded`, a token in `system:masters`. */
+  kubeconfig: string;
+  /** Writes `kubeconfig` (mode 0600). */
+  writeKubeconfig(path: string): Promise<void>;
+  /**
+   * The operator's context (current) plus one context per function, named after the
+   * function (`pin`, `drift-check`, …), holding its ServiceAccount's token.
+   */
+  identityKubeconfig: string;
+  /** Writes `identityKubeconfig` (mode 0600). */
+  writeIdentityKubeconfig(path: string): Promise<void>;
+}
+
+/** Writes a file that holds credentials: its directory made, mode 0600 even when it existed wider. */
+export async function writeSecretFile(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, text, { mode: 0o600 });
+  // writeFile's mode applies only to a new file; an older one may be wider.
+  await chmod(path, 0o600);
+}
 
 /** One identity of an identity kubeconfig: its context (and user) name and bearer token. */
 export interface KubeconfigIdentity {

@@ -12,7 +12,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -23,7 +23,7 @@ import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
 import { connectionFromKubeconfigText, createClusterClient, type ClosableClusterClient } from '../../shared/adapters/kubernetes';
 import { findFreePort, startWatchdog, waitForExit } from '../child-process';
 import type { AccessRecord } from '../cluster/access';
-import { CONTEXT_NAME, renderIdentityKubeconfig, renderKubeconfig } from '../cluster/kubeconfig';
+import { CONTEXT_NAME, renderIdentityKubeconfig, renderKubeconfig, writeSecretFile, type ClusterKubeconfigs } from '../cluster/kubeconfig';
 import { base64Of, makeControlPlanePki, type ControlPlanePki } from './pki';
 
 const run = promisify(execFile);
@@ -48,17 +48,8 @@ export interface RealClusterOptions {
   binDir?: string;
 }
 
-export interface RealCluster {
-  /** `https://127.0.0.1:<port>`. */
-  httpsUrl: string;
-  /** base64 PEM of the CA that signed the API server's certificate and the webhook's. */
-  caData: string;
-  /** The operator's kubeconfig (YAML): a token in `system:masters`. */
-  kubeconfig: string;
-  writeKubeconfig(path: string): Promise<void>;
-  /** The operator's context (current) plus one per function, holding its ServiceAccount's token. */
-  identityKubeconfig: string;
-  writeIdentityKubeconfig(path: string): Promise<void>;
+/** The CA (`caData`) signed the API server's certificate and the webhook's; the operator's token is in `system:masters`. */
+export interface RealCluster extends ClusterKubeconfigs {
   /** A token for a ServiceAccount, from the TokenRequest API. */
   serviceAccountToken(namespace: string, name: string): Promise<string>;
   adminToken: string;
@@ -130,7 +121,7 @@ async function startIn(dir: string, binDir: string, options: RealClusterOptions,
   const schedulerToken = randomBytes(24).toString('hex');
   const kwokToken = randomBytes(24).toString('hex');
   const tokenFile = join(dir, 'tokens.csv');
-  await writeSecret(tokenFile, [
+  await writeSecretFile(tokenFile, [
     `${adminToken},ome-test-admin,ome-test-admin,"system:masters"`,
     `${controllerManagerToken},system:kube-controller-manager,system:kube-controller-manager`,
     `${schedulerToken},system:kube-scheduler,system:kube-scheduler`,
@@ -140,10 +131,10 @@ async function startIn(dir: string, binDir: string, options: RealClusterOptions,
   ].join('\n'));
   const kubeconfig = renderKubeconfig(endpoint, 'default', adminToken);
   const adminKubeconfig = join(dir, 'admin.kubeconfig');
-  await writeSecret(adminKubeconfig, kubeconfig);
+  await writeSecretFile(adminKubeconfig, kubeconfig);
   const componentKubeconfig = async (name: string, token: string): Promise<string> => {
     const path = join(dir, `${name}.kubeconfig`);
-    await writeSecret(path, renderKubeconfig(endpoint, 'default', token));
+    await writeSecretFile(path, renderKubeconfig(endpoint, 'default', token));
     return path;
   };
 
@@ -209,9 +200,9 @@ async function startIn(dir: string, binDir: string, options: RealClusterOptions,
     httpsUrl,
     caData,
     kubeconfig,
-    writeKubeconfig: (path) => writeSecret(path, kubeconfig),
+    writeKubeconfig: (path) => writeSecretFile(path, kubeconfig),
     identityKubeconfig,
-    writeIdentityKubeconfig: (path) => writeSecret(path, identityKubeconfig),
+    writeIdentityKubeconfig: (path) => writeSecretFile(path, identityKubeconfig),
     serviceAccountToken,
     adminToken,
     webhookTls,
@@ -389,12 +380,6 @@ export function parseAuditLog(text: string): AccessRecord[] {
     });
   }
   return records;
-}
-
-async function writeSecret(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  await writeFile(path, text, { mode: 0o600 });
-  await chmod(path, 0o600);
 }
 
 function seconds(since: number): string {
