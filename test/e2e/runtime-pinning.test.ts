@@ -182,6 +182,10 @@ describe.each(WALK_MODES)(`Runtime revisions and pinning, walked with kubectl (%
 
   describe('Roll forward to the latest runtime', () => {
     it('annotates ome.io/runtime-sync: "annotated", then pins the live spec without drift', async () => {
+      // Creation times have one-second resolution and history lists newest first: the new
+      // revision must not share the first one's second, or their order is a tie.
+      const firstCreated = Date.parse(await kubectl('get', 'controllerrevision', REV_090, '-n', 'ome', '-o', 'jsonpath={.metadata.creationTimestamp}'));
+      while (Date.now() < firstCreated + 1_000) await new Promise((resolveDelay) => setTimeout(resolveDelay, 50));
       expect(await kubectl('annotate', 'inferenceservice', ISVC, '-n', NS, 'ome.io/runtime-sync=mem-frac-0-85', '--overwrite')).toBe(
         `inferenceservice.ome.io/${ISVC} annotated\n`,
       );
