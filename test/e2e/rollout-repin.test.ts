@@ -183,6 +183,12 @@ describe('Repin a drifted rollout plan, walked with kubectl and kubectl ome', { 
     const noRun = 'PLAN-READY    DRIFT\nNoActiveRun   InSync\n';
     expect(await eventually('the plan status reported', () => shOk(walk, PLAN_COLUMNS), (out) => out === noRun)).toBe(noRun);
     expect((await chat()).status.rollout?.activeRun).toBeUndefined();
+    // multi and guarded too must have been pinned on the first revision before the runtime
+    // changes, or they deploy the changed one directly and open no run.
+    for (const name of ['multi', 'guarded']) {
+      const planOf = PLAN_COLUMNS.replace('inferenceservice chat ', `inferenceservice ${name} `);
+      expect(await eventually(`${name}'s plan status reported`, () => shOk(walk, planOf), (out) => out === noRun)).toBe(noRun);
+    }
 
     await shOk(walk, `kubectl patch servingruntime srt -n prod --type=json -p '[{"op":"replace","path":"/spec/engineConfig/runner/args/0","value":"--mem-frac=0.85"}]'`);
     const opened = await eventually('a run opened and paused at its first step', chat, (isvc) => isvc.status.components?.engine?.rolloutPhase === 'Paused');
