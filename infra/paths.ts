@@ -18,3 +18,6 @@ export const WEBHOOK_CONFIGURATION_TEMPLATE = fileURLToPath(new URL('./k8s/webho
  * (`scripts/upstream-fields.ts` regenerates it from an upstream checkout; see docs/upstream-schema.md).
  */
 export const UPSTREAM_FIELDS_FILE = fileURLToPath(new URL('./crds/upstream/fields.json', import.meta.url));
+
+/** The admission webhook's front door: the CloudFront Function the stack deploys, which the local control plane runs too. */
+export const FRONT_DOOR_FUNCTION = fileURLToPath(new URL('./front-door/viewer-request.js', import.meta.url));

@@ -21,7 +21,8 @@ import type { Context } from 'aws-lambda';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../infra/paths';
 import { renderWebhookConfiguration as renderForCluster } from '../shared/admission/webhook-configuration';
 import { WebhookEnv } from '../shared/admission/webhook-settings';
-import { deriveWebhookToken } from '../shared/admission/webhook-token';
+import { deriveWebhookToken, frontDoorEntryOf } from '../shared/admission/webhook-token';
+import { createFileFrontDoorStore } from '../shared/adapters/front-door';
 import { createDynamoClient, createDynamoStores } from '../shared/adapters/dynamodb';
 import { createEventPublisher } from '../shared/adapters/eventbridge/publisher';
 import { connectLocalCluster, loadKubeConfig } from '../shared/adapters/kubernetes';
@@ -44,7 +45,8 @@ import { ensureTable, startDynamoDbLocal } from './dynamodb-local';
 import type { DynamoDbLocal } from './dynamodb-local';
 import { PROMETHEUS_ADDRESS_ENV, PROMETHEUS_INSTALL_HINT, resolvePrometheusBinary, startPrometheus } from './prometheus';
 import type { LocalPrometheus } from './prometheus';
-import { ensureLocalWebhookKey } from './webhook-key';
+import { LOCAL_FRONT_DOOR_FILE, startFrontDoor, type FrontDoor } from './front-door';
+import { ensureLocalOriginSecret, ensureLocalWebhookKey } from './webhook-key';
 
 const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVERLESS_YML = join(repositoryRoot, 'serverless.yml');
@@ -196,8 +198,10 @@ export interface ControlPlane {
   forwarderDynamoClient: ReturnType<typeof createDynamoClient>;
   tableName: string;
   app: AppContext;
-  /** Where the admission webhook is served, when its handler exists. */
+  /** Where the admission webhook is served (its front door), when its handler exists. */
   webhookUrl?: string;
+  /** The webhook's front door and its function URL behind it, with what each counted. */
+  webhook?: { frontDoor: FrontDoor; functionUrl: string; invocations(): FunctionUrlCounts };
   /** The local Prometheus, when asked for and installed (tests pause and resume it). */
   prometheus?: LocalPrometheus;
   /** Stops everything in reverse order of start; safe to call more than once. */
@@ -310,20 +314,29 @@ async function startParts(
   stoppers.push({ name: 'forwarders', stop: () => forwarders.stop() });
   await waitUntilWatching(clusters, listed, shardCount, log);
 
-  let webhookUrl: string | undefined;
+  let webhook: ControlPlane['webhook'];
   const webhookHandler = handlers.get(WEBHOOK_FUNCTION);
   if (webhookHandler) {
-    // The key stays in the data directory; the served handler reads it from there.
+    // The key and the origin secret stay in the data directory; the served handler reads them from there.
     const webhookKey = await ensureLocalWebhookKey(dataDir);
+    const originSecret = await ensureLocalOriginSecret(dataDir);
     delete process.env[WebhookEnv.keySecret];
+    delete process.env[WebhookEnv.originSecret];
     process.env[WebhookEnv.keyFile] = webhookKey.path;
-    // A real API server calls webhooks over TLS only: serve with a certificate of its CA.
+    process.env[WebhookEnv.originSecretFile] = originSecret.path;
+    // The function URL with the reserved concurrency serverless.yml gives it, behind the front
+    // door the stack puts before it. A real API server calls webhooks over TLS only: the front
+    // door serves with a certificate of its CA.
+    const served = await serveFunctionUrl((event, context) => runAsFunction(WEBHOOK_FUNCTION, () => webhookHandler(event, context)), WEBHOOK_FUNCTION, undefined, {
+      reservedConcurrency: await webhookReservedConcurrency(),
+    });
+    stoppers.push({ name: 'admission webhook', stop: () => served.stop() });
     const tls = clusters.find((cluster) => cluster.real)?.real?.webhookTls;
-    const webhook = await serveFunctionUrl((event, context) => runAsFunction(WEBHOOK_FUNCTION, () => webhookHandler(event, context)), WEBHOOK_FUNCTION, tls);
-    stoppers.push({ name: 'admission webhook', stop: () => webhook.stop() });
-    webhookUrl = webhook.url;
+    const frontDoor = await startFrontDoor({ origin: served.url, originSecret: originSecret.key.toString('utf8'), storePath: join(dataDir, LOCAL_FRONT_DOOR_FILE), ...(tls ? { tls } : {}) });
+    stoppers.push({ name: 'admission webhook front door', stop: () => frontDoor.stop() });
+    webhook = { frontDoor, functionUrl: served.url, invocations: served.counts };
     functions.push(WEBHOOK_FUNCTION);
-    await registerWebhook(clusters, webhook.url, webhookKey.key, log);
+    await registerWebhook(clusters, frontDoor, webhookKey.key, log);
   } else {
     log(`webhook      not served: functions/${WEBHOOK_FUNCTION}/handler.ts does not exist yet`);
   }
@@ -348,7 +361,7 @@ async function startParts(
     forwarderDynamoClient: dynamo.forwarderClient,
     tableName: LOCAL_TABLE_NAME,
     app,
-    ...(webhookUrl ? { webhookUrl } : {}),
+    ...(webhook ? { webhookUrl: webhook.frontDoor.url, webhook } : {}),
     ...(prometheus ? { prometheus } : {}),
     stop,
   };
@@ -793,14 +806,49 @@ async function waitUntilWatching(clusters: StartedCluster[], listed: ReadonlySet
 // Admission webhook
 // ---------------------------------------------------------------------------------------
 
+/** What a served function URL counted: calls that ran the handler, and calls refused for want of concurrency. */
+export interface FunctionUrlCounts {
+  invocations: number;
+  throttled: number;
+}
+
+/** Lambda's answer to a call beyond the function's reserved concurrency. */
+const THROTTLED_BODY = JSON.stringify({ Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded', Type: 'User', message: 'Rate Exceeded.' });
+
+/** The admission webhook's reserved concurrency as serverless.yml deploys it by default (`webhookConcurrency`). */
+async function webhookReservedConcurrency(): Promise<number> {
+  const match = /reservedConcurrency: \$\{param:webhookConcurrency, (\d+)\}/.exec(await readFile(SERVERLESS_YML, 'utf8'));
+  if (!match?.[1]) throw new ControlPlaneStartError('serverless.yml gives the admission webhook no reservedConcurrency (param webhookConcurrency)');
+  return Number(match[1]);
+}
+
 /**
  * Serves a Lambda function URL handler over plain HTTP: the request becomes a payload
  * format 2.0 event, the result a response (a bare object is JSON with status 200, as
- * function URLs do).
+ * function URLs do). With `reservedConcurrency`, a call beyond that many running ones is
+ * refused with 429, as Lambda refuses it.
  */
-export async function serveFunctionUrl(handler: Handler, functionName: string, tls?: { cert: Buffer; key: Buffer }): Promise<{ url: string; stop(): Promise<void> }> {
+export async function serveFunctionUrl(
+  handler: Handler,
+  functionName: string,
+  tls?: { cert: Buffer; key: Buffer },
+  options: { reservedConcurrency?: number } = {},
+): Promise<{ url: string; counts(): FunctionUrlCounts; stop(): Promise<void> }> {
+  const counts: FunctionUrlCounts = { invocations: 0, throttled: 0 };
+  let running = 0;
   const answer = (request: IncomingMessage, response: ServerResponse): void => {
-    void answerFunctionUrl(handler, functionName, request, response);
+    if (options.reservedConcurrency !== undefined && running >= options.reservedConcurrency) {
+      counts.throttled += 1;
+      request.resume();
+      response.writeHead(429, { 'content-type': 'application/json' });
+      response.end(THROTTLED_BODY);
+      return;
+    }
+    running += 1;
+    counts.invocations += 1;
+    void answerFunctionUrl(handler, functionName, request, response).finally(() => {
+      running -= 1;
+    });
   };
   const server: Server = tls ? createTlsServer(tls, answer) : createServer(answer);
   await new Promise<void>((resolveListen, reject) => {
@@ -810,6 +858,7 @@ export async function serveFunctionUrl(handler: Handler, functionName: string, t
   const { port } = server.address() as AddressInfo;
   return {
     url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    counts: () => ({ ...counts }),
     stop: () =>
       new Promise<void>((resolveClose) => {
         server.closeAllConnections();
@@ -893,7 +942,8 @@ export async function renderWebhookConfiguration(baseUrl: string, clusterId: str
   return renderForCluster(await readFile(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8'), { baseUrl, clusterId, omeNamespace, token: deriveWebhookToken(key, clusterId), ...(caBundle ? { caBundle } : {}) });
 }
 
-async function registerWebhook(clusters: StartedCluster[], baseUrl: string, key: Buffer, log: (line: string) => void): Promise<void> {
+async function registerWebhook(clusters: StartedCluster[], frontDoor: FrontDoor, key: Buffer, log: (line: string) => void): Promise<void> {
+  const baseUrl = frontDoor.url;
   const registered: string[] = [];
   for (const cluster of clusters) {
     // A cluster given by --kubeconfig cannot reach this process: leave it alone. A local real
@@ -901,6 +951,8 @@ async function registerWebhook(clusters: StartedCluster[], baseUrl: string, key:
     // webhooks judge (docs/admission.md).
     const client = cluster.embedded?.client ?? cluster.real?.client;
     if (!client || cluster.record.mode === 'delegate') continue;
+    const entry = frontDoorEntryOf(cluster.id, deriveWebhookToken(key, cluster.id));
+    await createFileFrontDoorStore(frontDoor.storePath).put(entry.key, entry.value);
     await client.create(WEBHOOK_CONFIGURATIONS, await renderWebhookConfiguration(baseUrl, cluster.id, key, cluster.record.omeNamespace, cluster.real?.caData));
     registered.push(cluster.id);
   }

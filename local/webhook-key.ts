@@ -10,10 +10,20 @@ import { join } from 'node:path';
 import { createFileWebhookKeyReader } from '../shared/adapters/webhook-key';
 
 export const LOCAL_WEBHOOK_KEY_FILE = 'admission-webhook-key';
+/** The secret the local front door adds to the calls it passes (local/front-door.ts). */
+export const LOCAL_ORIGIN_SECRET_FILE = 'admission-origin-secret';
 
 /** Returns the key file's path and the key, creating the file (mode 0600) when absent. */
 export async function ensureLocalWebhookKey(dataDir: string): Promise<{ path: string; key: Buffer }> {
-  const path = join(dataDir, LOCAL_WEBHOOK_KEY_FILE);
+  return ensureSecretFile(join(dataDir, LOCAL_WEBHOOK_KEY_FILE));
+}
+
+/** The front door's origin secret, kept like the key. */
+export async function ensureLocalOriginSecret(dataDir: string): Promise<{ path: string; key: Buffer }> {
+  return ensureSecretFile(join(dataDir, LOCAL_ORIGIN_SECRET_FILE));
+}
+
+async function ensureSecretFile(path: string): Promise<{ path: string; key: Buffer }> {
   try {
     await writeFile(path, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
   } catch (error) {

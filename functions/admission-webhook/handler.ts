@@ -1,7 +1,8 @@
 /**
  * admission-webhook: the clusters' API servers call this function URL with an
- * AdmissionReview at `/clusters/<id>/<token>/validate/<kind>`; the token is checked
- * against the webhook's key before anything else (shared/admission/webhook-request.ts).
+ * AdmissionReview at `/clusters/<id>/<token>/validate/<kind>`, through the front door
+ * (infra/front-door/), which adds its origin secret; the secret, then the token against
+ * the webhook's key, are checked before anything else (shared/admission/webhook-request.ts).
  * Only then is the named cluster's registry record read: for its mode (a delegate cluster's
  * objects are judged by upstream OME's webhooks, so this one allows them) and to look a
  * runtime up.
@@ -10,7 +11,7 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { cacheWebhookKeys, createWebhookKeyReader, type WebhookKeyReader } from '../../shared/adapters/webhook-key';
+import { cacheWebhookKeys, createOriginSecretReader, createWebhookKeyReader, type WebhookKeyReader } from '../../shared/adapters/webhook-key';
 import { createRuntimeLookup } from '../../shared/admission/review-admission';
 import { serveAdmissionRequest, WebhookMessage, type WebhookHttpRequest, type WebhookHttpResponse } from '../../shared/admission/webhook-request';
 import { loadWebhookConfig, WebhookEnv, type WebhookConfig } from '../../shared/admission/webhook-settings';
@@ -22,6 +23,7 @@ const logger = new Logger({ serviceName: 'admission-webhook' });
 interface Wiring {
   config: WebhookConfig;
   keys: WebhookKeyReader;
+  originSecret?: () => Promise<Buffer>;
 }
 
 /**
@@ -35,7 +37,9 @@ function wiringOf(env: Record<string, string | undefined>): Wiring {
   if (wiring?.source !== source) {
     const config = loadWebhookConfig(env);
     const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
-    wiring = { source, value: { config, keys: cacheWebhookKeys(createWebhookKeyReader(config.key, region)) } };
+    const keys = cacheWebhookKeys(createWebhookKeyReader(config.key, region));
+    const originSecret = config.origin ? cacheWebhookKeys(createOriginSecretReader(config.origin, region)) : undefined;
+    wiring = { source, value: { config, keys, ...(originSecret ? { originSecret } : {}) } };
   }
   return wiring.value;
 }
@@ -64,6 +68,7 @@ export async function serveAdmissionHttp(
   try {
     return await serveAdmissionRequest(request, {
       keys: current.keys,
+      ...(current.originSecret ? { originSecret: current.originSecret } : {}),
       runtimeLookup: (clusterId) => async (runtimeName, kind, namespace) => {
         const { client } = await appOf().cluster(clusterId);
         return createRuntimeLookup(client)(runtimeName, kind, namespace);
@@ -86,6 +91,7 @@ async function handle(event: APIGatewayProxyEventV2, context: Context): Promise<
       query: event.queryStringParameters,
       body: event.body ?? '',
       isBase64Encoded: event.isBase64Encoded,
+      headers: event.headers,
     },
     { remainingMs: () => context.getRemainingTimeInMillis() },
   );

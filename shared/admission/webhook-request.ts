@@ -3,6 +3,7 @@
  * front of the review itself (review-admission.ts).
  *
  * In order, each step before anything that costs more:
+ * 0. behind a front door, its origin secret (403): a call that did not come through it;
  * 1. the path's shape (404 unknown, 400 a `%` escape that does not decode, 401 a webhook
  *    route without a token);
  * 2. the token against the webhook's keys (403): nothing reads the registry or a cluster
@@ -25,7 +26,7 @@ import {
   type ReviewRequest,
   type RuntimeLookup,
 } from './review-admission';
-import { parseWebhookPath, verifyWebhookToken, type WebhookKeys } from './webhook-token';
+import { ORIGIN_SECRET_HEADER, parseWebhookPath, verifyOriginSecret, verifyWebhookToken, type WebhookKeys } from './webhook-token';
 import type { WebhookFailurePolicy, WebhookSettings } from './webhook-settings';
 import type { ClusterMode } from '../ports/store';
 
@@ -37,6 +38,8 @@ export interface WebhookHttpRequest {
   query?: Record<string, string | undefined> | undefined;
   body: string;
   isBase64Encoded?: boolean;
+  /** Header names in lower case, as function URLs pass them. */
+  headers?: Record<string, string | undefined>;
 }
 
 export interface WebhookHttpResponse {
@@ -56,6 +59,8 @@ export type DeadlineTimer = (ms: number) => { expired: Promise<void>; cancel(): 
 export interface WebhookRequestDeps {
   /** The keys tokens are checked against; the caller reads them once and caches them. */
   keys(): Promise<WebhookKeys>;
+  /** The front door's origin secret, when the function sits behind one; read once and cached like the keys. */
+  originSecret?(): Promise<Buffer>;
   /** The runtime lookup in one cluster; called only for an authenticated request. */
   runtimeLookup(clusterId: string): RuntimeLookup;
   /**
@@ -154,6 +159,10 @@ function readReview(request: WebhookHttpRequest, maxBytes: number, logger: Webho
  */
 export async function serveAdmissionRequest(request: WebhookHttpRequest, deps: WebhookRequestDeps): Promise<WebhookHttpResponse> {
   const { logger, settings } = deps;
+  if (deps.originSecret) {
+    const refused = await checkOrigin(request, deps.originSecret, logger);
+    if (refused) return refused;
+  }
   const path = parseWebhookPath(request.path);
   if (path.kind !== 'route') {
     // A token-shaped segment may be a real credential sent to a mistyped path: not logged.
@@ -192,6 +201,20 @@ export async function serveAdmissionRequest(request: WebhookHttpRequest, deps: W
   } finally {
     deadline.cancel();
   }
+}
+
+/** Refuses a call that did not come through the front door; undefined when it did. */
+async function checkOrigin(request: WebhookHttpRequest, read: () => Promise<Buffer>, logger: WebhookLogger): Promise<WebhookHttpResponse | undefined> {
+  let secret: Buffer;
+  try {
+    secret = await read();
+  } catch (error) {
+    logger.error('the front door\'s origin secret could not be read', { error: messageOf(error) });
+    return reject(503, WebhookMessage.unavailable);
+  }
+  if (verifyOriginSecret(secret, request.headers?.[ORIGIN_SECRET_HEADER])) return undefined;
+  logger.warn('webhook request refused: not through the front door', { method: request.method });
+  return reject(403, WebhookMessage.forbidden);
 }
 
 /** Upstream's webhooks judge a delegate cluster's objects; ours judges the others. */

@@ -39,14 +39,24 @@ export interface WebhookSettings {
   maxBodyBytes: number;
 }
 
+/**
+ * Where the front door's origin secret is read from: the value the front door adds to every
+ * call it passes (header ORIGIN_SECRET_HEADER). Unset, the function takes calls from anyone
+ * (tests, a webhook served without a front door).
+ */
+export type OriginSecretSourceConfig = { kind: 'secret'; secretId: string } | { kind: 'file'; path: string };
+
 export interface WebhookConfig extends WebhookSettings {
   key: WebhookKeySourceConfig;
+  origin?: OriginSecretSourceConfig;
 }
 
 export const WebhookEnv = {
   keySecret: 'ADMISSION_WEBHOOK_KEY_SECRET',
   keyStages: 'ADMISSION_WEBHOOK_KEY_STAGES',
   keyFile: 'ADMISSION_WEBHOOK_KEY_FILE',
+  originSecret: 'ADMISSION_ORIGIN_SECRET',
+  originSecretFile: 'ADMISSION_ORIGIN_SECRET_FILE',
   failurePolicy: 'ADMISSION_FAILURE_POLICY',
   timeBudget: 'ADMISSION_TIME_BUDGET',
 } as const;
@@ -77,5 +87,8 @@ export function loadWebhookConfig(env: Env): WebhookConfig {
   if (timeBudgetMs >= WEBHOOK_TIMEOUT_SECONDS * 1000) {
     throw new InvalidInputError(`${WebhookEnv.timeBudget}=${budget} must stay below the webhook's timeoutSeconds (${WEBHOOK_TIMEOUT_SECONDS}s)`);
   }
-  return { failurePolicy: policy, timeBudgetMs, maxBodyBytes: MAX_REVIEW_BYTES, key: readKeySource(env) };
+  const originSecret = env[WebhookEnv.originSecret];
+  const originFile = env[WebhookEnv.originSecretFile];
+  const origin: OriginSecretSourceConfig | undefined = originSecret ? { kind: 'secret', secretId: originSecret } : originFile ? { kind: 'file', path: originFile } : undefined;
+  return { failurePolicy: policy, timeBudgetMs, maxBodyBytes: MAX_REVIEW_BYTES, key: readKeySource(env), ...(origin ? { origin } : {}) };
 }

@@ -10,7 +10,7 @@
  * in `clientConfig.url`, and a Lambda function URL's IAM auth needs SigV4, which an API
  * server cannot sign. A token names one cluster: another cluster's token fails.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /** The routes the function serves, one per webhook of the configuration. */
 export const WebhookRoute = {
@@ -65,6 +65,29 @@ export function verifyWebhookToken(keys: WebhookKeys, clusterId: string, token: 
     if (timingSafeEqual(presented, digest(key, clusterId))) matched = true;
   }
   return matched;
+}
+
+/**
+ * The header the front door (infra/front-door/viewer-request.js) adds to every call it lets
+ * through, holding the origin secret: the function refuses a call without it, so the
+ * function URL is of no use to anyone who calls it directly.
+ */
+export const ORIGIN_SECRET_HEADER = 'x-ome-origin-verify';
+
+/** Whether `presented` is the origin secret, compared in constant time. */
+export function verifyOriginSecret(expected: Buffer, presented: string | undefined): boolean {
+  if (presented === undefined) return false;
+  const bytes = Buffer.from(presented, 'utf8');
+  return bytes.byteLength === expected.byteLength && timingSafeEqual(bytes, expected);
+}
+
+/**
+ * A cluster's entry in the front door's key value store: the hex SHA-256 of its token under
+ * `cluster/<id>`. The store holds digests, so reading it grants nothing; deleting the entry
+ * revokes that cluster alone.
+ */
+export function frontDoorEntryOf(clusterId: string, token: string): { key: string; value: string } {
+  return { key: `cluster/${clusterId}`, value: createHash('sha256').update(token, 'utf8').digest('hex') };
 }
 
 /** The URL a cluster registers for one webhook: `<baseUrl>/clusters/<id>/<token>/validate/<route>`. */

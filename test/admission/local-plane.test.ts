@@ -8,9 +8,9 @@ import { request as httpsRequest } from 'node:https';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOCAL_WEBHOOK_KEY_FILE } from '../../local/webhook-key';
+import { LOCAL_ORIGIN_SECRET_FILE, LOCAL_WEBHOOK_KEY_FILE } from '../../local/webhook-key';
 import { WebhookMessage } from '../../shared/admission/webhook-request';
-import { deriveWebhookToken } from '../../shared/admission/webhook-token';
+import { deriveWebhookToken, ORIGIN_SECRET_HEADER } from '../../shared/admission/webhook-token';
 import { WebhookName } from '../../shared/vocabulary';
 import { ISVC, NS, START_TIMEOUT_MS, kubectl, seedManifests, startObservedControlPlane, type ObservedControlPlane } from '../control-plane/support';
 import { ON_SERVER } from '../support/test-cluster';
@@ -24,15 +24,18 @@ function kubectlResult(kubeconfig: string, args: string[], stdin: string): Promi
   });
 }
 
+const jsonOf = (text: string): unknown => (text === '' ? undefined : (JSON.parse(text) as unknown));
+
 /** POSTs JSON: over TLS trusting `caData` (a real cluster's webhook), or plain HTTP. */
-function postJson(url: string, body: unknown, caData?: string): Promise<{ status: number; json: unknown }> {
-  if (!caData) return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (response) => ({ status: response.status, json: await response.json() }));
+function postJson(url: string, body: unknown, caData?: string, headers: Record<string, string> = {}): Promise<{ status: number; json: unknown }> {
+  const allHeaders = { 'content-type': 'application/json', ...headers };
+  if (!caData) return fetch(url, { method: 'POST', headers: allHeaders, body: JSON.stringify(body) }).then(async (response) => ({ status: response.status, json: jsonOf(await response.text()) }));
   return new Promise((resolve, reject) => {
-    const request = httpsRequest(url, { method: 'POST', ca: Buffer.from(caData, 'base64'), headers: { 'content-type': 'application/json' } }, (response) => {
+    const request = httpsRequest(url, { method: 'POST', ca: Buffer.from(caData, 'base64'), headers: allHeaders }, (response) => {
       let text = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, json: JSON.parse(text) as unknown }));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, json: jsonOf(text) }));
     });
     request.on('error', reject);
     request.end(JSON.stringify(body));
@@ -94,17 +97,41 @@ describe(`admission webhook in the local control plane${ON_SERVER}`, () => {
     );
   });
 
-  it.each([
-    ['without a token', (): string => '/clusters/local/validate/inferenceservice', 401, WebhookMessage.unauthorized],
-    ["with another cluster's token", (): string => `/clusters/local/${deriveWebhookToken(key, 'local-2')}/validate/inferenceservice`, 403, WebhookMessage.forbidden],
-    ['with a malformed % escape', (): string => `/clusters/%E0%A4%A/${deriveWebhookToken(key, 'local')}/validate/inferenceservice`, 400, WebhookMessage.badRequest],
-  ])('refuses a review %s with %i and a fixed body', async (_name, path, statusCode, message) => {
+  const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE' } };
+  const refusals = [
+    ['without a token', (): string => '/clusters/local/validate/inferenceservice', 403, 401, WebhookMessage.unauthorized],
+    ["with another cluster's token", (): string => `/clusters/local/${deriveWebhookToken(key, 'local-2')}/validate/inferenceservice`, 403, 403, WebhookMessage.forbidden],
+    ['with a malformed % escape', (): string => `/clusters/%E0%A4%A/${deriveWebhookToken(key, 'local')}/validate/inferenceservice`, 400, 400, WebhookMessage.badRequest],
+  ] as const;
+
+  it.each(refusals)('answers a review %s at the front door (%i), without calling the function', async (_name, path, frontDoorStatus) => {
+    // Arrange
+    const before = observed.plane.webhook?.invocations().invocations;
+
     // Act
-    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: 'ome.io', version: 'v1beta1', kind: 'InferenceService' }, operation: 'CREATE' } };
     const response = await postJson(`${observed.plane.webhookUrl}${path()}?timeout=10s`, review, observed.plane.clusters[0]?.real?.caData);
 
     // Assess
-    expect(response.status).toBe(statusCode);
-    expect(response.json).toEqual({ message });
+    expect(response).toEqual({ status: frontDoorStatus, json: undefined });
+    expect(observed.plane.webhook?.invocations().invocations).toBe(before);
+  });
+
+  it.each(refusals)('refuses a review %s at the function itself too, with %i then %i and a fixed body', async (_name, path, _frontDoorStatus, statusCode, message) => {
+    // Arrange: the front door's own header, as if it had let the call through.
+    const originSecret = (await readFile(join(observed.dataDir, LOCAL_ORIGIN_SECRET_FILE), 'utf8')).trim();
+
+    // Act
+    const response = await postJson(`${observed.plane.webhook?.functionUrl}${path()}?timeout=10s`, review, undefined, { [ORIGIN_SECRET_HEADER]: originSecret });
+
+    // Assess
+    expect(response).toEqual({ status: statusCode, json: { message } });
+  });
+
+  it('refuses a call that did not come through the front door, with the cluster\'s own token', async () => {
+    // Act
+    const response = await postJson(`${observed.plane.webhook?.functionUrl}/clusters/local/${deriveWebhookToken(key, 'local')}/validate/inferenceservice?timeout=10s`, review);
+
+    // Assess
+    expect(response).toEqual({ status: 403, json: { message: WebhookMessage.forbidden } });
   });
 });

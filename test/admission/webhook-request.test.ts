@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { RuntimeLookup } from '../../shared/admission/review-admission';
 import { computeTimeBudgetMs, serveAdmissionRequest, WebhookMessage, type DeadlineTimer, type WebhookHttpRequest, type WebhookRequestDeps } from '../../shared/admission/webhook-request';
 import { MAX_REVIEW_BYTES, type WebhookSettings } from '../../shared/admission/webhook-settings';
-import { deriveWebhookToken, webhookUrlOf, type WebhookKeys } from '../../shared/admission/webhook-token';
+import { deriveWebhookToken, ORIGIN_SECRET_HEADER, webhookUrlOf, type WebhookKeys } from '../../shared/admission/webhook-token';
 
 const KEY = Buffer.from('a-local-test-key-of-forty-eight-characters-long!');
 const OLD_KEY = Buffer.from('the-key-before-the-rotation-also-forty-eight-ch!');
@@ -34,7 +34,9 @@ const isvcReview = (uid = 'u-1') =>
   });
 
 /** Counts what a request reached: the keys, a cluster's runtime lookup, and what was logged. */
-function harness(options: { lookup?: RuntimeLookup; keys?: () => Promise<WebhookKeys>; settings?: Partial<WebhookSettings>; timer?: DeadlineTimer } = {}) {
+function harness(
+  options: { lookup?: RuntimeLookup; keys?: () => Promise<WebhookKeys>; settings?: Partial<WebhookSettings>; timer?: DeadlineTimer; originSecret?: () => Promise<Buffer> } = {},
+) {
   const calls = { keys: 0, clusters: [] as string[], lookups: 0 };
   const logged: Array<{ level: string; message: string; details: Record<string, unknown> }> = [];
   const deps: WebhookRequestDeps = {
@@ -55,6 +57,7 @@ function harness(options: { lookup?: RuntimeLookup; keys?: () => Promise<Webhook
       error: (message, details) => logged.push({ level: 'error', message, details }),
     },
     ...(options.timer ? { timer: options.timer } : {}),
+    ...(options.originSecret ? { originSecret: options.originSecret } : {}),
   };
   const serve = (request: Partial<WebhookHttpRequest>) => serveAdmissionRequest({ method: 'POST', path: GOOD_PATH, body: isvcReview(), query: { timeout: '10s' }, ...request }, deps);
   return { calls, logged, serve };
@@ -247,5 +250,52 @@ describe('Method: computeTimeBudgetMs', () => {
     ['the configured budget when the timeout is not in seconds', 2_000, '10m', undefined, 2_000],
   ])('%s', (_name, configured, timeout, remaining, expected) => {
     expect(computeTimeBudgetMs(configured, timeout, remaining)).toBe(expected);
+  });
+});
+
+describe('behind the front door', () => {
+  const ORIGIN = Buffer.from('the-front-door-origin-secret-of-48-characters-ok');
+
+  it.each([
+    ['no origin header', {}],
+    ['a wrong origin secret', { [ORIGIN_SECRET_HEADER]: 'the-front-door-origin-secret-of-48-characters-no' }],
+    ['a prefix of the origin secret', { [ORIGIN_SECRET_HEADER]: 'the-front-door-origin-secret' }],
+  ])('refuses a call with %s before reading the keys, whatever its token', async (_case, headers) => {
+    // Prepare
+    const { calls, serve } = harness({ originSecret: async () => ORIGIN });
+
+    // Act
+    const response = await serve({ headers });
+
+    // Assess
+    expect(response).toMatchObject({ statusCode: 403, body: JSON.stringify({ message: WebhookMessage.forbidden }) });
+    expect(calls).toEqual({ keys: 0, clusters: [], lookups: 0 });
+  });
+
+  it('serves a call that carries the origin secret, then checks its token as before', async () => {
+    // Prepare
+    const { calls, serve } = harness({ originSecret: async () => ORIGIN });
+
+    // Act
+    const served = await serve({ headers: { [ORIGIN_SECRET_HEADER]: ORIGIN.toString('utf8') } });
+    const forged = await serve({ headers: { [ORIGIN_SECRET_HEADER]: ORIGIN.toString('utf8') }, path: pathOf(CLUSTER, deriveWebhookToken(OLD_KEY, CLUSTER)) });
+
+    // Assess
+    expect(served.statusCode).toBe(200);
+    expect(JSON.parse(served.body)).toMatchObject({ response: { uid: 'u-1', allowed: true } });
+    expect(forged.statusCode).toBe(403);
+    expect(calls.lookups).toBe(1);
+  });
+
+  it('answers 503 when the origin secret cannot be read', async () => {
+    // Prepare
+    const { calls, serve } = harness({ originSecret: () => Promise.reject(new Error('AccessDenied')) });
+
+    // Act
+    const response = await serve({ headers: { [ORIGIN_SECRET_HEADER]: ORIGIN.toString('utf8') } });
+
+    // Assess
+    expect(response).toMatchObject({ statusCode: 503, body: JSON.stringify({ message: WebhookMessage.unavailable }) });
+    expect(calls.keys).toBe(0);
   });
 });

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { InvalidInputError, NotFoundError } from '../../errors';
 import { MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText, type WebhookKeys } from '../../admission/webhook-token';
-import type { WebhookKeySourceConfig } from '../../admission/webhook-settings';
+import type { OriginSecretSourceConfig, WebhookKeySourceConfig } from '../../admission/webhook-settings';
 import { mapAwsError } from '../aws-credentials/errors';
 
 export type WebhookKeyReader = () => Promise<WebhookKeys>;
@@ -55,11 +55,29 @@ export function createWebhookKeyReader(config: WebhookKeySourceConfig, region: s
 }
 
 /**
- * Reads the keys once and shares the result (one read per cold start); a failed read is
- * forgotten, so the next request tries again.
+ * Reads the front door's origin secret: the text of a Secrets Manager secret (the stack
+ * generates it and hands the same value to the distribution), or of a file locally.
  */
-export function cacheWebhookKeys(read: WebhookKeyReader): WebhookKeyReader {
-  let cached: Promise<WebhookKeys> | undefined;
+export function createOriginSecretReader(config: OriginSecretSourceConfig, region: string): () => Promise<Buffer> {
+  if (config.kind === 'file') return async () => toKey(await readFile(config.path, 'utf8'), config.path);
+  const client = new SecretsManagerClient({ region, maxAttempts: 2 });
+  return async () => {
+    try {
+      const output = await client.send(new GetSecretValueCommand({ SecretId: config.secretId }));
+      if (output.SecretString === undefined) throw new InvalidInputError(`the origin secret ${config.secretId} is not a string secret`);
+      return toKey(output.SecretString, `secret ${config.secretId}`);
+    } catch (error) {
+      throw mapAwsError(error, { action: `read the origin secret ${config.secretId}`, permission: 'secretsmanager:GetSecretValue', resource: config.secretId });
+    }
+  };
+}
+
+/**
+ * Reads once and shares the result (one read per cold start); a failed read is forgotten,
+ * so the next request tries again.
+ */
+export function cacheWebhookKeys<T = WebhookKeys>(read: () => Promise<T>): () => Promise<T> {
+  let cached: Promise<T> | undefined;
   return () => {
     if (!cached) {
       const pending = read();
