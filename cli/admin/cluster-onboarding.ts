@@ -5,7 +5,8 @@
  * cluster's URL and token), then writes the record; deregister removes them again.
  */
 import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
-import { deriveWebhookToken } from '../../shared/admission/webhook-token';
+import { deriveWebhookToken, frontDoorEntryOf } from '../../shared/admission/webhook-token';
+import type { FrontDoorStore } from '../../shared/adapters/front-door';
 import type { WebhookFailurePolicy } from '../../shared/admission/webhook-settings';
 import { AlreadyExistsError, NotFoundError } from '../../shared/errors';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
@@ -53,6 +54,8 @@ export interface WebhookInput {
   key: Buffer;
   caBundle?: string;
   failurePolicy?: WebhookFailurePolicy;
+  /** The front door's store, where the cluster's token digest goes; absent: the step says what to run. */
+  frontDoor?: FrontDoorStore;
 }
 
 export interface RegisterInput {
@@ -180,6 +183,7 @@ export async function registerCluster(
     // Upstream OME's own webhooks judge in a delegate cluster (docs/admission.md).
     steps.push({ kind: 'ValidatingWebhookConfiguration', name: webhookNameOf(manifests), action: 'skipped', note: 'delegate mode: upstream OME\'s webhooks judge' });
   } else if (input.webhook) {
+    steps.push(await admitAtFrontDoor(input.id, input.webhook));
     steps.push(await createOrReplace(client, renderClusterWebhook(manifests, input.id, input.omeNamespace, input.webhook)));
   } else {
     steps.push({ kind: 'ValidatingWebhookConfiguration', name: webhookNameOf(manifests), action: 'skipped', note: 'no --webhook-url given' });
@@ -187,6 +191,28 @@ export async function registerCluster(
   await registry.putCluster(buildClusterRecord(input));
   steps.push({ kind: 'ClusterRecord', name: input.id, action: 'written', note: `mode ${input.mode}` });
   return steps;
+}
+
+/** The kind of the front door's entry in the steps' table. */
+const FRONT_DOOR_ENTRY = 'FrontDoorEntry';
+
+/**
+ * Lets the cluster's calls through the webhook's front door: its token's digest under
+ * `cluster/<id>`, written before the webhook that makes the calls. Without a store, the
+ * step says how to write it: until then the front door refuses the cluster's calls.
+ */
+async function admitAtFrontDoor(id: string, webhook: WebhookInput): Promise<Step> {
+  const entry = frontDoorEntryOf(id, deriveWebhookToken(webhook.key, id));
+  if (!webhook.frontDoor) {
+    return {
+      kind: FRONT_DOOR_ENTRY,
+      name: entry.key,
+      action: 'skipped',
+      note: `no --front-door-kvs given: the front door refuses this cluster's calls until its entry is written (aws cloudfront-keyvaluestore put-key --key ${entry.key} --value ${entry.value}; docs/admission.md)`,
+    };
+  }
+  await webhook.frontDoor.put(entry.key, entry.value);
+  return { kind: FRONT_DOOR_ENTRY, name: entry.key, action: 'written', note: webhook.frontDoor.where };
 }
 
 function webhookNameOf(manifests: OnboardingManifests): string {
@@ -214,9 +240,14 @@ export async function deregisterCluster(
   client: AdminClusterClient,
   registry: Pick<ClusterAdminRegistry, 'getCluster' | 'deleteCluster'>,
   manifests: OnboardingManifests,
-  options: { id: string; deleteCrds: boolean },
+  options: { id: string; deleteCrds: boolean; frontDoor?: FrontDoorStore },
 ): Promise<Step[]> {
   const steps: Step[] = [];
+  if (options.frontDoor) {
+    // First: the cluster's calls stop at the edge, whatever else is left behind.
+    const key = frontDoorEntryOf(options.id, '').key;
+    steps.push({ kind: FRONT_DOOR_ENTRY, name: key, action: await options.frontDoor.delete(key), note: options.frontDoor.where });
+  }
   const record = await registry.getCluster(options.id);
   if (record) {
     await registry.deleteCluster(record);

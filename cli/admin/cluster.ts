@@ -7,6 +7,7 @@
 import { isAbsolute, resolve } from 'node:path';
 
 import { webhookKeyFromText, MIN_WEBHOOK_KEY_BYTES } from '../../shared/admission/webhook-token';
+import { createFileFrontDoorStore, createKvsFrontDoorStore, type FrontDoorStore } from '../../shared/adapters/front-door';
 import { forwarderLeaseKey } from '../../shared/forwarder/forwarder-lease';
 import type { ClusterCredentials, ClusterRecord } from '../../shared/ports/store';
 import { DEFAULT_OME_NAMESPACE } from '../../shared/vocabulary';
@@ -123,13 +124,34 @@ async function webhookOf(deps: AppDeps, args: ParsedArgs): Promise<RegisterInput
   const caFile = stringFlag(args, 'webhook-ca-file');
   const policy = stringFlag(args, 'webhook-failure-policy');
   if (policy !== undefined && policy !== 'Fail' && policy !== 'Ignore') throw new CliError('--webhook-failure-policy must be Fail or Ignore');
+  const frontDoor = frontDoorOf(args);
   return {
     baseUrl,
     key,
     ...(caFile ? { caBundle: (await readText(deps, caFile)).toString('base64') } : {}),
     ...(policy ? { failurePolicy: policy } : {}),
+    ...(frontDoor ? { frontDoor } : {}),
   };
 }
+
+/** The store of the webhook's front door: the stack's key value store, or `npm start`'s file. */
+function frontDoorOf(args: ParsedArgs): FrontDoorStore | undefined {
+  const kvs = stringFlag(args, 'front-door-kvs');
+  const file = stringFlag(args, 'front-door-file');
+  if (kvs && file) throw new CliError('--front-door-kvs and --front-door-file name two stores: give one');
+  if (kvs) {
+    if (!/^arn:aws[a-z-]*:cloudfront::\d{12}:key-value-store\/[0-9a-f-]+$/.test(kvs)) {
+      throw new CliError('--front-door-kvs must be the ARN of a CloudFront KeyValueStore (the stack\'s AdmissionFrontDoorStoreArn output), such as arn:aws:cloudfront::123456789012:key-value-store/0f1e2d3c-...');
+    }
+    return createKvsFrontDoorStore(kvs);
+  }
+  return file ? createFileFrontDoorStore(isAbsolute(file) ? file : resolve(file)) : undefined;
+}
+
+const FRONT_DOOR_FLAGS: FlagSpec[] = [
+  { name: 'front-door-kvs', type: 'string', description: 'The ARN of the webhook front door\'s CloudFront KeyValueStore (the stack\'s AdmissionFrontDoorStoreArn): the cluster\'s token digest is written there, with the AWS CLI' },
+  { name: 'front-door-file', type: 'string', description: 'npm start\'s front door store (<data-dir>/front-door.json), in place of --front-door-kvs' },
+];
 
 const REGISTER: Command = {
   path: 'admin cluster register',
@@ -152,6 +174,7 @@ const REGISTER: Command = {
     { name: 'webhook-key-file', type: 'string', description: 'File holding the webhook key the cluster\'s token derives from' },
     { name: 'webhook-ca-file', type: 'string', description: 'PEM CA of the webhook endpoint, when not publicly trusted' },
     { name: 'webhook-failure-policy', type: 'string', description: 'Fail (default, as the template) or Ignore', values: ['Fail', 'Ignore'] },
+    ...FRONT_DOOR_FLAGS,
     { name: 'skip-webhook', type: 'boolean', description: 'Install no webhook' },
     { name: 'without-policy', type: 'boolean', description: 'Register even where the API server cannot take the owned-Deployments admission policy (Kubernetes before 1.30); the plane\'s identities are then held by RBAC alone' },
     ...REGISTRY_FLAGS,
@@ -310,10 +333,12 @@ const DEREGISTER: Command = {
   description:
     'Deletes the registry record and the cluster\'s checkpoints (the plane stops serving it), then, in the cluster\n' +
     'kubectl points at, the webhook configuration and every object of infra/k8s/rbac-*.yaml and policy-*.yaml.\n' +
-    'CRDs stay: deleting a CRD deletes every object of its kind. --delete-crds removes those register installed.',
+    'CRDs stay: deleting a CRD deletes every object of its kind. --delete-crds removes those register installed.\n' +
+    'With --front-door-kvs (or --front-door-file), the cluster\'s front door entry goes first: its calls stop at the edge.',
   flags: [
     { name: 'yes', type: 'boolean', description: 'Confirm; required' },
     { name: 'delete-crds', type: 'boolean', description: 'Also delete the CRDs register installed (and every object of their kinds)' },
+    ...FRONT_DOOR_FLAGS,
     ...REGISTRY_FLAGS,
     OUTPUT,
   ],
@@ -325,7 +350,8 @@ const DEREGISTER: Command = {
     const registry = await openRegistry(invocation);
     const { connection } = await invocation.connect();
     if (!connection.admin) throw new CliError('this build cannot write to the cluster');
-    const steps = await deregisterCluster(connection.admin, registry, manifests, { id, deleteCrds: booleanFlag(invocation.args, 'delete-crds') });
+    const frontDoor = frontDoorOf(invocation.args);
+    const steps = await deregisterCluster(connection.admin, registry, manifests, { id, deleteCrds: booleanFlag(invocation.args, 'delete-crds'), ...(frontDoor ? { frontDoor } : {}) });
     printSteps(invocation.deps, steps, output);
     return 0;
   },

@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { LOCAL_WEBHOOK_KEY_FILE } from '../../local/webhook-key';
+import { LOCAL_FRONT_DOOR_FILE } from '../../local/front-door';
 import { kubectl as kubectlAt, kubectlApply, pinnedRevision, REV_090, seedManifests, START_TIMEOUT_MS, startObservedControlPlane, waitFor } from './support';
 import type { ObservedControlPlane } from './support';
 
@@ -89,6 +90,7 @@ describe('kubectl ome admin cluster', () => {
       'ome', 'admin', 'cluster', 'register', 'edge-1', '--mode', 'standalone',
       '--credentials', 'kubeconfig-file', '--credentials-file', join(clusterDir, 'clusters', 'local.kubeconfig'),
       '--webhook-url', observed.plane.webhookUrl ?? '', '--webhook-key-file', join(observed.dataDir, LOCAL_WEBHOOK_KEY_FILE),
+      '--front-door-file', join(observed.dataDir, LOCAL_FRONT_DOOR_FILE),
       ...registry(),
     ]);
     expect(result.stderr).toBe('');
@@ -97,6 +99,7 @@ describe('kubectl ome admin cluster', () => {
     expect(result.stdout).toMatch(/CustomResourceDefinition +inferenceservices\.ome\.io +present/);
     expect(result.stdout).toMatch(/ClusterRole +ome-pinning-pin +(created|updated)/);
     expect(result.stdout).toMatch(/ValidatingAdmissionPolicy +\S+ +(created|updated)/);
+    expect(result.stdout).toMatch(/FrontDoorEntry +cluster\/edge-1 +written +\S+front-door\.json/);
     expect(result.stdout).toMatch(/ValidatingWebhookConfiguration +ome-pinning-webhook +created/);
     expect(result.stdout).toMatch(/ClusterRecord +edge-1 +written +mode standalone\n$/);
 
