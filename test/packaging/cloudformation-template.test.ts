@@ -7,10 +7,13 @@
  * Packaging bundles every function with esbuild, so this suite takes a while (about 45 s
  * on a loaded two-core machine); it runs once for all the checks below.
  */
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FRONT_DOOR_FUNCTION } from '../../infra/paths';
 import { loadServerlessRouting } from '../../local/bus';
 import type { ServerlessRouting } from '../../local/bus';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/admission/webhook-settings';
+import { ORIGIN_SECRET_HEADER } from '../../shared/admission/webhook-token';
 import { packageService } from './package-service';
 import type { PackagedService } from './package-service';
 
@@ -135,7 +138,7 @@ function allowedResources(functionName: string, needs: Needs): Json[] {
     sub('arn:${AWS::Partition}:eks:${AWS::Region}:${AWS::AccountId}:cluster/*'),
     ...(needs.publishes ? [getAtt('OmeEventBus')] : []),
     ...(needs.deadLetterQueue ? [getAtt(needs.deadLetterQueue)] : []),
-    ...(needs.webhookKey ? [{ Ref: 'AdmissionWebhookKey' }] : []),
+    ...(needs.webhookKey ? [{ Ref: 'AdmissionWebhookKey' }, { Ref: 'AdmissionOriginSecret' }] : []),
     ...(needs.hintQueue ? [getAtt(needs.hintQueue)] : []),
   ];
 }
@@ -268,6 +271,50 @@ describe('Packaging: osls package and its CloudFormation template', () => {
     expect(key?.Type).toBe('AWS::SecretsManager::Secret');
     expect(key?.Properties).toMatchObject({ Name: `${SERVICE}/${STAGE}/admission-webhook-key`, GenerateSecretString: { PasswordLength: 64, ExcludePunctuation: true } });
     expect(key?.Properties.SecretString).toBeUndefined();
+  });
+
+  it('puts the webhook behind its front door: the CloudFront Function of infra/front-door, its key value store and origin secret', async () => {
+    // Prepare
+    const distribution = resources.AdmissionFrontDoor?.Properties.DistributionConfig as {
+      Origins: Array<{ DomainName: Json; OriginCustomHeaders: Array<{ HeaderName: string; HeaderValue: Json }> }>;
+      DefaultCacheBehavior: { ViewerProtocolPolicy: string; FunctionAssociations: Array<{ EventType: string; FunctionARN: Json }> };
+    };
+    const fn = resources.AdmissionFrontDoorFunction?.Properties as { FunctionCode: string; FunctionConfig: { Runtime: string; KeyValueStoreAssociations: Array<{ KeyValueStoreARN: Json }> } };
+    const environment = (resources[functionIds.get('admission-webhook') ?? '']?.Properties.Environment as { Variables: Json }).Variables;
+
+    // Assess: the function's code is the file the local front door runs.
+    expect(fn.FunctionCode).toBe(await readFile(FRONT_DOOR_FUNCTION, 'utf8'));
+    expect(fn.FunctionConfig).toMatchObject({ Runtime: 'cloudfront-js-2.0', KeyValueStoreAssociations: [{ KeyValueStoreARN: getAtt('AdmissionFrontDoorStore') }] });
+    expect(resources.AdmissionFrontDoorStore?.Type).toBe('AWS::CloudFront::KeyValueStore');
+    expect(distribution.DefaultCacheBehavior).toMatchObject({
+      ViewerProtocolPolicy: 'https-only',
+      FunctionAssociations: [{ EventType: 'viewer-request', FunctionARN: { 'Fn::GetAtt': ['AdmissionFrontDoorFunction', 'FunctionMetadata.FunctionARN'] } }],
+    });
+    // The only origin is the function URL, and each call carries the origin secret the function requires.
+    expect(distribution.Origins).toHaveLength(1);
+    expect(JSON.stringify(distribution.Origins[0]?.DomainName)).toContain('AdmissionDashwebhookLambdaFunctionUrl');
+    expect(distribution.Origins[0]?.OriginCustomHeaders).toEqual([
+      { HeaderName: ORIGIN_SECRET_HEADER, HeaderValue: sub('{{resolve:secretsmanager:${AdmissionOriginSecret}:SecretString}}') },
+    ]);
+    expect(environment).toMatchObject({ ADMISSION_ORIGIN_SECRET: { Ref: 'AdmissionOriginSecret' } });
+    expect((packaged?.template as { Outputs?: Record<string, { Value: unknown }> }).Outputs?.AdmissionWebhookUrl?.Value).toEqual(sub('https://${AdmissionFrontDoor.DomainName}'));
+  });
+
+  it("denies reading the webhook key to every principal but the webhook's role and the named readers", () => {
+    // Prepare
+    const policy = resources.AdmissionWebhookKeyPolicy?.Properties as { SecretId: Json; BlockPublicPolicy: boolean; ResourcePolicy: { Statement: Statement[] } };
+
+    // Assess
+    expect(policy.SecretId).toEqual({ Ref: 'AdmissionWebhookKey' });
+    expect(policy.BlockPublicPolicy).toBe(true);
+    expect(policy.ResourcePolicy.Statement).toEqual([
+      expect.objectContaining({
+        Effect: 'Deny',
+        Principal: '*',
+        Action: 'secretsmanager:GetSecretValue',
+        Condition: { ArnNotLike: { 'aws:PrincipalArn': { 'Fn::Split': [',', { 'Fn::Join': [',', [getAtt('AdmissionWebhookRole'), '']] }] } } },
+      }),
+    ]);
   });
 
   it('keeps the table from being deleted and lets it be restored to any second of the last 35 days', () => {
