@@ -169,6 +169,18 @@ describe(`who may do what${ON_SERVER}`, () => {
       expect(result.stderr).toBe(refusal(why));
     });
 
+    // The plane's own namespace holds its ServiceAccounts; OME's holds OME's controller and
+    // the revisions. Even a Deployment the renderer would write is refused there.
+    it.each([
+      ["in the plane's own namespace, beside its ServiceAccounts", SERVICE_ACCOUNT_NAMESPACE],
+      ["in OME's namespace", 'ome'],
+    ])('is %s', async (_, namespace) => {
+      const result = await create(owned('x', {}, 'llama', namespace));
+      expect(result.stderr).toBe(refusal("the OME pinning control plane does not write Deployments in its own namespace (ome-pinning-system) or OME's (ome)"));
+      const left = await kubectl.run('get', 'deployments', '-n', namespace, '-o', 'name');
+      expect(left.stdout).toBe('');
+    });
+
     it('claims one InferenceService in its label and is controlled by another', async () => {
       const result = await create(owned('x', {}, 'other'));
       expect(result.stderr).toBe(

@@ -23,6 +23,7 @@ describe('Function: compileCel', () => {
     ["request.userInfo.groups.all(g, g.startsWith('system:'))", false],
     ["request.namespace in ['kube-system', 'kube-public']", false],
     ["!(request.namespace in ['kube-system'])", true],
+    ["!(request.namespace in ['ome-pinning-system', 'ome'])", true],
     ["'ome.io/inferenceservice' in object.metadata.labels", true],
     ["'other' in object.metadata.labels", false],
     ["'constructor' in object.metadata.labels", false],

@@ -89,6 +89,9 @@ describe('ValidatingAdmissionPolicy ome-pinning-owned-deployments', () => {
   it.each<[string, UserInfo, AdmissionAttributes, string]>([
     ['a Deployment in kube-system, even one that looks ours', PIN, attrs('CREATE', 'kube-system', OURS), 'does not write Deployments in system namespaces'],
     ['a delete in kube-public', ROLLOUT_RUN, attrs('DELETE', 'kube-public', undefined, OURS), 'does not write Deployments in system namespaces'],
+    ["a Deployment in the plane's own namespace, beside its ServiceAccounts", PIN, attrs('CREATE', SERVICE_ACCOUNT_NAMESPACE, OURS), 'does not write Deployments in its own namespace (ome-pinning-system) or OME\'s (ome)'],
+    ["a Deployment in OME's namespace", PIN, attrs('CREATE', 'ome', OURS), 'does not write Deployments in its own namespace (ome-pinning-system) or OME\'s (ome)'],
+    ["an update there through an EKS group", EKS_ROLE, attrs('UPDATE', 'ome', OURS, OURS), 'does not write Deployments in its own namespace (ome-pinning-system) or OME\'s (ome)'],
     ['a create without our label', PIN, attrs('CREATE', 'team-a', UNLABELLED), 'creates and updates only Deployments it owns'],
     ['a create without an owner', PIN, attrs('CREATE', 'team-a', UNOWNED), 'creates and updates only Deployments it owns'],
     ['an owner that is not the controller', PIN, attrs('CREATE', 'team-a', NOT_CONTROLLER), 'creates and updates only Deployments it owns'],
