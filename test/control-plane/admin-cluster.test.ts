@@ -95,6 +95,7 @@ describe('kubectl ome admin cluster', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^KIND +NAME +ACTION +NOTE\n/);
     expect(result.stdout).toMatch(/CustomResourceDefinition +inferenceservices\.ome\.io +present/);
+    expect(result.stdout).toMatch(/Namespace +ome-pinning-system +(created|updated)/);
     expect(result.stdout).toMatch(/ClusterRole +ome-pinning-pin +(created|updated)/);
     expect(result.stdout).toMatch(/ValidatingAdmissionPolicy +\S+ +(created|updated)/);
     expect(result.stdout).toMatch(/ValidatingWebhookConfiguration +ome-pinning-webhook +created/);
@@ -144,6 +145,7 @@ describe('kubectl ome admin cluster', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/ClusterRecord +edge-1 +deleted/);
     expect(result.stdout).toMatch(/ValidatingWebhookConfiguration +ome-pinning-webhook +deleted/);
+    expect(result.stdout).toMatch(/Namespace +ome-pinning-system +deleted/);
     expect(result.stdout).toMatch(/CustomResourceDefinition +inferenceservices\.ome\.io +kept/);
     const list = await kubectl(['ome', 'admin', 'cluster', 'list', ...registry()]);
     expect(list.stdout).not.toContain('edge-1');
