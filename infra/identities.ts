@@ -16,10 +16,17 @@ export const FUNCTION_SERVICE_ACCOUNTS = {
 
 export type FunctionName = keyof typeof FUNCTION_SERVICE_ACCOUNTS;
 
-/** The namespace of the plane's ServiceAccounts (OME's namespace in the shipped manifests). */
-export const SERVICE_ACCOUNT_NAMESPACE = 'ome';
+/**
+ * The namespace of the plane's ServiceAccounts (`k8s/namespace.yaml`): a namespace of their
+ * own, where the plane creates nothing, so no object the plane writes can run as one of them.
+ * OME's namespace (`ome`), where the plane writes revisions, holds none of them.
+ */
+export const SERVICE_ACCOUNT_NAMESPACE = 'ome-pinning-system';
 
-/** The manifests of `k8s/` that set up access: roles, bindings, ServiceAccounts and admission policies. */
+/**
+ * The manifests of `k8s/` that set up access: the plane's namespace, roles, bindings,
+ * ServiceAccounts and admission policies. Applied in name order, `namespace.yaml` comes first.
+ */
 export function isAccessManifest(fileName: string): boolean {
-  return /^(rbac|policy)-.*\.ya?ml$/.test(fileName);
+  return /^(namespace|(rbac|policy)-.*)\.ya?ml$/.test(fileName);
 }

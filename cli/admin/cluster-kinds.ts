@@ -7,6 +7,7 @@ const RBAC = { group: 'rbac.authorization.k8s.io', version: 'v1' } as const;
 export const ONBOARDING_KINDS: Readonly<Record<string, ResourceType>> = {
   CustomResourceDefinition: Resources.customResourceDefinitions,
   ValidatingWebhookConfiguration: Resources.validatingWebhookConfigurations,
+  Namespace: Resources.namespaces,
   ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
   ClusterRole: { ...RBAC, plural: 'clusterroles', kind: 'ClusterRole', namespaced: false },
   ClusterRoleBinding: { ...RBAC, plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },

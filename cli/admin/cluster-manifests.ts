@@ -1,8 +1,8 @@
 /**
- * The manifests `admin cluster register` installs: the CRDs of infra/crds, every
- * infra/k8s/rbac-*.yaml and policy-*.yaml, and the webhook template. The release bundle
- * carries their text (baked in by `npm run release`); run from the source tree they are
- * read from infra/.
+ * The manifests `admin cluster register` installs: the CRDs of infra/crds, the plane's
+ * namespace (infra/k8s/namespace.yaml), every infra/k8s/rbac-*.yaml and policy-*.yaml, and
+ * the webhook template. The release bundle carries their text (baked in by `npm run
+ * release`); run from the source tree they are read from infra/.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -18,14 +18,14 @@ export const WEBHOOK_TEMPLATE_PATH = 'infra/k8s/webhook.yaml.tmpl';
 
 export interface OnboardingManifests {
   crds: KubeObject[];
-  /** RBAC and admission policies, file by file (sorted), document by document. */
+  /** The plane's namespace, RBAC and admission policies, file by file (sorted), document by document. */
   access: KubeObject[];
   webhookTemplate: string;
 }
 
-/** Which files of infra/ are installed: every CRD, every rbac-* and policy-* manifest, the webhook template. */
+/** Which files of infra/ are installed: every CRD, the namespace, every rbac-* and policy-* manifest, the webhook template. */
 export function isOnboardingFile(path: string): boolean {
-  return /^infra\/crds\/[^/]+\.yaml$/.test(path) || /^infra\/k8s\/(rbac|policy)-[^/]+\.yaml$/.test(path) || path === WEBHOOK_TEMPLATE_PATH;
+  return /^infra\/crds\/[^/]+\.yaml$/.test(path) || /^infra\/k8s\/(namespace|(rbac|policy)-[^/]+)\.yaml$/.test(path) || path === WEBHOOK_TEMPLATE_PATH;
 }
 
 /** The files' text by path relative to the repository root, read from `root`. */

@@ -1,8 +1,9 @@
 /**
  * The work of `kubectl ome admin cluster …`, over narrow ports: a cluster client that
  * reads, creates, replaces and deletes, and the registry table. Register installs what a
- * cluster needs (CRDs when absent, every RBAC and policy manifest, the webhook with the
- * cluster's URL and token), then writes the record; deregister removes them again.
+ * cluster needs (CRDs when absent, the plane's namespace, every RBAC and policy manifest,
+ * the webhook with the cluster's URL and token), then writes the record; deregister removes
+ * them again.
  */
 import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
 import { deriveWebhookToken, frontDoorEntryOf } from '../../shared/admission/webhook-token';
@@ -79,6 +80,7 @@ export const WITHOUT_POLICY_LOSS =
   'the owned-Deployments admission policy cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace: one that runs as another ServiceAccount, privileged or on the host';
 
 const POLICY_KINDS = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+const NAMESPACE_KIND = 'Namespace';
 
 const CLUSTER_ID = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -155,8 +157,9 @@ export function renderClusterWebhook(manifests: OnboardingManifests, clusterId: 
 }
 
 /**
- * Onboards a cluster: CRDs when absent, every access manifest, the webhook, then the record
- * (last, so the plane never serves a cluster whose permissions are not in place yet).
+ * Onboards a cluster: the admission policies, the plane's namespace (before the
+ * ServiceAccounts in it), CRDs when absent, every other access manifest, the webhook, then
+ * the record (last, so the plane never serves a cluster whose permissions are not in place yet).
  */
 export async function registerCluster(
   client: AdminClusterClient,
@@ -175,9 +178,11 @@ export async function registerCluster(
     }
     steps.push(step.action === 'skipped' ? { ...step, note: `${step.note} (--without-policy: ${WITHOUT_POLICY_LOSS})` } : step);
   }
+  const namespaces = manifests.access.filter((object) => object.kind === NAMESPACE_KIND);
+  for (const namespace of namespaces) steps.push(await createOrReplace(client, namespace));
   for (const crd of manifests.crds) steps.push(await installCrd(client, crd));
   for (const object of manifests.access) {
-    if (!POLICY_KINDS.has(object.kind ?? '')) steps.push(await createOrReplace(client, object));
+    if (!POLICY_KINDS.has(object.kind ?? '') && object.kind !== NAMESPACE_KIND) steps.push(await createOrReplace(client, object));
   }
   if (input.mode === 'delegate') {
     // Upstream OME's own webhooks judge in a delegate cluster (docs/admission.md).
@@ -233,8 +238,9 @@ async function deleteIfPresent(client: AdminClusterClient, object: KubeObject): 
 
 /**
  * Undoes register: the record and its checkpoints first (the plane stops serving the
- * cluster), then the webhook and the access manifests. CRDs stay unless `deleteCrds`, and
- * then only those register created: deleting a CRD deletes every object of its kind.
+ * cluster), then the webhook and the access manifests, the plane's namespace last. CRDs stay
+ * unless `deleteCrds`, and then only those register created: deleting a CRD deletes every
+ * object of its kind.
  */
 export async function deregisterCluster(
   client: AdminClusterClient,
@@ -256,7 +262,10 @@ export async function deregisterCluster(
     steps.push({ kind: 'ClusterRecord', name: options.id, action: 'absent' });
   }
   steps.push(await deleteIfPresent(client, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: webhookNameOf(manifests) } }));
-  for (const object of [...manifests.access].reverse()) steps.push(await deleteIfPresent(client, object));
+  const access = [...manifests.access].reverse();
+  const namespaces = access.filter((object) => object.kind === NAMESPACE_KIND);
+  for (const object of access) if (object.kind !== NAMESPACE_KIND) steps.push(await deleteIfPresent(client, object));
+  for (const namespace of namespaces) steps.push(await deleteIfPresent(client, namespace));
   for (const crd of manifests.crds) {
     if (!options.deleteCrds) {
       steps.push({ ...describeObject(crd), action: 'kept', note: 'pass --delete-crds to remove CRDs register installed' });

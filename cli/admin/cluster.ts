@@ -158,10 +158,11 @@ const REGISTER: Command = {
   summary: 'Onboard the current cluster: CRDs, RBAC, the webhook and the registry record',
   usage: 'kubectl ome admin cluster register CLUSTER_ID --mode standalone|delegate --credentials kubeconfig-file|secret|eks [flags]',
   description:
-    'Installs into the cluster kubectl points at: the CRDs of infra/crds when absent, every infra/k8s/rbac-*.yaml\n' +
-    'and policy-*.yaml, and the ValidatingWebhookConfiguration with this cluster\'s URLs and token. Then writes the\n' +
-    'registry record (last, so the plane never serves a cluster lacking its permissions). With --credentials=eks it\n' +
-    'prints the aws eks create-access-entry commands for the functions\' roles.',
+    'Installs into the cluster kubectl points at: the CRDs of infra/crds when absent, the plane\'s namespace\n' +
+    '(infra/k8s/namespace.yaml), every infra/k8s/rbac-*.yaml and policy-*.yaml, and the ValidatingWebhookConfiguration\n' +
+    'with this cluster\'s URLs and token. Then writes the registry record (last, so the plane never serves a\n' +
+    'cluster lacking its permissions). With --credentials=eks it prints the aws eks create-access-entry commands\n' +
+    'for the functions\' roles.',
   flags: [
     { name: 'mode', type: 'string', description: 'Required: standalone (the plane runs pinning and rollouts) or delegate (OME\'s controller does)', values: CLUSTER_MODES },
     { name: 'credentials', type: 'string', description: 'How functions reach the cluster: kubeconfig-file (npm start only), secret or eks', values: CREDENTIAL_KINDS },

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { FUNCTION_SERVICE_ACCOUNTS, isAccessManifest, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
 import type { ClusterClient } from '../../shared/ports/cluster';
+import { DEFAULT_OME_NAMESPACE } from '../../shared/vocabulary';
 import { AccessControl, type AccessRecord } from './access';
 import { ClusterApi, type PruneRecord } from './api';
 import { bootstrapPolicy } from './bootstrap-policy';
@@ -42,8 +43,8 @@ export interface EmbeddedClusterOptions {
   /** Namespaces created at start (default `default`, `kube-system`, `kube-public`, `ome`). */
   namespaces?: string[];
   /**
-   * Where the access manifests are read at start: its `rbac-*.yaml` and `policy-*.yaml`
-   * (default `infra/k8s/` of this repository). Their ServiceAccounts get tokens.
+   * Where the access manifests are read at start: its `namespace.yaml`, `rbac-*.yaml` and
+   * `policy-*.yaml` (default `infra/k8s/` of this repository). Their ServiceAccounts get tokens.
    */
   accessManifestDir?: string;
   /**
@@ -95,8 +96,9 @@ export async function startEmbeddedCluster(options: EmbeddedClusterOptions = {})
     workloadReadyDelayMs: options.workloadReadyDelayMs ?? 200,
     ...(options.unknownFields ? { unknownFields: options.unknownFields } : {}),
   });
-  // The plane's ServiceAccounts live in OME's namespace, which therefore always exists.
-  await api.bootstrapNamespaces([...new Set([...(options.namespaces ?? DEFAULT_NAMESPACES), SERVICE_ACCOUNT_NAMESPACE])]);
+  // The access manifests' Roles live in OME's namespace, which therefore always exists; the
+  // plane's own namespace, of its ServiceAccounts, comes with those manifests (namespace.yaml).
+  await api.bootstrapNamespaces([...new Set([...(options.namespaces ?? DEFAULT_NAMESPACES), DEFAULT_OME_NAMESPACE])]);
   await applyManifestDirectory(api, options.crdDir ?? DEFAULT_CRD_DIR);
   for (const object of bootstrapPolicy()) await api.applyInternal(object);
   const access = new AccessControl(api.store);

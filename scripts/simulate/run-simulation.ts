@@ -220,7 +220,7 @@ export function forwarderEventOf(line: string): string | undefined {
   return match?.[1];
 }
 
-/** The API servers' access records since `from` (per cluster), by function (`system:serviceaccount:ome:ome-pinning-pin` → `pin`) or else user, and verb. */
+/** The API servers' access records since `from` (per cluster), by function (`system:serviceaccount:ome-pinning-system:ome-pinning-pin` → `pin`) or else user, and verb. */
 function kubernetesCallers(plane: ControlPlane, from: ReadonlyMap<string, number>): Record<string, Record<string, number>> {
   const byCaller: Record<string, Record<string, number>> = {};
   const functions = [...plane.functions, FORWARDER_FUNCTION];

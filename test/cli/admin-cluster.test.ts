@@ -6,6 +6,7 @@ import {
   boundGroups,
   buildClusterRecord,
   checkClusterId,
+  deregisterCluster,
   eksAccessEntryCommands,
   FUNCTION_ROLES,
   parseClusterMode,
@@ -13,6 +14,7 @@ import {
   type AdminClusterClient,
   type RegisterInput,
 } from '../../cli/admin/cluster-onboarding';
+import { SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { NotFoundError } from '../../shared/errors';
 import type { KubeObject } from '../../shared/ports/cluster';
 import type { ClusterMode, ClusterRecord } from '../../shared/ports/store';
@@ -44,6 +46,7 @@ describe('admin cluster rules', () => {
 
   it.each([
     ['infra/crds/ome.io_inferenceservices.yaml', true],
+    ['infra/k8s/namespace.yaml', true],
     ['infra/k8s/rbac-pin.yaml', true],
     ['infra/k8s/policy-owned-deployments.yaml', true],
     ['infra/k8s/webhook.yaml.tmpl', true],
@@ -65,11 +68,11 @@ describe('admin cluster rules', () => {
 });
 
 describe('the manifests register installs', () => {
-  it('has every rbac and policy manifest, the CRDs, and a role for every bound function group', async () => {
+  it('has the namespace, every rbac and policy manifest, the CRDs, and a role for every bound function group', async () => {
     const manifests = await loadOnboardingManifests();
     expect(manifests.crds.map((crd) => crd.metadata.name)).toContain('inferenceservices.ome.io');
     const kinds = new Set(manifests.access.map((object) => object.kind));
-    expect([...kinds].sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    expect([...kinds].sort()).toEqual(['ClusterRole', 'ClusterRoleBinding', 'Namespace', 'Role', 'RoleBinding', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     expect(manifests.access.some((object) => object.kind === 'ValidatingWebhookConfiguration')).toBe(false);
     // Every group the RBAC binds has a role of the stack to map to it.
     expect(boundGroups(manifests).filter((group) => !FUNCTION_ROLES[group])).toEqual([]);
@@ -119,6 +122,22 @@ describe('register by mode', () => {
     expect(created.filter((object) => object.kind === 'ValidatingWebhookConfiguration')).toHaveLength(webhooks);
     expect(steps.find((step) => step.kind === 'ValidatingWebhookConfiguration')?.action).toBe(webhooks ? 'created' : 'skipped');
     expect(records).toMatchObject([{ id: 'edge-1', mode, omeNamespace: 'ome-system' }]);
+  });
+
+  it("creates the plane's namespace before anything in it, and deregister deletes it after everything in it", async () => {
+    const { client, created } = emptyCluster();
+    const manifests = await loadOnboardingManifests();
+    await registerCluster(client, { putCluster: async () => undefined }, manifests, input('standalone'));
+    const namespace = created.findIndex((object) => object.kind === 'Namespace');
+    expect(created[namespace]?.metadata.name).toBe(SERVICE_ACCOUNT_NAMESPACE);
+    expect(created.findIndex((object) => object.metadata.namespace === SERVICE_ACCOUNT_NAMESPACE)).toBeGreaterThan(namespace);
+
+    const deleted: string[] = [];
+    const deleting = { ...client, delete: async (type: { kind: string }, namespace?: string, name?: string) => void deleted.push(`${type.kind} ${namespace ?? ''}/${name ?? ''}`) } as unknown as AdminClusterClient;
+    await deregisterCluster(deleting, { getCluster: async () => undefined, deleteCluster: async () => undefined }, manifests, { id: 'edge-1', deleteCrds: false });
+    const inNamespace = deleted.filter((entry) => entry.includes(` ${SERVICE_ACCOUNT_NAMESPACE}/`));
+    expect(inNamespace.length).toBeGreaterThan(0);
+    expect(deleted.indexOf(`Namespace /${SERVICE_ACCOUNT_NAMESPACE}`)).toBeGreaterThan(deleted.indexOf(inNamespace.at(-1) ?? ''));
   });
 
   /** A cluster before Kubernetes 1.30: creating a ValidatingAdmissionPolicy(Binding) is a 404. */

@@ -7,12 +7,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { FUNCTION_SERVICE_ACCOUNTS } from '../../infra/identities';
+import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { ON_SERVER, startTestCluster, type TestCluster } from '../support/test-cluster';
 import { KubectlHarness } from './support';
 
 const NS = 'team-a';
-const PIN = 'system:serviceaccount:ome:ome-pinning-pin';
+/** The user a function's ServiceAccount authenticates as. */
+const userOf = (account: string): string => `system:serviceaccount:${SERVICE_ACCOUNT_NAMESPACE}:${account}`;
+const PIN = userOf(FUNCTION_SERVICE_ACCOUNTS.pin);
 const POLICY_DENIAL = "is forbidden: ValidatingAdmissionPolicy 'ome-pinning-owned-deployments' with binding 'ome-pinning-owned-deployments' denied request: ";
 
 function deployment(name: string, owned: boolean): string {
@@ -61,7 +63,7 @@ describe(`who may do what${ON_SERVER}`, () => {
   });
 
   it("refuses pin's token a Deployment in kube-system, with the server's text", async () => {
-    const result = await kubectl.run('--token', await cluster.serviceAccountToken('ome', 'ome-pinning-pin'), 'create', 'deployment', 'x', '--image=busybox', '-n', 'kube-system');
+    const result = await kubectl.run('--token', await cluster.serviceAccountToken(SERVICE_ACCOUNT_NAMESPACE, FUNCTION_SERVICE_ACCOUNTS.pin), 'create', 'deployment', 'x', '--image=busybox', '-n', 'kube-system');
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       `error: failed to create deployment: deployments.apps "x" ${POLICY_DENIAL}the OME pinning control plane does not write Deployments in system namespaces\n`,
@@ -71,7 +73,7 @@ describe(`who may do what${ON_SERVER}`, () => {
   it('refuses a role without create the same Deployment by RBAC, with the real 403 text', async () => {
     const result = await as('rollout-run', 'create', 'deployment', 'x', '--image=busybox', '-n', 'kube-system');
     expect(result.stderr).toBe(
-      'error: failed to create deployment: deployments.apps is forbidden: User "system:serviceaccount:ome:ome-pinning-rollout-run" cannot create resource "deployments" in API group "apps" in the namespace "kube-system"\n',
+      `error: failed to create deployment: deployments.apps is forbidden: User "${userOf(FUNCTION_SERVICE_ACCOUNTS['rollout-run'])}" cannot create resource "deployments" in API group "apps" in the namespace "kube-system"\n`,
     );
   });
 
@@ -92,7 +94,7 @@ describe(`who may do what${ON_SERVER}`, () => {
     expect((await as('admission-webhook', 'get', 'servingruntime', 'sglang', '-n', NS, '-o', 'name')).stdout).toBe('servingruntime.ome.io/sglang\n');
     const write = await as('admission-webhook', 'annotate', 'servingruntime', 'sglang', '-n', NS, 'touched=yes');
     expect(write.stderr).toBe(
-      `Error from server (Forbidden): servingruntimes.ome.io "sglang" is forbidden: User "system:serviceaccount:ome:ome-pinning-admission-webhook" cannot patch resource "servingruntimes" in API group "ome.io" in the namespace "${NS}"\n`,
+      `Error from server (Forbidden): servingruntimes.ome.io "sglang" is forbidden: User "${userOf(FUNCTION_SERVICE_ACCOUNTS['admission-webhook'])}" cannot patch resource "servingruntimes" in API group "ome.io" in the namespace "${NS}"\n`,
     );
     const deployments = await as('admission-webhook', 'delete', 'deployment', 'owned', '-n', NS);
     expect(deployments.stderr).toContain('cannot delete resource "deployments" in API group "apps"');
@@ -116,7 +118,7 @@ describe(`who may do what${ON_SERVER}`, () => {
   });
 
   it('grants canary analysis only its reads: the inferenceservice-config ConfigMap by name, and token Secrets by get to rollout-run alone, where a namespace opted in', async () => {
-    const can = async (user: string, ...args: string[]): Promise<string> => (await kubectl.run('auth', 'can-i', ...args, `--as=system:serviceaccount:ome:ome-pinning-${user}`)).stdout;
+    const can = async (user: string, ...args: string[]): Promise<string> => (await kubectl.run('auth', 'can-i', ...args, `--as=${userOf(`ome-pinning-${user}`)}`)).stdout;
     for (const user of ['pin', 'drift-check', 'repin-apply', 'rollout-run']) {
       expect(await can(user, 'get', 'configmaps/inferenceservice-config', '-n', 'ome')).toBe('yes\n');
       expect(await can(user, 'get', 'configmaps/other', '-n', 'ome')).toBe('no\n');
@@ -140,16 +142,16 @@ describe(`who may do what${ON_SERVER}`, () => {
   it("refuses rollout-run's token a Secret in kube-system: Forbidden, not NotFound", async () => {
     const result = await as('rollout-run', 'get', 'secret', 'bootstrap-token-abcdef', '-n', 'kube-system');
     expect(result.stderr).toBe(
-      'Error from server (Forbidden): secrets "bootstrap-token-abcdef" is forbidden: User "system:serviceaccount:ome:ome-pinning-rollout-run" cannot get resource "secrets" in API group "" in the namespace "kube-system"\n',
+      `Error from server (Forbidden): secrets "bootstrap-token-abcdef" is forbidden: User "${userOf(FUNCTION_SERVICE_ACCOUNTS['rollout-run'])}" cannot get resource "secrets" in API group "" in the namespace "kube-system"\n`,
     );
   });
 
   describe("refuses pin's token a Deployment that is not what the renderer writes", () => {
-    const owned = (name: string, podSpec: Record<string, unknown>, label = 'llama'): string =>
+    const owned = (name: string, podSpec: Record<string, unknown>, label = 'llama', namespace = NS): string =>
       JSON.stringify({
         apiVersion: 'apps/v1',
         kind: 'Deployment',
-        metadata: { name, namespace: NS, labels: { 'ome.io/inferenceservice': label }, ownerReferences: [{ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', uid: '7d7c1f43-0000-4000-8000-000000000001', controller: true }] },
+        metadata: { name, namespace, labels: { 'ome.io/inferenceservice': label }, ownerReferences: [{ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', uid: '7d7c1f43-0000-4000-8000-000000000001', controller: true }] },
         spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox' }], ...podSpec } } },
       });
     const refusal = (why: string): string => `The deployments "x" is invalid: : ${POLICY_DENIAL.replace('is forbidden: ', '')}${why}\n`;
@@ -165,6 +167,18 @@ describe(`who may do what${ON_SERVER}`, () => {
     ])('%s', async (_, podSpec, why) => {
       const result = await create(owned('x', podSpec));
       expect(result.stderr).toBe(refusal(why));
+    });
+
+    // The plane's own namespace holds its ServiceAccounts; OME's holds OME's controller and
+    // the revisions. Even a Deployment the renderer would write is refused there.
+    it.each([
+      ["in the plane's own namespace, beside its ServiceAccounts", SERVICE_ACCOUNT_NAMESPACE],
+      ["in OME's namespace", 'ome'],
+    ])('is %s', async (_, namespace) => {
+      const result = await create(owned('x', {}, 'llama', namespace));
+      expect(result.stderr).toBe(refusal("the OME pinning control plane does not write Deployments in its own namespace (ome-pinning-system) or OME's (ome)"));
+      const left = await kubectl.run('get', 'deployments', '-n', namespace, '-o', 'name');
+      expect(left.stdout).toBe('');
     });
 
     it('claims one InferenceService in its label and is controlled by another', async () => {
@@ -185,9 +199,10 @@ describe(`who may do what${ON_SERVER}`, () => {
     expect((await kubectl.run('auth', 'can-i', 'patch', 'inferenceservices.ome.io', '--subresource=status', '-n', NS, `--as=${PIN}`)).stdout).toBe('yes\n');
     expect((await kubectl.run('auth', 'can-i', 'create', 'controllerrevisions', '-n', 'default', `--as=${PIN}`)).stdout).toBe('no\n');
     expect((await kubectl.run('auth', 'can-i', 'create', 'controllerrevisions', '-n', 'ome', `--as=${PIN}`)).stdout).toBe('yes\n');
-    const impersonated = await kubectl.run('get', 'deployments', '-n', NS, '--as=system:serviceaccount:ome:ome-pinning-revision-gc');
+    const revisionGc = userOf(FUNCTION_SERVICE_ACCOUNTS['revision-gc']);
+    const impersonated = await kubectl.run('get', 'deployments', '-n', NS, `--as=${revisionGc}`);
     expect(impersonated.stderr).toBe(
-      `Error from server (Forbidden): deployments.apps is forbidden: User "system:serviceaccount:ome:ome-pinning-revision-gc" cannot list resource "deployments" in API group "apps" in the namespace "${NS}"\n`,
+      `Error from server (Forbidden): deployments.apps is forbidden: User "${revisionGc}" cannot list resource "deployments" in API group "apps" in the namespace "${NS}"\n`,
     );
     const escalation = await as('pin', 'get', 'namespaces', '--as=alice');
     // kube-apiserver 1.36 names its constrained-impersonation check (impersonate-on:user-info:list
@@ -209,9 +224,9 @@ describe(`who may do what${ON_SERVER}`, () => {
   });
 
   it("stops authenticating a ServiceAccount's token once it is deleted", async () => {
-    const token = await cluster.serviceAccountToken('ome', 'ome-pinning-revision-gc');
+    const token = await cluster.serviceAccountToken(SERVICE_ACCOUNT_NAMESPACE, FUNCTION_SERVICE_ACCOUNTS['revision-gc']);
     expect((await cluster.get('/apis/ome.io/v1beta1/inferenceservices', token)).status).toBe(200);
-    expect((await kubectl.run('delete', 'serviceaccount', 'ome-pinning-revision-gc', '-n', 'ome')).code).toBe(0);
+    expect((await kubectl.run('delete', 'serviceaccount', FUNCTION_SERVICE_ACCOUNTS['revision-gc'], '-n', SERVICE_ACCOUNT_NAMESPACE)).code).toBe(0);
     // A real server's token cache may answer from memory for up to 10 s after the deletion.
     const deadline = Date.now() + 15_000;
     let status = 200;

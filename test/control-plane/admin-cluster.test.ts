@@ -97,6 +97,7 @@ describe('kubectl ome admin cluster', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^KIND +NAME +ACTION +NOTE\n/);
     expect(result.stdout).toMatch(/CustomResourceDefinition +inferenceservices\.ome\.io +present/);
+    expect(result.stdout).toMatch(/Namespace +ome-pinning-system +(created|updated)/);
     expect(result.stdout).toMatch(/ClusterRole +ome-pinning-pin +(created|updated)/);
     expect(result.stdout).toMatch(/ValidatingAdmissionPolicy +\S+ +(created|updated)/);
     expect(result.stdout).toMatch(/FrontDoorEntry +cluster\/edge-1 +written +\S+front-door\.json/);
@@ -147,6 +148,7 @@ describe('kubectl ome admin cluster', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/ClusterRecord +edge-1 +deleted/);
     expect(result.stdout).toMatch(/ValidatingWebhookConfiguration +ome-pinning-webhook +deleted/);
+    expect(result.stdout).toMatch(/Namespace +ome-pinning-system +deleted/);
     expect(result.stdout).toMatch(/CustomResourceDefinition +inferenceservices\.ome\.io +kept/);
     const list = await kubectl(['ome', 'admin', 'cluster', 'list', ...registry()]);
     expect(list.stdout).not.toContain('edge-1');

@@ -15,6 +15,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openFleetFromEnv } from '../../cli/admin/fleet-access';
 import { runApp } from '../../cli/app';
+import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
 import type * as ResyncHandler from '../../functions/resync/handler';
@@ -31,7 +32,7 @@ import { startUpstreamController, type UpstreamController } from '../support/ups
 
 const CONFIG: ControlPlaneConfig = { tableName: 'fleet', eventBusName: 'bus', region: 'us-east-1', omeNamespace: 'ome', revisionRetention: 10, revisionGracePeriodMs: 86_400_000, renderWorkloads: false, leaseTtlMs: 30_000, maxConflictRetries: 5 };
 const IDS = ['fleet-a', 'fleet-b', 'fleet-c'] as const;
-const RESYNC_USER = 'system:serviceaccount:ome:ome-pinning-resync';
+const RESYNC_USER = `system:serviceaccount:${SERVICE_ACCOUNT_NAMESPACE}:${FUNCTION_SERVICE_ACCOUNTS.resync}`;
 
 interface Member {
   id: string;

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { CLUSTER_MANIFEST_DIRECTORY, WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
 import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/admission/webhook-settings';
 import { WebhookName } from '../../shared/vocabulary';
@@ -100,14 +101,14 @@ describe('cluster RBAC in infra/k8s', () => {
     ],
     ['ome-pinning-revision-gc', { 'ome.io/inferenceservices': ['list'] }, { 'apps/controllerrevisions': ['delete', 'list', 'patch'] }],
   ])('%s grants exactly what its function needs, bound to its ServiceAccount', (name, clusterWide, inOme) => {
-    expect(find('ServiceAccount', name)?.metadata.namespace).toBe('ome');
+    expect(find('ServiceAccount', name)?.metadata.namespace).toBe(SERVICE_ACCOUNT_NAMESPACE);
     expect(grants(find('ClusterRole', name))).toEqual(clusterWide);
     expect(grants(find('Role', name))).toEqual(inOme);
     const bindings = documents.filter((document) => /Binding$/.test(document.kind) && document.metadata.name === name);
     expect(bindings).toHaveLength(Object.keys(inOme).length > 0 ? 2 : 1);
     for (const binding of bindings) {
       expect(binding.roleRef).toMatchObject({ name, kind: binding.kind === 'RoleBinding' ? 'Role' : 'ClusterRole' });
-      expect(binding.subjects).toContainEqual({ kind: 'ServiceAccount', name, namespace: 'ome' });
+      expect(binding.subjects).toContainEqual({ kind: 'ServiceAccount', name, namespace: SERVICE_ACCOUNT_NAMESPACE });
     }
   });
 

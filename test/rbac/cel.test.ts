@@ -9,19 +9,21 @@ import { CelEvaluationError, CelUnsupportedError, compileCel } from '../../local
 const variables = {
   object: { metadata: { name: 'x', labels: { 'ome.io/inferenceservice': 'llama' }, ownerReferences: [{ kind: 'InferenceService', apiVersion: 'ome.io/v1beta1', controller: true }] } },
   oldObject: null,
-  request: { namespace: 'team-a', operation: 'CREATE', userInfo: { username: 'system:serviceaccount:ome:ome-pinning-pin', groups: ['system:serviceaccounts', 'ome-pinning:pin'] } },
+  request: { namespace: 'team-a', operation: 'CREATE', userInfo: { username: 'system:serviceaccount:ome-pinning-system:ome-pinning-pin', groups: ['system:serviceaccounts', 'ome-pinning:pin'] } },
   namespaceObject: null,
 };
 
 describe('Function: compileCel', () => {
   it.each<[string, unknown]>([
-    ["request.userInfo.username.startsWith('system:serviceaccount:ome:')", true],
+    ["request.userInfo.username.startsWith('system:serviceaccount:ome-pinning-system:')", true],
+    ["request.userInfo.username.startsWith('system:serviceaccount:ome:')", false],
     ["request.userInfo.username.endsWith(':pin')", false],
     ["request.userInfo.username.contains('pinning')", true],
     ["request.userInfo.groups.exists(g, g.startsWith('ome-pinning:'))", true],
     ["request.userInfo.groups.all(g, g.startsWith('system:'))", false],
     ["request.namespace in ['kube-system', 'kube-public']", false],
     ["!(request.namespace in ['kube-system'])", true],
+    ["!(request.namespace in ['ome-pinning-system', 'ome'])", true],
     ["'ome.io/inferenceservice' in object.metadata.labels", true],
     ["'other' in object.metadata.labels", false],
     ["'constructor' in object.metadata.labels", false],

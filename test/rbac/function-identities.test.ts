@@ -52,7 +52,7 @@ describe(`Control plane: each function under its own identity${ON_SERVER}`, () =
     await waitFor(async () => requestsOf('resync').length, (n) => n > 0, 15_000);
 
     // Assess: nothing any function asked for was refused, and no delivery failed on access.
-    const planeRequests = log().filter((r) => r.username.startsWith('system:serviceaccount:ome:ome-pinning-'));
+    const planeRequests = log().filter((r) => r.username.startsWith(`system:serviceaccount:${SERVICE_ACCOUNT_NAMESPACE}:ome-pinning-`));
     expect(planeRequests.filter((r) => !r.allowed)).toEqual([]);
     expect(observed.deliveries.filter((d) => /forbidden|unauthorized/i.test(d.outcome))).toEqual([]);
     expect(observed.plane.bus.deadLetters).toEqual([]);

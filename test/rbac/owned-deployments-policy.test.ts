@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
 import type { AdmissionAttributes, AdmissionOperation } from '../../local/cluster/admission';
 import { PolicyAdmission, policyErrors } from '../../local/cluster/admission-policy';
@@ -24,8 +25,10 @@ const admission = new PolicyAdmission({
 const deployments = builtinResources().find((def) => def.plural === 'deployments');
 const configMaps = builtinResources().find((def) => def.plural === 'configmaps');
 
-const PIN = serviceAccountUser('ome', 'ome-pinning-pin');
-const ROLLOUT_RUN = serviceAccountUser('ome', 'ome-pinning-rollout-run');
+const PIN = serviceAccountUser(SERVICE_ACCOUNT_NAMESPACE, FUNCTION_SERVICE_ACCOUNTS.pin);
+const ROLLOUT_RUN = serviceAccountUser(SERVICE_ACCOUNT_NAMESPACE, FUNCTION_SERVICE_ACCOUNTS['rollout-run']);
+/** A ServiceAccount named like pin's in OME's namespace: not the plane's, so not matched. */
+const NAMESAKE = serviceAccountUser('ome', FUNCTION_SERVICE_ACCOUNTS.pin);
 const EKS_ROLE: UserInfo = { username: 'arn:aws:sts::123456789012:assumed-role/ome-pinning-pin/x', groups: ['ome-pinning:pin', 'system:authenticated'] };
 const ALICE: UserInfo = { username: 'alice', groups: ['system:authenticated'] };
 
@@ -77,6 +80,7 @@ describe('ValidatingAdmissionPolicy ome-pinning-owned-deployments', () => {
     ['rollout-run deletes a canary it owns', ROLLOUT_RUN, attrs('DELETE', 'team-a', undefined, OURS)],
     ['an EKS identity in a plane group writes an owned Deployment', EKS_ROLE, attrs('UPDATE', 'team-a', OURS, OURS)],
     ['people are not matched', ALICE, attrs('CREATE', 'kube-system', UNOWNED)],
+    ["a namesake of pin's ServiceAccount outside the plane's namespace is not matched", NAMESAKE, attrs('CREATE', 'kube-system', UNOWNED)],
     ['other kinds are not matched', PIN, attrs('CREATE', 'kube-system', UNOWNED, undefined, configMaps)],
   ])('allows: %s', (_name, user, request) => {
     expect(admission.validate(request, user)).toEqual([]);
@@ -85,6 +89,9 @@ describe('ValidatingAdmissionPolicy ome-pinning-owned-deployments', () => {
   it.each<[string, UserInfo, AdmissionAttributes, string]>([
     ['a Deployment in kube-system, even one that looks ours', PIN, attrs('CREATE', 'kube-system', OURS), 'does not write Deployments in system namespaces'],
     ['a delete in kube-public', ROLLOUT_RUN, attrs('DELETE', 'kube-public', undefined, OURS), 'does not write Deployments in system namespaces'],
+    ["a Deployment in the plane's own namespace, beside its ServiceAccounts", PIN, attrs('CREATE', SERVICE_ACCOUNT_NAMESPACE, OURS), 'does not write Deployments in its own namespace (ome-pinning-system) or OME\'s (ome)'],
+    ["a Deployment in OME's namespace", PIN, attrs('CREATE', 'ome', OURS), 'does not write Deployments in its own namespace (ome-pinning-system) or OME\'s (ome)'],
+    ["an update there through an EKS group", EKS_ROLE, attrs('UPDATE', 'ome', OURS, OURS), 'does not write Deployments in its own namespace (ome-pinning-system) or OME\'s (ome)'],
     ['a create without our label', PIN, attrs('CREATE', 'team-a', UNLABELLED), 'creates and updates only Deployments it owns'],
     ['a create without an owner', PIN, attrs('CREATE', 'team-a', UNOWNED), 'creates and updates only Deployments it owns'],
     ['an owner that is not the controller', PIN, attrs('CREATE', 'team-a', NOT_CONTROLLER), 'creates and updates only Deployments it owns'],

@@ -3,6 +3,7 @@
  * which request, which bindings count where, and the real server's 403 text.
  */
 import { describe, expect, it } from 'vitest';
+import { SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import {
   authorize,
   forbiddenError,
@@ -18,7 +19,7 @@ import {
 } from '../../local/cluster/rbac';
 import { requestAttributesOf } from '../../local/cluster/request-info';
 
-const PIN = serviceAccountUser('ome', 'ome-pinning-pin');
+const PIN = serviceAccountUser(SERVICE_ACCOUNT_NAMESPACE, 'ome-pinning-pin');
 
 function resource(verb: string, group: string, res: string, namespace = '', name = '', subresource = '', user: UserInfo = PIN): RequestAttributes {
   return { resourceRequest: true, user, verb, apiGroup: group, apiVersion: 'v1', resource: res, subresource, namespace, name };
@@ -52,12 +53,13 @@ describe('Function: ruleAllows', () => {
 
 describe('Function: subjectMatches', () => {
   it.each<[string, Parameters<typeof subjectMatches>[0], string, boolean]>([
-    ['the ServiceAccount', { kind: 'ServiceAccount', name: 'ome-pinning-pin', namespace: 'ome' }, '', true],
-    ['a ServiceAccount of another namespace', { kind: 'ServiceAccount', name: 'ome-pinning-pin', namespace: 'default' }, '', false],
-    ['a ServiceAccount defaulting to the binding namespace', { kind: 'ServiceAccount', name: 'ome-pinning-pin' }, 'ome', true],
-    ['its group', { kind: 'Group', name: 'system:serviceaccounts:ome' }, '', true],
+    ['the ServiceAccount', { kind: 'ServiceAccount', name: 'ome-pinning-pin', namespace: SERVICE_ACCOUNT_NAMESPACE }, '', true],
+    ['a ServiceAccount of another namespace', { kind: 'ServiceAccount', name: 'ome-pinning-pin', namespace: 'ome' }, '', false],
+    ['a ServiceAccount defaulting to the binding namespace', { kind: 'ServiceAccount', name: 'ome-pinning-pin' }, SERVICE_ACCOUNT_NAMESPACE, true],
+    ['a ServiceAccount defaulting to another binding namespace', { kind: 'ServiceAccount', name: 'ome-pinning-pin' }, 'ome', false],
+    ['its group', { kind: 'Group', name: `system:serviceaccounts:${SERVICE_ACCOUNT_NAMESPACE}` }, '', true],
     ['system:authenticated', { kind: 'Group', name: 'system:authenticated' }, '', true],
-    ['a User named like it', { kind: 'User', name: 'system:serviceaccount:ome:ome-pinning-pin' }, '', true],
+    ['a User named like it', { kind: 'User', name: `system:serviceaccount:${SERVICE_ACCOUNT_NAMESPACE}:ome-pinning-pin` }, '', true],
     ['another user', { kind: 'User', name: 'alice' }, '', false],
   ])('%s', (_name, subject, bindingNamespace, matches) => {
     expect(subjectMatches(subject, PIN, bindingNamespace)).toBe(matches);
@@ -70,7 +72,7 @@ describe('Function: authorize', () => {
     { metadata: { name: 'writer' }, rules: [{ verbs: ['create'], apiGroups: ['apps'], resources: ['deployments'] }] },
   ];
   const roles: RoleObject[] = [{ metadata: { name: 'revisions', namespace: 'ome' }, rules: [{ verbs: ['create'], apiGroups: ['apps'], resources: ['controllerrevisions'] }] }];
-  const pinSubject = [{ kind: 'ServiceAccount', name: 'ome-pinning-pin', namespace: 'ome' }];
+  const pinSubject = [{ kind: 'ServiceAccount', name: 'ome-pinning-pin', namespace: SERVICE_ACCOUNT_NAMESPACE }];
   const clusterBindings: BindingObject[] = [{ metadata: { name: 'pin-reads' }, roleRef: { kind: 'ClusterRole', name: 'reader' }, subjects: pinSubject }];
   const bindings: BindingObject[] = [
     { metadata: { name: 'pin-revisions', namespace: 'ome' }, roleRef: { kind: 'Role', name: 'revisions' }, subjects: pinSubject },
@@ -93,7 +95,7 @@ describe('Function: authorize', () => {
     ['a RoleBinding to a Role of another namespace grants nothing', resource('create', 'apps', 'controllerrevisions', 'team-b'), false],
     ['a RoleBinding to a ClusterRole grants in its namespace', resource('create', 'apps', 'deployments', 'team-a'), true],
     ['a RoleBinding to a ClusterRole grants nowhere else', resource('create', 'apps', 'deployments', 'kube-system'), false],
-    ['nothing bound to another user', resource('get', 'apps', 'deployments', 'a', 'x', '', serviceAccountUser('ome', 'ome-pinning-revision-gc')), false],
+    ['nothing bound to another user', resource('get', 'apps', 'deployments', 'a', 'x', '', serviceAccountUser(SERVICE_ACCOUNT_NAMESPACE, 'ome-pinning-revision-gc')), false],
     ['system:masters may do anything', resource('delete', '', 'namespaces', '', 'kube-system', '', { username: 'admin', groups: ['system:masters'] }), true],
   ])('%s', (_name, request, allowed) => {
     expect(authorize(policy, request).allowed).toBe(allowed);
@@ -104,14 +106,14 @@ describe('Function: forbiddenError', () => {
   it.each<[RequestAttributes, string]>([
     [
       resource('create', 'apps', 'deployments', 'kube-system'),
-      'deployments.apps is forbidden: User "system:serviceaccount:ome:ome-pinning-pin" cannot create resource "deployments" in API group "apps" in the namespace "kube-system"',
+      'deployments.apps is forbidden: User "system:serviceaccount:ome-pinning-system:ome-pinning-pin" cannot create resource "deployments" in API group "apps" in the namespace "kube-system"',
     ],
     [
       resource('patch', 'ome.io', 'inferenceservices', 'team-a', 'llama', 'status'),
-      'inferenceservices.ome.io "llama" is forbidden: User "system:serviceaccount:ome:ome-pinning-pin" cannot patch resource "inferenceservices/status" in API group "ome.io" in the namespace "team-a"',
+      'inferenceservices.ome.io "llama" is forbidden: User "system:serviceaccount:ome-pinning-system:ome-pinning-pin" cannot patch resource "inferenceservices/status" in API group "ome.io" in the namespace "team-a"',
     ],
-    [resource('list', '', 'namespaces'), 'namespaces is forbidden: User "system:serviceaccount:ome:ome-pinning-pin" cannot list resource "namespaces" in API group "" at the cluster scope'],
-    [path('get', '/metrics'), 'forbidden: User "system:serviceaccount:ome:ome-pinning-pin" cannot get path "/metrics"'],
+    [resource('list', '', 'namespaces'), 'namespaces is forbidden: User "system:serviceaccount:ome-pinning-system:ome-pinning-pin" cannot list resource "namespaces" in API group "" at the cluster scope'],
+    [path('get', '/metrics'), 'forbidden: User "system:serviceaccount:ome-pinning-system:ome-pinning-pin" cannot get path "/metrics"'],
   ])('%j', (request, message) => {
     const error = forbiddenError(request);
     expect(error.status).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403, message });
