@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../infra/paths';
 import { renderWebhookConfiguration } from '../shared/admission/webhook-configuration';
-import { deriveWebhookToken, MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText } from '../shared/admission/webhook-token';
+import { deriveWebhookToken, frontDoorEntryOf, MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText } from '../shared/admission/webhook-token';
 import { DEFAULT_OME_NAMESPACE } from '../shared/vocabulary';
 
 export const USAGE = `Usage: npm run -s webhook-config -- --cluster ID --url URL [options] < KEY
@@ -32,6 +32,8 @@ Options:
   --key-file FILE            read the key from FILE instead of standard input
   --failure-policy POLICY    Fail (default, as the template) or Ignore
   --urls                     print only the two URLs
+  --front-door-entry         print only the cluster's front door entry: its key and value
+                             (the SHA-256 of its token), for aws cloudfront-keyvaluestore put-key
   -h, --help                 show this help
 `;
 
@@ -55,6 +57,7 @@ export async function runWebhookConfigCommand(argv: string[], io: CommandIo): Pr
         'ome-namespace': { type: 'string' },
         'failure-policy': { type: 'string' },
         urls: { type: 'boolean' },
+        'front-door-entry': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -90,7 +93,10 @@ export async function runWebhookConfigCommand(argv: string[], io: CommandIo): Pr
     token: deriveWebhookToken(key, values.cluster),
     ...(policy === 'Fail' || policy === 'Ignore' ? { failurePolicy: policy } : {}),
   });
-  if (values.urls) {
+  if (values['front-door-entry']) {
+    const entry = frontDoorEntryOf(values.cluster, deriveWebhookToken(key, values.cluster));
+    io.stdout(`${entry.key} ${entry.value}\n`);
+  } else if (values.urls) {
     const webhooks = configuration.webhooks as Array<{ clientConfig: { url: string } }>;
     io.stdout(webhooks.map((webhook) => `${webhook.clientConfig.url}\n`).join(''));
   } else {

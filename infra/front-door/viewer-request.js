@@ -5,9 +5,10 @@
 // concurrency (docs/admission.md, "The front door").
 //
 // A call passes when its path is /clusters/<id>/<token>/validate/<route> and the key value
-// store holds, under `cluster/<id>`, the hex SHA-256 of <token>. The store holds digests,
-// not tokens: reading it grants nothing. Deleting a cluster's entry revokes that cluster
-// alone; the function behind checks the token again against the webhook key.
+// store holds, under `cluster/<id>`, the hex SHA-256 of <token>: one digest, or two
+// separated by a space while a key rotation moves the cluster to its new token. The store
+// holds digests, not tokens: reading it grants nothing. Deleting a cluster's entry revokes
+// that cluster alone; the function behind checks the token again against the webhook key.
 //
 // The local control plane runs this same file in front of its webhook (local/front-door.ts).
 import cf from 'cloudfront';
@@ -38,6 +39,6 @@ async function handler(event) {
     return refuse(403, 'Forbidden');
   }
   var presented = crypto.createHash('sha256').update(match[2]).digest('hex');
-  if (presented !== expected) return refuse(403, 'Forbidden');
+  if (expected.split(' ').indexOf(presented) === -1) return refuse(403, 'Forbidden');
   return request;
 }

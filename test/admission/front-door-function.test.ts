@@ -47,6 +47,19 @@ describe('the front door function', () => {
     expect(result).toMatchObject({ statusCode: 403 });
   });
 
+  it('passes either of two digests while a rotation moves the cluster to its new token', async () => {
+    const newToken = deriveWebhookToken(Buffer.alloc(32, 9), 'prod-eu-1');
+    const rotating = new Map([['cluster/prod-eu-1', `${frontDoorEntryOf('prod-eu-1', newToken).value} ${frontDoorEntryOf('prod-eu-1', TOKEN).value}`]]);
+    const door = loadViewerRequestFunction((key) => rotating.get(key));
+    const call = async (token: string) => {
+      const request = { method: 'POST', uri: `/clusters/prod-eu-1/${token}/validate/inferenceservice`, querystring: {}, headers: {} };
+      const result = await door({ version: '1.0', context: { eventType: 'viewer-request' }, viewer: { ip: '192.0.2.1' }, request });
+      return 'statusCode' in result ? result.statusCode : 'passed';
+    };
+
+    expect([await call(newToken), await call(TOKEN), await call(OTHER_TOKEN)]).toEqual(['passed', 'passed', 403]);
+  });
+
   it('stores a digest of the token, never the token', () => {
     const entry = frontDoorEntryOf('prod-eu-1', TOKEN);
     expect(entry).toEqual({ key: 'cluster/prod-eu-1', value: expect.stringMatching(/^[0-9a-f]{64}$/) });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -49,6 +50,16 @@ describe('npm run webhook-config', () => {
     const token = deriveWebhookToken(Buffer.from(KEY), 'c');
     expect(urls).toEqual({ code: 0, stderr: '', stdout: `${BASE}/clusters/c/${token}/validate/inferenceservice\n${BASE}/clusters/c/${token}/validate/controllerrevision\n` });
     expect((parse(ignoring.stdout) as { webhooks: Array<{ failurePolicy: string }> }).webhooks.map((webhook) => webhook.failurePolicy)).toEqual(['Ignore', 'Ignore']);
+  });
+
+  it("prints the cluster's front door entry with --front-door-entry: its key and its token's SHA-256, never the token", async () => {
+    // Act
+    const entry = await run(['--cluster', 'prod-eu-1', '--url', BASE, '--front-door-entry']);
+
+    // Assess
+    const token = deriveWebhookToken(Buffer.from(KEY), 'prod-eu-1');
+    expect(entry).toEqual({ code: 0, stderr: '', stdout: `cluster/prod-eu-1 ${createHash('sha256').update(token).digest('hex')}\n` });
+    expect(entry.stdout).not.toContain(token);
   });
 
   it("puts the revision webhook on the cluster's OME namespace: ome by default, --ome-namespace otherwise", async () => {
