@@ -188,7 +188,11 @@ const REGISTER: Command = {
       deps.io.stdout.write(`\nMap each function's role to its group (the cluster's authentication mode must allow access entries):\n${accessEntries.join('\n')}\n`);
     }
     if (credentials.kind === 'secret' && output === 'table') {
-      deps.io.stdout.write(`\nEach function reads its Secrets Manager secret <CLUSTER_SECRET_PREFIX>${id}/<function> (docs/operations.md, "Secret records").\n`);
+      // The token goes only to the server the secret names, so the secret must carry it.
+      deps.io.stdout.write(
+        `\nEach function reads its Secrets Manager secret <CLUSTER_SECRET_PREFIX>${id}/<function>, holding {"token": ..., "server": "${connection.server ?? ''}", "caData": ...}: ` +
+          `the token is sent only to the server the secret names (docs/operations.md, "Secret records").\n`,
+      );
     }
     return 0;
   },
