@@ -153,7 +153,7 @@ const REGISTER: Command = {
     { name: 'webhook-ca-file', type: 'string', description: 'PEM CA of the webhook endpoint, when not publicly trusted' },
     { name: 'webhook-failure-policy', type: 'string', description: 'Fail (default, as the template) or Ignore', values: ['Fail', 'Ignore'] },
     { name: 'skip-webhook', type: 'boolean', description: 'Install no webhook' },
-    { name: 'without-policy', type: 'boolean', description: 'Register even where the API server cannot take the owned-Deployments admission policy (Kubernetes before 1.30); the plane\'s identities are then held by RBAC alone' },
+    { name: 'without-policy', type: 'boolean', description: 'Register even where the API server cannot take the admission policies (Kubernetes before 1.30); the plane\'s identities are then held by RBAC alone' },
     ...REGISTRY_FLAGS,
     OUTPUT,
   ],
