@@ -70,14 +70,14 @@ export interface RegisterInput {
   webhook?: WebhookInput;
   /**
    * Register even where the API server does not serve ValidatingAdmissionPolicy (Kubernetes
-   * before 1.30), so the owned-Deployments policy cannot be installed (`--without-policy`).
+   * before 1.30), so the admission policies cannot be installed (`--without-policy`).
    */
   withoutPolicy?: boolean;
 }
 
-/** What a cluster without the owned-Deployments policy loses, for the refusal and the step's note. */
+/** What a cluster without the admission policies loses, for the refusal and the step's note. */
 export const WITHOUT_POLICY_LOSS =
-  'the owned-Deployments admission policy cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace: one that runs as another ServiceAccount, privileged or on the host';
+  'the owned-Deployments and plane-Events admission policies cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace (one that runs as another ServiceAccount, privileged or on the host) and Events about any object in any namespace';
 
 const POLICY_KINDS = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 const NAMESPACE_KIND = 'Namespace';

@@ -177,7 +177,7 @@ const REGISTER: Command = {
     { name: 'webhook-failure-policy', type: 'string', description: 'Fail (default, as the template) or Ignore', values: ['Fail', 'Ignore'] },
     ...FRONT_DOOR_FLAGS,
     { name: 'skip-webhook', type: 'boolean', description: 'Install no webhook' },
-    { name: 'without-policy', type: 'boolean', description: 'Register even where the API server cannot take the owned-Deployments admission policy (Kubernetes before 1.30); the plane\'s identities are then held by RBAC alone' },
+    { name: 'without-policy', type: 'boolean', description: 'Register even where the API server cannot take the admission policies (Kubernetes before 1.30); the plane\'s identities are then held by RBAC alone' },
     ...REGISTRY_FLAGS,
     OUTPUT,
   ],
@@ -212,7 +212,11 @@ const REGISTER: Command = {
       deps.io.stdout.write(`\nMap each function's role to its group (the cluster's authentication mode must allow access entries):\n${accessEntries.join('\n')}\n`);
     }
     if (credentials.kind === 'secret' && output === 'table') {
-      deps.io.stdout.write(`\nEach function reads its Secrets Manager secret <CLUSTER_SECRET_PREFIX>${id}/<function> (docs/operations.md, "Secret records").\n`);
+      // The token goes only to the server the secret names, so the secret must carry it.
+      deps.io.stdout.write(
+        `\nEach function reads its Secrets Manager secret <CLUSTER_SECRET_PREFIX>${id}/<function>, holding {"token": ..., "server": "${connection.server ?? ''}", "caData": ...}: ` +
+          `the token is sent only to the server the secret names (docs/operations.md, "Secret records").\n`,
+      );
     }
     return 0;
   },

@@ -181,7 +181,7 @@ async function startIn(dir: string, binDir: string, options: RealClusterOptions,
   for (const namespace of NAMESPACES) await kubectl(['create', 'namespace', namespace]);
   await kubectl(['apply', '--server-side', '-f', CLUSTER_MANIFEST_DIRECTORY]);
   await kubectl(['apply', '-f', '-'], fakeNodes(options.nodes ?? 3));
-  await waitForOwnedDeploymentsPolicy(kubectl);
+  await waitForAdmissionPolicies(kubectl);
   const exited = components.filter((component) => component.child.exitCode !== null || component.child.signalCode !== null);
   if (exited.length > 0) throw new Error(`${exited.map((component) => component.name).join(', ')} exited during start`);
   log(`real cluster CRDs, infra/k8s and ${options.nodes ?? 3} kwok nodes applied (${seconds(started)})`);
@@ -310,20 +310,34 @@ async function runKubectl(kubeconfig: string, args: string[], input?: string): P
 /**
  * kube-apiserver starts enforcing a ValidatingAdmissionPolicy a moment after it is written
  * (its policy source refreshes asynchronously): until then a plane identity's write that the
- * policy refuses would go through. Waits until a server-side dry run of such a write, as pin,
- * is denied.
+ * policy refuses would go through. Waits until a server-side dry run, as pin, of a write each
+ * policy refuses is denied: a Deployment and an Event in kube-system.
  */
-async function waitForOwnedDeploymentsPolicy(kubectl: (args: string[], input?: string) => Promise<string>): Promise<void> {
-  const probe = ['create', 'deployment', 'policy-probe', '--image=busybox', '-n', 'kube-system', '--dry-run=server', `--as=system:serviceaccount:${SERVICE_ACCOUNT_NAMESPACE}:${FUNCTION_SERVICE_ACCOUNTS.pin}`];
+async function waitForAdmissionPolicies(kubectl: (args: string[], input?: string) => Promise<string>): Promise<void> {
+  const asPin = `--as=system:serviceaccount:${SERVICE_ACCOUNT_NAMESPACE}:${FUNCTION_SERVICE_ACCOUNTS.pin}`;
+  const event = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: 'policy-probe', namespace: 'kube-system' },
+    involvedObject: { apiVersion: 'v1', kind: 'Pod', name: 'policy-probe', namespace: 'kube-system' },
+    reason: 'PolicyProbe',
+    message: 'policy probe',
+  });
+  const probes: Array<{ policy: string; args: string[]; input?: string }> = [
+    { policy: 'owned-Deployments', args: ['create', 'deployment', 'policy-probe', '--image=busybox', '-n', 'kube-system', '--dry-run=server', asPin] },
+    { policy: 'plane-Events', args: ['create', '-f', '-', '--dry-run=server', asPin], input: event },
+  ];
   const deadline = Date.now() + 60_000;
-  for (;;) {
-    const denied = await kubectl(probe).then(
-      () => false,
-      (error: unknown) => /ValidatingAdmissionPolicy .* denied request/.test(error instanceof Error ? error.message : String(error)),
-    );
-    if (denied) return;
-    if (Date.now() > deadline) throw new Error('the owned-Deployments admission policy was not enforced within 60 s');
-    await new Promise((resolveDelay) => setTimeout(resolveDelay, 250));
+  for (const probe of probes) {
+    for (;;) {
+      const denied = await kubectl(probe.args, probe.input).then(
+        () => false,
+        (error: unknown) => /ValidatingAdmissionPolicy .* denied request/.test(error instanceof Error ? error.message : String(error)),
+      );
+      if (denied) break;
+      if (Date.now() > deadline) throw new Error(`the ${probe.policy} admission policy was not enforced within 60 s`);
+      await new Promise((resolveDelay) => setTimeout(resolveDelay, 250));
+    }
   }
 }
 

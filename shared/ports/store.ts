@@ -148,6 +148,11 @@ export interface ClusterRecord {
   id: string;
   /** Required: a record without one is refused wherever it is used (docs/operations.md, "Cluster modes"). */
   mode: ClusterMode;
+  /**
+   * The API server, as registered; shown by `cluster list` and the dashboard. No connection
+   * uses it: a credential goes to the server stored with it (the kubeconfig, the secret's
+   * `server`, EKS DescribeCluster's endpoint; record-connection.ts).
+   */
   server: string;
   caData?: string;
   credentials: ClusterCredentials;

@@ -49,6 +49,7 @@ describe('admin cluster rules', () => {
     ['infra/k8s/namespace.yaml', true],
     ['infra/k8s/rbac-pin.yaml', true],
     ['infra/k8s/policy-owned-deployments.yaml', true],
+    ['infra/k8s/policy-plane-events.yaml', true],
     ['infra/k8s/webhook.yaml.tmpl', true],
     ['infra/k8s/README.md', false],
     ['infra/k8s/webhook.yaml', false],
@@ -151,12 +152,12 @@ describe('register by mode', () => {
     return cluster;
   }
 
-  it('refuses a cluster that cannot take the owned-Deployments policy, installing and recording nothing, and says what is lost', async () => {
+  it('refuses a cluster that cannot take the admission policies, installing and recording nothing, and says what is lost', async () => {
     const { client, created } = clusterWithoutPolicies();
     const records: ClusterRecord[] = [];
     const refused = await registerCluster(client, { putCluster: async (record) => void records.push(record) }, await loadOnboardingManifests(), input('standalone')).catch((error: unknown) => error);
     expect(String(refused)).toBe(
-      'CliError: validatingadmissionpolicies.admissionregistration.k8s.io is not served by this API server: the owned-Deployments admission policy cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace: one that runs as another ServiceAccount, privileged or on the host. Use Kubernetes 1.30 or later, or pass --without-policy to register without it',
+      'CliError: validatingadmissionpolicies.admissionregistration.k8s.io is not served by this API server: the owned-Deployments and plane-Events admission policies cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace (one that runs as another ServiceAccount, privileged or on the host) and Events about any object in any namespace. Use Kubernetes 1.30 or later, or pass --without-policy to register without it',
     );
     expect([created, records]).toEqual([[], []]);
   });
@@ -166,8 +167,13 @@ describe('register by mode', () => {
     const records: ClusterRecord[] = [];
     const steps = await registerCluster(client, { putCluster: async (record) => void records.push(record) }, await loadOnboardingManifests(), { ...input('standalone'), withoutPolicy: true });
     const skipped = steps.filter((step) => step.kind.startsWith('ValidatingAdmissionPolicy'));
-    expect(skipped.map((step) => step.action)).toEqual(['skipped', 'skipped']);
-    expect(skipped[0]?.note).toContain('(--without-policy: the owned-Deployments admission policy cannot be installed');
+    expect(skipped.map((step) => `${step.kind} ${step.name} ${step.action}`).sort()).toEqual([
+      'ValidatingAdmissionPolicy ome-pinning-owned-deployments skipped',
+      'ValidatingAdmissionPolicy ome-pinning-plane-events skipped',
+      'ValidatingAdmissionPolicyBinding ome-pinning-owned-deployments skipped',
+      'ValidatingAdmissionPolicyBinding ome-pinning-plane-events skipped',
+    ]);
+    expect(skipped[0]?.note).toContain('(--without-policy: the owned-Deployments and plane-Events admission policies cannot be installed');
     expect(created.some((object) => object.kind === 'ClusterRole')).toBe(true);
     expect(records).toHaveLength(1);
   });

@@ -1,13 +1,15 @@
 /**
  * Authentication and authorization, with the machine's real kubectl, on the embedded API
  * server and (in the real project) on a real kube-apiserver with the same manifests: each function's ServiceAccount token (from the identity kubeconfig the server
- * writes) is held to its role in infra/k8s, and to the owned-Deployments policy; requests
+ * writes) is held to its role in infra/k8s, and to the owned-Deployments and plane-Events policies; requests
  * without a valid token get 401; the operator may impersonate (`--as`, `auth can-i`).
  */
 import { readFileSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
+import { connectionFromKubeconfigText, createClusterClient, createEventRecorder } from '../../shared/adapters/kubernetes';
+import { Resources } from '../../shared/model/resources';
 import { ON_SERVER, startTestCluster, type TestCluster } from '../support/test-cluster';
 import { KubectlHarness } from './support';
 
@@ -16,6 +18,28 @@ const NS = 'team-a';
 const userOf = (account: string): string => `system:serviceaccount:${SERVICE_ACCOUNT_NAMESPACE}:${account}`;
 const PIN = userOf(FUNCTION_SERVICE_ACCOUNTS.pin);
 const POLICY_DENIAL = "is forbidden: ValidatingAdmissionPolicy 'ome-pinning-owned-deployments' with binding 'ome-pinning-owned-deployments' denied request: ";
+const EVENTS_DENIAL = "ValidatingAdmissionPolicy 'ome-pinning-plane-events' with binding 'ome-pinning-plane-events' denied request: ";
+const ISVC_REF = { apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', namespace: NS, uid: '7d7c1f43-0000-4000-8000-000000000001' };
+
+/**
+ * A core/v1 Event as the plane's recorder writes it (shared/adapters/kubernetes/events.ts),
+ * or with `eventTime` in the newer form, whose namespaces kube-apiserver does not compare.
+ */
+function event(name: string, namespace: string, involvedObject: Record<string, unknown>, form: 'legacy' | 'eventTime' = 'legacy'): string {
+  const at = '2026-03-01T10:00:00Z';
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name, namespace },
+    involvedObject,
+    type: 'Warning',
+    reason: 'RuntimePinError',
+    message: 'probe',
+    ...(form === 'legacy'
+      ? { source: { component: 'ome-pinning-pin' }, firstTimestamp: at, lastTimestamp: at, count: 1 }
+      : { eventTime: '2026-03-01T10:00:00.000000Z', reportingComponent: 'ome-pinning-pin', reportingInstance: 'probe', action: 'Pin' }),
+  });
+}
 
 function deployment(name: string, owned: boolean): string {
   const metadata = owned
@@ -191,6 +215,51 @@ describe(`who may do what${ON_SERVER}`, () => {
     it('and lets it create the one the renderer would', async () => {
       const result = await create(owned('rendered', {}));
       expect([result.code, result.stdout]).toEqual([0, 'deployment.apps/rendered created\n']);
+    });
+  });
+
+  describe("holds pin's token to Events about an InferenceService in its namespace", () => {
+    const create = (json: string) => kubectl.run('--kubeconfig', identities, '--context', 'pin', 'create', '-f', kubectl.file('event.json', json));
+
+    it('lets the recorder, under its token, record one about an InferenceService and bump its count', async () => {
+      // The plane's own recorder: it patches a repeat without reading it (pin may not get Events).
+      const client = createClusterClient(connectionFromKubeconfigText('local', readFileSync(identities, 'utf8'), 'pin'), { requestTimeoutMs: 10_000 });
+      try {
+        const isvc = { apiVersion: ISVC_REF.apiVersion, kind: ISVC_REF.kind, metadata: { name: ISVC_REF.name, namespace: NS, uid: ISVC_REF.uid } };
+        const spec = { type: 'Warning' as const, reason: 'RuntimePinError', message: 'probe', reportingController: 'ome-pinning-pin' };
+        const recorder = createEventRecorder(client);
+        const created = await recorder.record(isvc, spec);
+        const bumped = await recorder.record(isvc, spec);
+        expect([created.count, bumped.count, bumped.metadata.name]).toEqual([1, 2, created.metadata.name]);
+      } finally {
+        client.close();
+      }
+    });
+
+    it.each([
+      ['about a Secret', event('x', NS, { apiVersion: 'v1', kind: 'Secret', name: 'db', namespace: NS }), 'the OME pinning control plane writes only Events about an InferenceService in the Event\'s own namespace'],
+      ['about a Pod', event('x', NS, { apiVersion: 'v1', kind: 'Pod', name: 'llama-0', namespace: NS }), 'the OME pinning control plane writes only Events about an InferenceService in the Event\'s own namespace'],
+      // kube-apiserver itself refuses a legacy Event whose namespaces differ; the policy also holds the newer form.
+      ['about an InferenceService in another namespace', event('x', NS, { ...ISVC_REF, namespace: 'default' }, 'eventTime'), 'the OME pinning control plane writes only Events about an InferenceService in the Event\'s own namespace'],
+      ['in kube-system, even about an InferenceService there', event('x', 'kube-system', { ...ISVC_REF, namespace: 'kube-system' }), 'the OME pinning control plane does not write Events in system namespaces'],
+    ])('refuses one %s', async (_name, json, why) => {
+      const result = await create(json);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(`The events "x" is invalid: : ${EVENTS_DENIAL}${why}\n`);
+    });
+
+    it("refuses it a rewrite of another's Event into one about an InferenceService", async () => {
+      const admin = await kubectl.run('create', '-f', kubectl.file('pod-event.json', event('pod.probe', NS, { apiVersion: 'v1', kind: 'Pod', name: 'llama-0', namespace: NS })));
+      expect(admin.code).toBe(0);
+      const client = createClusterClient(connectionFromKubeconfigText('local', readFileSync(identities, 'utf8'), 'pin'), { requestTimeoutMs: 10_000 });
+      try {
+        const rewrite = client.patch(Resources.events, NS, 'pod.probe', { involvedObject: ISVC_REF }, { type: 'merge' });
+        await expect(rewrite).rejects.toThrow(`${EVENTS_DENIAL}the OME pinning control plane changes only Events about an InferenceService in the Event's own namespace`);
+      } finally {
+        client.close();
+      }
+      const kept = await kubectl.run('get', 'event', 'pod.probe', '-n', NS, '-o', 'jsonpath={.involvedObject.kind}');
+      expect(kept.stdout).toBe('Pod');
     });
   });
 

@@ -79,6 +79,15 @@ describe(`Control plane: each function under its own identity${ON_SERVER}`, () =
       expect(requestsOf(readOnly).filter((r) => writes.has(r.verb))).toEqual([]);
     }
 
+    // The Events the functions recorded (through the plane-Events policy) are about InferenceServices, in their namespaces.
+    const events = JSON.parse(await kubectl(kubeconfig, ['get', 'events', '-A', '-o', 'json'])) as {
+      items: Array<{ metadata: { namespace: string }; involvedObject: { kind: string; namespace?: string }; reportingComponent?: string; source?: { component?: string } }>;
+    };
+    const recorded = events.items.filter((item) => (item.reportingComponent ?? item.source?.component ?? '').startsWith('ome-pinning'));
+    expect(recorded.length).toBeGreaterThan(0);
+    expect(recorded.map((item) => [item.involvedObject.kind, item.involvedObject.namespace])).toEqual(recorded.map((item) => ['InferenceService', item.metadata.namespace]));
+    expect(planeRequests.some((r) => r.target === 'events' && r.verb === 'create')).toBe(true);
+
     // Only the test's kubectl used the operator's credentials (on a real cluster the harness's
     // own kubectl and the webhook registration also act as the operator, before the test).
     const operator = log().filter((r) => r.username === (TEST_CLUSTER === 'real' ? 'ome-test-admin' : 'embedded-admin'));

@@ -61,11 +61,11 @@ describe('function identities', () => {
     expect(verbs.filter((verb) => !READ_VERBS.has(verb))).toEqual([]);
   });
 
-  it('ships the owned-Deployments policy among the access manifests the embedded server applies', () => {
+  it.each(['policy-owned-deployments.yaml', 'policy-plane-events.yaml'])('ships %s among the access manifests the embedded server applies', (name) => {
     const accessFiles = [...files.keys()].filter(isAccessManifest);
-    expect(accessFiles).toContain('policy-owned-deployments.yaml');
+    expect(accessFiles).toContain(name);
     expect(accessFiles).not.toContain('webhook.yaml');
-    const kinds = (files.get('policy-owned-deployments.yaml') ?? []).map((d) => d.kind);
+    const kinds = (files.get(name) ?? []).map((d) => d.kind);
     expect(kinds).toEqual(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
   });
 });

@@ -7,7 +7,11 @@ import { InvalidInputError } from '../../errors';
 import type { ResolvedCredentials } from '../kubernetes/connection';
 
 /** The two documented secret formats, for messages. */
-export const CLUSTER_SECRET_FORMATS = 'a kubeconfig (YAML or JSON, static credentials) or JSON {"token": "...", "server"?: "https://...", "caData"?: "<base64 PEM>"}';
+export const CLUSTER_SECRET_FORMATS = 'a kubeconfig (YAML or JSON, static credentials) or JSON {"token": "...", "server": "https://...", "caData"?: "<base64 PEM>"}';
+
+/** How to fix a token secret without a server, for the refusal. */
+export const SECRET_SERVER_HINT =
+  'put the API server\'s URL in the secret as "server" and its CA as "caData" (base64 PEM), as docs/operations.md ("Secret records") shows; the registry record\'s server is never used for a token from a secret';
 
 /** A cluster id that can be one segment of a secret name (Secrets Manager's characters, no `/`). */
 const SECRET_SEGMENT = /^[A-Za-z0-9_+=.@-]+$/;
@@ -56,7 +60,13 @@ function optionalString(clusterId: string, document: Record<string, unknown>, fi
   return value;
 }
 
-/** Reads a cluster secret's text: either format becomes credentials for connectionFromRecord. */
+/**
+ * Reads a cluster secret's text: either format becomes credentials for connectionFromRecord.
+ * A token secret must name its server: the token goes only where the secret says, never
+ * to the registry record's server, which whoever can write the table could point at a host
+ * of theirs. The CA, when the server's certificate is not publicly trusted, comes from the
+ * secret too.
+ */
 export function parseClusterSecret(clusterId: string, text: string): ResolvedCredentials {
   let document: unknown;
   try {
@@ -70,8 +80,9 @@ export function parseClusterSecret(clusterId: string, text: string): ResolvedCre
     if (!token) throw new InvalidInputError(`cluster ${clusterId}: the secret's "token" is empty`);
     const server = optionalString(clusterId, document, 'server');
     const caData = optionalString(clusterId, document, 'caData');
-    if (server !== undefined && !/^https?:\/\//.test(server)) throw new InvalidInputError(`cluster ${clusterId}: the secret's "server" must be a URL such as https://api.example:443`);
-    return { token, ...(server === undefined ? {} : { server }), ...(caData === undefined ? {} : { caData }) };
+    if (server === undefined) throw new InvalidInputError(`cluster ${clusterId}: the secret holds a token but no "server"; ${SECRET_SERVER_HINT}`);
+    if (!/^https?:\/\//.test(server)) throw new InvalidInputError(`cluster ${clusterId}: the secret's "server" must be a URL such as https://api.example:443`);
+    return { token, server, ...(caData === undefined ? {} : { caData }) };
   }
   if (isRecord(document) && Array.isArray(document.clusters)) return { kubeconfig: text };
   throw new InvalidInputError(`cluster ${clusterId}: the secret must hold ${CLUSTER_SECRET_FORMATS}`);

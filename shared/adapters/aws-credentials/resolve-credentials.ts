@@ -1,8 +1,9 @@
 /**
  * Resolves a registered cluster's credentials in AWS. Kubeconfig records need nothing.
  * Secret records read the calling function's own secret from Secrets Manager (a kubeconfig,
- * or a token with optional server and CA; see parseClusterSecret). EKS records take the
- * endpoint and CA from DescribeCluster and a fresh presigned token. Results are cached per
+ * or a token with its server and optional CA; see parseClusterSecret). EKS records take the
+ * endpoint and CA from DescribeCluster and a fresh presigned token. Either way the server a
+ * token goes to comes with it, never from the record. Results are cached per
  * cluster and function until they expire — tokens 14 minutes of their 15, secrets a few
  * minutes so a rotation is picked up — or until the API server refuses them (`forget`), and
  * concurrent resolutions of one cluster share a single call.

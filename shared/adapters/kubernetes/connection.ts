@@ -31,9 +31,12 @@ export interface ResolvedCredentials {
   token?: string;
   /** A whole kubeconfig, when the secret holds one. */
   kubeconfig?: string;
-  /** With a token: the API server to use instead of the record's (EKS DescribeCluster, or the secret). */
+  /**
+   * With a token: the only API server it is sent to (EKS DescribeCluster's endpoint, or the
+   * secret's `server`). Required with a token: the record's server is never used for one.
+   */
   server?: string;
-  /** With a token: the base64 PEM CA bundle to use instead of the record's. */
+  /** With a token: the base64 PEM CA bundle that server's certificate must chain to (never the record's). */
   caData?: string;
   /** Epoch milliseconds after which the credential must not be used; clients built on it are dropped before then. */
   expiresAt?: number;

@@ -287,7 +287,10 @@ function readKubeconfigFile(record: ClusterRecord, path: string): string {
  * file now, with the context kubeconfigFileContextFor picks; a secret holding a kubeconfig
  * is read the same way. Secret and EKS records carry no credential themselves: the caller
  * resolves it (reads the secret, presigns the EKS token and caches it under its lifetime)
- * and passes it in `resolved`; a resolved `server`/`caData` overrides the record's.
+ * and passes it in `resolved`. A resolved token goes only to the resolved `server`, with
+ * the resolved `caData`: the secret's own, or EKS DescribeCluster's. The record's `server`
+ * and `caData` are never used for it, since whoever can write the table could otherwise
+ * send a cluster's token to a host of theirs; a token without a server is refused.
  * `policy` defaults to local; deployed functions pass their mode (see assertRecordAllowed).
  */
 export function connectionFromRecord(record: ClusterRecord, resolved: ResolvedCredentials = {}, policy: ConnectionPolicy = LOCAL_POLICY): ClusterConnection {
@@ -304,8 +307,10 @@ export function connectionFromRecord(record: ClusterRecord, resolved: ResolvedCr
   if (!resolved.token) {
     throw new InvalidInputError(`cluster ${record.id}: ${credentials.kind} credentials must be resolved to a token or a kubeconfig first`);
   }
-  const server = resolved.server ?? record.server;
-  if (!server) reader.fail('the record has no server');
-  const caData = resolved.caData ?? record.caData;
-  return staticConnection(checkServer(reader, server, 'the record'), caData ? { ca: Buffer.from(caData, 'base64') } : {}, { token: resolved.token });
+  const { server, caData } = resolved;
+  if (!server) {
+    const source = credentials.kind === 'eks' ? 'the endpoint EKS DescribeCluster reports' : 'the server the secret names ("server", with its CA in "caData")';
+    reader.fail(`the ${credentials.kind} credentials resolved to a token without a server; a token goes only to ${source}, never to the record's server`);
+  }
+  return staticConnection(checkServer(reader, server, `the ${credentials.kind} credentials`), caData ? { ca: Buffer.from(caData, 'base64') } : {}, { token: resolved.token });
 }

@@ -2,15 +2,18 @@
  * The whole path for an EKS-style record: the registry names an EKS cluster, the resolver
  * describes it and presigns a token, the context builds a client, and a real HTTP peer on
  * 127.0.0.1 stands in for the API server and its authenticator: it checks the bearer token's
- * SigV4 signature for its own cluster name, as STS would, before answering.
+ * SigV4 signature for its own cluster name, as STS would, before answering. A registry
+ * record pointed at another host (a listening socket here) never receives the token.
  */
 import { createHash, createHmac } from 'node:crypto';
+import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAwsCredentialResolver, EKS_TOKEN_PREFIX } from '../../../shared/adapters/aws-credentials';
 import { createAppContext } from '../../../shared/app/context';
+import { InvalidInputError } from '../../../shared/errors';
 import type { ControlPlaneConfig } from '../../../shared/config';
 import { Resources } from '../../../shared/model/resources';
 import { createMemoryStores } from '../../../shared/stores/memory';
@@ -201,8 +204,8 @@ describe('createAppContext after a 401', () => {
     await stores.clusters.putCluster({ mode: 'standalone', id: 'blue', server: server.url, credentials: { kind: 'secret' }, omeNamespace: 'ome' });
     secretsMock
       .on(GetSecretValueCommand, { SecretId: 'ome-pinning/test/clusters/blue/pin' })
-      .resolvesOnce({ SecretString: JSON.stringify({ token: 'revoked' }) })
-      .resolvesOnce({ SecretString: JSON.stringify({ token: 'rotated' }) });
+      .resolvesOnce({ SecretString: JSON.stringify({ token: 'revoked', server: server.url }) })
+      .resolvesOnce({ SecretString: JSON.stringify({ token: 'rotated', server: server.url }) });
     server.route = (request, response) =>
       request.headers.authorization === 'Bearer rotated'
         ? reply(response, 200, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ome', uid: 'ns-uid' } })
@@ -226,5 +229,96 @@ describe('createAppContext after a 401', () => {
     expect(namespace.metadata.uid).toBe('ns-uid');
     expect(server.requests.map((request) => request.headers.authorization)).toEqual(['Bearer revoked', 'Bearer rotated']);
     expect(secretsMock.commandCalls(GetSecretValueCommand)).toHaveLength(2);
+  });
+});
+
+/** A listening socket that records every byte sent to it, standing in for a host a rewritten record points at. */
+async function startTrap(): Promise<{ url: string; connections: number; received: () => string; stop: () => Promise<void> }> {
+  const chunks: Buffer[] = [];
+  const state = { connections: 0 };
+  const trap: TcpServer = createTcpServer((socket) => {
+    state.connections += 1;
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolveListen) => trap.listen(0, '127.0.0.1', resolveListen));
+  const { port } = trap.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get connections() {
+      return state.connections;
+    },
+    received: () => Buffer.concat(chunks).toString('latin1'),
+    stop: () => new Promise<void>((resolveClose) => trap.close(() => resolveClose())),
+  };
+}
+
+describe('createAppContext with a record that names another server than the credential', () => {
+  let trap: Awaited<ReturnType<typeof startTrap>>;
+
+  beforeEach(async () => {
+    trap = await startTrap();
+    return () => trap.stop();
+  });
+
+  async function redirectedContext(credentials: { kind: 'secret' } | { kind: 'eks'; clusterName: string; region: string }) {
+    const clock = { time: T0, now: () => clock.time };
+    const stores = createMemoryStores(clock);
+    // Whoever can write the table (but not the secret) pointed the record at their own host.
+    await stores.clusters.putCluster({ mode: 'standalone', id: 'blue', server: trap.url, caData: Buffer.from('their CA').toString('base64'), credentials, omeNamespace: 'ome' });
+    const resolveCredentials = createAwsCredentialResolver({
+      secrets: new SecretsManagerClient({ region: REGION }),
+      eks: new EKSClient({ region: REGION }),
+      credentials: async () => KEYS,
+      clock,
+      secretPrefix: 'ome-pinning/test/clusters/',
+    });
+    // Local mode: both peers are plain HTTP, which deployed mode refuses.
+    return createAppContext({ config: { ...config, mode: 'local', functionName: 'pin' }, stores, clock, resolveCredentials });
+  }
+
+  it("sends a secret's token only to the server the secret names", async () => {
+    // Prepare
+    secretsMock.on(GetSecretValueCommand, { SecretId: 'ome-pinning/test/clusters/blue/pin' }).resolves({ SecretString: JSON.stringify({ token: 'sa-token', server: server.url }) });
+    server.route = (_request, response) => reply(response, 200, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ome', uid: 'ns-uid' } });
+    const app = await redirectedContext({ kind: 'secret' });
+
+    // Act
+    const namespace = await (await app.cluster('blue')).client.get(Resources.namespaces, undefined, 'ome');
+
+    // Assess
+    expect(namespace.metadata.uid).toBe('ns-uid');
+    expect(server.requests.map((request) => request.headers.authorization)).toEqual(['Bearer sa-token']);
+    expect(trap.connections).toBe(0);
+  });
+
+  it('refuses a secret that names no server, and sends its token nowhere', async () => {
+    // Prepare: a secret written when the record's server was used.
+    secretsMock.on(GetSecretValueCommand, { SecretId: 'ome-pinning/test/clusters/blue/pin' }).resolves({ SecretString: JSON.stringify({ token: 'sa-token' }) });
+    const app = await redirectedContext({ kind: 'secret' });
+
+    // Act
+    const error = await app.cluster('blue').catch((caught: unknown) => caught);
+
+    // Assess
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as Error).message).toContain('the secret holds a token but no "server"; put the API server\'s URL in the secret as "server"');
+    expect(trap.connections).toBe(0);
+    expect(trap.received()).not.toContain('sa-token');
+    expect(server.requests).toEqual([]);
+  });
+
+  it('sends an EKS token only to the endpoint EKS describes', async () => {
+    // Prepare
+    const app = await redirectedContext({ kind: 'eks', clusterName: CLUSTER_NAME, region: REGION });
+
+    // Act
+    const namespace = await (await app.cluster('blue')).client.get(Resources.namespaces, undefined, 'ome');
+
+    // Assess
+    expect(namespace.metadata.uid).toBe('ns-uid');
+    expect(refuseToken(server.requests[0]?.headers.authorization, CLUSTER_NAME)).toBeUndefined();
+    expect(trap.connections).toBe(0);
+    expect(trap.received()).not.toMatch(/authorization/i);
   });
 });

@@ -33,6 +33,9 @@ const eksRecord: ClusterRecord = { ...base, id: 'green', credentials: { kind: 'e
 
 const metadata = { $metadata: {} };
 
+/** A token secret's text, with the server every token secret names. */
+const tokenSecret = (token: string): string => JSON.stringify({ token, server: 'https://blue.example:6443' });
+
 /** A service error as the SDK raises it when the service's model does not name it. */
 function sdkError(name: string, message: string): Error {
   return Object.assign(new Error(message), { name, $fault: 'client', $metadata: { httpStatusCode: 400 } });
@@ -92,8 +95,8 @@ describe('Function: createAwsCredentialResolver', () => {
 
     it('read each function its own secret, <prefix><cluster>/<function>, and never share one', async () => {
       // Prepare
-      secretsMock.on(GetSecretValueCommand, { SecretId: PIN_SECRET }).resolves({ SecretString: '{"token":"pin-token"}' });
-      secretsMock.on(GetSecretValueCommand, { SecretId: `${PREFIX}blue/drift-check` }).resolves({ SecretString: '{"token":"drift-token"}' });
+      secretsMock.on(GetSecretValueCommand, { SecretId: PIN_SECRET }).resolves({ SecretString: tokenSecret('pin-token') });
+      secretsMock.on(GetSecretValueCommand, { SecretId: `${PREFIX}blue/drift-check` }).resolves({ SecretString: tokenSecret('drift-token') });
       const { resolve } = newResolver();
 
       // Act
@@ -131,8 +134,8 @@ describe('Function: createAwsCredentialResolver', () => {
       // Prepare
       secretsMock
         .on(GetSecretValueCommand)
-        .resolvesOnce({ SecretString: '{"token":"before"}' })
-        .resolvesOnce({ SecretString: '{"token":"after"}' });
+        .resolvesOnce({ SecretString: tokenSecret('before') })
+        .resolvesOnce({ SecretString: tokenSecret('after') });
       const { clock, resolve } = newResolver();
 
       // Act
@@ -157,7 +160,7 @@ describe('Function: createAwsCredentialResolver', () => {
       // Act
       const pending = Array.from({ length: 10 }, () => resolve(secretRecord()));
       await new Promise((settle) => setTimeout(settle, 20));
-      for (const answer of answers) answer({ SecretString: '{"token":"shared"}' });
+      for (const answer of answers) answer({ SecretString: tokenSecret('shared') });
       const resolved = await Promise.all(pending);
 
       // Assess
@@ -170,7 +173,7 @@ describe('Function: createAwsCredentialResolver', () => {
       secretsMock
         .on(GetSecretValueCommand)
         .rejectsOnce(new InternalServiceError({ message: 'try later', ...metadata }))
-        .resolvesOnce({ SecretString: '{"token":"ok"}' });
+        .resolvesOnce({ SecretString: tokenSecret('ok') });
       const { resolve } = newResolver();
 
       // Act
@@ -223,6 +226,7 @@ describe('Function: createAwsCredentialResolver', () => {
       ['JSON without a token or clusters', '{"password":"hunter2"}'],
       ['an empty token', '{"token":""}'],
       ['a server that is not a URL', '{"token":"hunter2","server":"blue.example"}'],
+      ['a token without a server', '{"token":"hunter2"}'],
       ['text that is neither JSON nor YAML', '{"token": "hunter2"'],
     ])('reject a secret holding %s without quoting it', async (_case, content) => {
       // Prepare
@@ -236,6 +240,22 @@ describe('Function: createAwsCredentialResolver', () => {
       expect(error).toBeInstanceOf(InvalidInputError);
       expect((error as Error).message).not.toContain('hunter2');
       expect((error as Error).cause).toBeUndefined();
+    });
+
+    it("refuse a token secret without a server, saying to put it in the secret, even when the record names one", async () => {
+      // Prepare: a secret written before the server had to be in it; the record names one.
+      secretsMock.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ token: 'sa-token', caData: CA }) });
+      const { resolve } = newResolver();
+
+      // Act
+      const error = await resolve(secretRecord()).catch((caught: unknown) => caught);
+
+      // Assess: terminal, and it says what to store where.
+      expect(error).toBeInstanceOf(InvalidInputError);
+      expect((error as InvalidInputError).retryable).toBe(false);
+      expect((error as Error).message).toBe(
+        'cluster blue: the secret holds a token but no "server"; put the API server\'s URL in the secret as "server" and its CA as "caData" (base64 PEM), as docs/operations.md ("Secret records") shows; the registry record\'s server is never used for a token from a secret',
+      );
     });
 
     it.each([
@@ -335,8 +355,8 @@ describe('Function: createAwsCredentialResolver', () => {
       // Prepare
       secretsMock
         .on(GetSecretValueCommand)
-        .resolvesOnce({ SecretString: '{"token":"revoked"}' })
-        .resolvesOnce({ SecretString: '{"token":"rotated"}' });
+        .resolvesOnce({ SecretString: tokenSecret('revoked') })
+        .resolvesOnce({ SecretString: tokenSecret('rotated') });
       const { resolve, resolver } = newResolver();
       const refused = await resolve(secretRecord());
 
@@ -354,7 +374,7 @@ describe('Function: createAwsCredentialResolver', () => {
 
     it("drops only the refusing function's secret", async () => {
       // Prepare
-      secretsMock.on(GetSecretValueCommand).resolves({ SecretString: '{"token":"t"}' });
+      secretsMock.on(GetSecretValueCommand).resolves({ SecretString: tokenSecret('t') });
       const { resolve, resolver } = newResolver();
       const pin = await resolve(secretRecord(), 'pin');
       await resolve(secretRecord(), 'drift-check');

@@ -182,9 +182,9 @@ describe('Function: connectionFromRecord', () => {
 
   describe('token records', () => {
     it.each<[string, ClusterRecord, ResolvedCredentials, { server: string; options: Record<string, unknown> }]>([
-      ['EKS: the resolved endpoint and CA win', eksRecord, { token: 'k8s-aws-v1.abc', server: 'https://eks.example', caData: b64('EKS CA') }, { server: 'https://eks.example', options: { headers: { Authorization: 'Bearer k8s-aws-v1.abc' }, ca: 'EKS CA' } }],
-      ["EKS: the record's server and CA otherwise", eksRecord, { token: 'k8s-aws-v1.abc' }, { server: 'https://record.example:443', options: { headers: { Authorization: 'Bearer k8s-aws-v1.abc' }, ca: 'RECORD CA' } }],
-      ['secret JSON token', secretRecord, { token: 'sa-token', server: 'https://secret.example' }, { server: 'https://secret.example', options: { headers: { Authorization: 'Bearer sa-token' }, ca: 'RECORD CA' } }],
+      ['EKS: the resolved endpoint and CA, not the record\'s', eksRecord, { token: 'k8s-aws-v1.abc', server: 'https://eks.example', caData: b64('EKS CA') }, { server: 'https://eks.example', options: { headers: { Authorization: 'Bearer k8s-aws-v1.abc' }, ca: 'EKS CA' } }],
+      ['secret JSON token: its server and CA, not the record\'s', secretRecord, { token: 'sa-token', server: 'https://secret.example', caData: b64('SECRET CA') }, { server: 'https://secret.example', options: { headers: { Authorization: 'Bearer sa-token' }, ca: 'SECRET CA' } }],
+      ["secret JSON token without a CA: the system's roots, never the record's CA", secretRecord, { token: 'sa-token', server: 'https://secret.example' }, { server: 'https://secret.example', options: { headers: { Authorization: 'Bearer sa-token' } } }],
       ['a plain-HTTP server', { ...secretRecord, caData: undefined }, { token: 'sa-token', server: 'http://127.0.0.1:8080' }, { server: 'http://127.0.0.1:8080', options: { headers: { Authorization: 'Bearer sa-token' } } }],
     ])('%s', async (_name, record, resolved, expected) => {
       expect(await applied(record, resolved)).toEqual(expected);
@@ -198,6 +198,9 @@ describe('Function: connectionFromRecord', () => {
       ['unresolved secret credentials', secretRecord, {}, 'must be resolved to a token or a kubeconfig first'],
       ['unresolved EKS credentials', eksRecord, {}, 'must be resolved'],
       ['a resolved server that is not a URL', eksRecord, { token: 't', server: 'eks.example' }, 'must be an https:// (or http://) URL'],
+      // A token never falls back to the record's server: whoever writes the table could point it anywhere.
+      ['a secret token without a server', secretRecord, { token: 'sa-token' }, 'the secret credentials resolved to a token without a server; a token goes only to the server the secret names ("server", with its CA in "caData"), never to the record\'s server'],
+      ['an EKS token without an endpoint', eksRecord, { token: 'k8s-aws-v1.abc' }, 'the eks credentials resolved to a token without a server; a token goes only to the endpoint EKS DescribeCluster reports, never to the record\'s server'],
     ])('refuses %s', (_name, record, resolved, message) => {
       expect(() => connectionFromRecord(record, resolved)).toThrow(InvalidInputError);
       expect(() => connectionFromRecord(record, resolved)).toThrow(message);
@@ -243,7 +246,7 @@ describe('Function: connectionFromRecord', () => {
       ['a token-file', secretRecord, { kubeconfig: kubeconfig({ user: { 'token-file': tokenFile } }) }, 'token-file names a file, and deployed functions read no files; put the token itself in "token" instead'],
       ['a plain-HTTP server in a kubeconfig', secretRecord, { kubeconfig: kubeconfig({ cluster: { server: 'http://main.example:8080' } }) }, 'server "http://main.example:8080" is plain HTTP, which deployed functions refuse (tokens would cross the network in clear); use the API server\'s https:// URL'],
       ['a plain-HTTP server in a token secret', secretRecord, { token: 'sa-token', server: 'http://secret.example' }, 'server "http://secret.example" is plain HTTP'],
-      ['a plain-HTTP record server', { ...eksRecord, server: 'http://record.example' }, { token: 'k8s-aws-v1.abc' }, 'server "http://record.example" is plain HTTP'],
+      ['a plain-HTTP EKS endpoint', eksRecord, { token: 'k8s-aws-v1.abc', server: 'http://eks.example' }, 'server "http://eks.example" is plain HTTP'],
       ['insecure-skip-tls-verify', secretRecord, { kubeconfig: kubeconfig({ cluster: { server: https, 'insecure-skip-tls-verify': true } }) }, 'insecure-skip-tls-verify is refused in deployed mode (anyone on the path could take the credentials); remove it and set certificate-authority-data to the API server\'s CA'],
     ])('refuses %s, saying what to do instead', (_name, record, resolved, message) => {
       const attempt = (): unknown => connectionFromRecord(record, resolved, DEPLOYED);
