@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
 import type { AdmissionAttributes, AdmissionOperation } from '../../local/cluster/admission';
 import { PolicyAdmission, policyErrors } from '../../local/cluster/admission-policy';
@@ -27,8 +28,8 @@ const admission = new PolicyAdmission({
 const events = builtinResources().find((def) => def.plural === 'events');
 const configMaps = builtinResources().find((def) => def.plural === 'configmaps');
 
-const PIN = serviceAccountUser('ome', 'ome-pinning-pin');
-const ROLLOUT_RUN = serviceAccountUser('ome', 'ome-pinning-rollout-run');
+const PIN = serviceAccountUser(SERVICE_ACCOUNT_NAMESPACE, FUNCTION_SERVICE_ACCOUNTS.pin);
+const ROLLOUT_RUN = serviceAccountUser(SERVICE_ACCOUNT_NAMESPACE, FUNCTION_SERVICE_ACCOUNTS['rollout-run']);
 const EKS_ROLE: UserInfo = { username: 'arn:aws:sts::123456789012:assumed-role/ome-pinning-pin/x', groups: ['ome-pinning:pin', 'system:authenticated'] };
 const ALICE: UserInfo = { username: 'alice', groups: ['system:authenticated'] };
 
