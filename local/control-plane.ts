@@ -617,7 +617,7 @@ function setFunctionEnvironment(input: {
     EVENT_BUS_NAME: input.busName,
     DYNAMODB_ENDPOINT: input.dynamoDbEndpoint,
     EVENTBRIDGE_ENDPOINT: input.busEndpoint,
-    // The bus also serves SQS ChangeMessageVisibility for its hint queues.
+    // The bus also serves SQS SendMessage for its hint queues (a hint put back for a held lease).
     SQS_ENDPOINT: input.busEndpoint,
     AWS_REGION: LOCAL_REGION,
     // Kubeconfig-file records and the embedded clusters' plain HTTP are local-only.

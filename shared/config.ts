@@ -39,6 +39,8 @@ export interface ControlPlaneConfig {
   eventBridgeEndpoint?: string;
   /** Overrides the SQS endpoint of the hint queues (the local bus); unset in AWS. */
   sqsEndpoint?: string;
+  /** This function's own hint queue (HINT_QUEUE_URL, set by serverless.yml): where a hint that met a held lease is put back. */
+  hintQueueUrl?: string;
   region: string;
   /** OME's namespace in every cluster, where revisions live; a cluster record may override it. */
   omeNamespace: string;
@@ -185,6 +187,7 @@ export function loadConfig(env: Env): ControlPlaneConfig {
     kubeApiBurst: readInt(env, 'KUBE_API_BURST', DEFAULT_KUBE_API_BURST, 1),
   };
   if (env.SQS_ENDPOINT) config.sqsEndpoint = env.SQS_ENDPOINT;
+  if (env.HINT_QUEUE_URL) config.hintQueueUrl = env.HINT_QUEUE_URL;
   if (env.DYNAMODB_ENDPOINT) config.dynamoDbEndpoint = env.DYNAMODB_ENDPOINT;
   if (env.EVENTBRIDGE_ENDPOINT) config.eventBridgeEndpoint = env.EVENTBRIDGE_ENDPOINT;
   if (env.PROMETHEUS_ADDRESS) config.prometheusAddress = env.PROMETHEUS_ADDRESS;

@@ -13,9 +13,9 @@
  *   `batchItemFailures`) becomes visible again after the queue's visibility timeout and is
  *   received again, and once it has been received `maxReceiveCount` times it moves to the
  *   dead-letter queue; a message older than the queue's retention is dropped; a function may
- *   set a received message's visibility timeout with SQS `ChangeMessageVisibility` (served
- *   on the same endpoint, AWS JSON 1.0), and a failed message then comes back after that
- *   (scaled), counted from the call, instead of the queue's;
+ *   put a message on its queue with SQS `SendMessage` (served on the same endpoint, AWS JSON
+ *   1.0), with a per-message delay (scaled) and message attributes, as a hint handler puts
+ *   back a hint that met a held lease: a new message, with its own receive count;
  * - a schedule (or a rule targeting a function) invokes the function asynchronously; a
  *   failed invocation is retried `maximumRetryAttempts` times (Lambda waits one minute,
  *   then two), then goes to the function's `onError` queue.
@@ -30,11 +30,11 @@
  * twice, shuffle deliveries within a window, delay them, throttle PutEvents calls or fail
  * single entries — the ways the real services are allowed to behave.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context, SQSEvent, SQSMessageAttributes } from 'aws-lambda';
 import { InvalidInputError } from '../../shared/errors.js';
 import type { EventBridgeEnvelope } from '../../shared/events/hint-event.js';
 import { matchesPattern } from './pattern.js';
@@ -43,7 +43,7 @@ import type { Random } from './random.js';
 import { loadServerlessRouting } from './rules.js';
 import type { LocalFunction, LocalQueue, LocalRule } from './rules.js';
 import { nextFireTime, parseSchedule } from './schedule.js';
-import { failedMessageIds, receiptHandleOf, toSqsEvent } from './sqs.js';
+import { failedMessageIds, toSqsEvent } from './sqs.js';
 
 /** A function as the bus invokes it: an SQS batch from a hint queue, or an EventBridge event from a schedule. */
 export type TargetHandler = (event: SQSEvent | EventBridgeEnvelope, context: Context) => unknown;
@@ -148,8 +148,8 @@ interface QueuedMessage {
   visibleAt: number;
   /** Received and not yet answered. */
   inFlight: boolean;
-  /** Set by ChangeMessageVisibility during the receive: when the message is visible again if it fails. */
-  visibleAgainAt?: number;
+  /** Message attributes of a message a function sent (SendMessage). */
+  attributes?: SQSMessageAttributes;
   lastError?: string;
 }
 
@@ -163,8 +163,8 @@ interface QueueState {
 }
 
 const MAX_ENTRIES = 10;
-/** SQS's largest visibility timeout, 12 hours. */
-const MAX_VISIBILITY_TIMEOUT_SECONDS = 43_200;
+/** SQS's largest per-message delay, 15 minutes. */
+const MAX_DELAY_SECONDS = 900;
 const MAX_REQUEST_BYTES = 256 * 1024;
 const REORDER_FLUSH_MS = 20;
 /** Lambda waits one minute before the second attempt of an asynchronous invocation, two before the third. */
@@ -318,7 +318,6 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
       message.receiveCount += 1;
       message.firstReceivedAt ??= now;
       message.inFlight = true;
-      message.visibleAgainAt = undefined;
       received.push(message);
     }
     for (let start = 0; start < received.length; start += queue.batchSize) {
@@ -333,7 +332,14 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
   async function deliverBatch(state: QueueState, batch: QueuedMessage[], receivedAt: number): Promise<void> {
     const { queue } = state;
     const event = toSqsEvent(
-      batch.map((message) => ({ messageId: message.messageId, event: message.event, receiveCount: message.receiveCount, sentAt: message.sentAt, firstReceivedAt: message.firstReceivedAt ?? receivedAt })),
+      batch.map((message) => ({
+        messageId: message.messageId,
+        event: message.event,
+        receiveCount: message.receiveCount,
+        sentAt: message.sentAt,
+        firstReceivedAt: message.firstReceivedAt ?? receivedAt,
+        ...(message.attributes ? { attributes: message.attributes } : {}),
+      })),
       { region, accountId, queueName: queue.name },
     );
     state.batchesInFlight += 1;
@@ -349,8 +355,7 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
         continue;
       }
       message.lastError = outcome.threw ? outcome.error : 'reported in batchItemFailures';
-      message.visibleAt = message.visibleAgainAt ?? visibleAt;
-      message.visibleAgainAt = undefined;
+      message.visibleAt = visibleAt;
       soonest = Math.min(soonest, message.visibleAt);
     }
     if (soonest !== Infinity) schedulePoll(state, Math.max(Date.now(), soonest));
@@ -359,24 +364,36 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
   }
 
   /**
-   * SQS ChangeMessageVisibility: the message must be in flight under this receipt handle
-   * (the one of its latest receive); its new timeout counts from now, scaled like the queue's.
+   * SQS SendMessage to a hint queue, as a hint handler puts back a hint that met a held
+   * lease: a new message (its own id, receive count and retention), invisible for
+   * `DelaySeconds` (0 to 900, scaled like the queue's waits), carrying its String and Number
+   * message attributes to the function's records. Its body must be an EventBridge event, as
+   * every message on these queues is.
    */
-  function changeVisibility(body: unknown): { status: 200; body: unknown } {
-    const { QueueUrl, ReceiptHandle, VisibilityTimeout } = (body ?? {}) as { QueueUrl?: unknown; ReceiptHandle?: unknown; VisibilityTimeout?: unknown };
-    if (typeof QueueUrl !== 'string' || typeof ReceiptHandle !== 'string' || typeof VisibilityTimeout !== 'number') {
-      throw new RequestError(400, 'MissingParameter', 'QueueUrl, ReceiptHandle and VisibilityTimeout are required');
+  function sendMessage(body: unknown): { status: 200; body: unknown } {
+    const { QueueUrl, MessageBody, DelaySeconds = 0, MessageAttributes = {} } = (body ?? {}) as { QueueUrl?: unknown; MessageBody?: unknown; DelaySeconds?: unknown; MessageAttributes?: unknown };
+    if (typeof QueueUrl !== 'string' || typeof MessageBody !== 'string') throw new RequestError(400, 'MissingParameter', 'QueueUrl and MessageBody are required');
+    if (typeof DelaySeconds !== 'number' || !Number.isInteger(DelaySeconds) || DelaySeconds < 0 || DelaySeconds > MAX_DELAY_SECONDS) {
+      throw new RequestError(400, 'InvalidParameterValue', `DelaySeconds must be a whole number of seconds from 0 to ${MAX_DELAY_SECONDS}`);
     }
-    if (!Number.isInteger(VisibilityTimeout) || VisibilityTimeout < 0 || VisibilityTimeout > MAX_VISIBILITY_TIMEOUT_SECONDS) {
-      throw new RequestError(400, 'InvalidParameterValue', `VisibilityTimeout must be a whole number of seconds from 0 to ${MAX_VISIBILITY_TIMEOUT_SECONDS}`);
+    const name = QueueUrl.slice(QueueUrl.lastIndexOf('/') + 1);
+    const state = queues.get(name);
+    if (!state || !QueueUrl.endsWith(`/${accountId}/${name}`)) throw new RequestError(400, 'QueueDoesNotExist', `The specified queue does not exist: ${QueueUrl}`);
+    let event: EventBridgeEnvelope;
+    try {
+      event = JSON.parse(MessageBody) as EventBridgeEnvelope;
+    } catch {
+      throw new RequestError(400, 'InvalidMessageContents', 'The local bus carries EventBridge events only: MessageBody is not JSON');
     }
-    const state = queues.get(QueueUrl.slice(QueueUrl.lastIndexOf('/') + 1));
-    if (!state) throw new RequestError(400, 'QueueDoesNotExist', `The specified queue does not exist: ${QueueUrl}`);
-    const message = state.messages.find((candidate) => receiptHandleOf(candidate.messageId, candidate.receiveCount) === ReceiptHandle);
-    if (!message) throw new RequestError(400, 'ReceiptHandleIsInvalid', `The receipt handle is not valid for ${state.queue.name}`);
-    if (!message.inFlight) throw new RequestError(400, 'MessageNotInflight', 'The message is not in flight');
-    message.visibleAgainAt = Date.now() + scaled(VisibilityTimeout);
-    return { status: 200, body: {} };
+    const attributes = readMessageAttributes(MessageAttributes);
+    const now = Date.now();
+    const rule = routing.rules.find((candidate) => candidate.queue === state.queue.name);
+    const message: QueuedMessage = { messageId: randomUUID(), ruleName: rule?.name ?? 'SendMessage', event, sentAt: now, receiveCount: 0, visibleAt: now + scaled(DelaySeconds), inFlight: false };
+    if (Object.keys(attributes).length > 0) message.attributes = attributes;
+    begin();
+    state.messages.push(message);
+    schedulePoll(state, message.visibleAt + scaled(state.queue.maximumBatchingWindowSeconds));
+    return { status: 200, body: { MessageId: message.messageId, MD5OfMessageBody: createHash('md5').update(MessageBody).digest('hex') } };
   }
 
   function deadLetterOf(queue: LocalQueue, message: QueuedMessage, reason: DeadLetter['reason']): DeadLetter {
@@ -511,7 +528,7 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
 
   const server: Server = createServer((request, response) => {
     begin();
-    handleRequest(request, response, { 'AWSEvents.PutEvents': putEvents, 'AmazonSQS.ChangeMessageVisibility': changeVisibility })
+    handleRequest(request, response, { 'AWSEvents.PutEvents': putEvents, 'AmazonSQS.SendMessage': sendMessage })
       .catch((error: unknown) => sendError(response, 500, 'InternalException', error instanceof Error ? error.message : String(error)))
       .finally(settle);
   });
@@ -679,6 +696,20 @@ function checkEntry(entry: RequestEntry, knownBuses: Set<string>): { ErrorCode: 
 function busNameOf(value: unknown): string {
   if (typeof value !== 'string' || value === '') return 'default';
   return value.startsWith('arn:') ? value.slice(value.lastIndexOf('/') + 1) : value;
+}
+
+/** SendMessage's `MessageAttributes` as a Lambda record carries them; String and Number values only (the bus has no use for Binary). */
+function readMessageAttributes(value: unknown): SQSMessageAttributes {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new RequestError(400, 'InvalidParameterValue', 'MessageAttributes must be a map');
+  const attributes: SQSMessageAttributes = {};
+  for (const [name, attribute] of Object.entries(value as Record<string, { DataType?: unknown; StringValue?: unknown }>)) {
+    const { DataType, StringValue } = attribute ?? {};
+    if ((DataType !== 'String' && DataType !== 'Number') || typeof StringValue !== 'string') {
+      throw new RequestError(400, 'InvalidParameterValue', `Message attribute ${name} must be a String or Number with a StringValue`);
+    }
+    attributes[name] = { dataType: DataType, stringValue: StringValue, stringListValues: [], binaryListValues: [] };
+  }
+  return attributes;
 }
 
 /** AWS's entry size: 14 bytes for Time plus the UTF-8 bytes of the strings. */

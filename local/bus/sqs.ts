@@ -5,7 +5,7 @@
  * builds its invocations here; tests build theirs with `toSqsEvent`.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import type { EventBridgeEnvelope } from '../../shared/events/hint-event.js';
 
 export interface SqsMessageView {
@@ -15,6 +15,8 @@ export interface SqsMessageView {
   receiveCount: number;
   sentAt: number;
   firstReceivedAt: number;
+  /** The message attributes it was sent with (a function's SendMessage; EventBridge sends none). */
+  attributes?: SQSMessageAttributes;
 }
 
 export interface SqsEventOptions {
@@ -47,7 +49,7 @@ export function toSqsEvent(messages: ReadonlyArray<SqsMessageView | EventBridgeE
           SenderId: 'AIDAEVENTBRIDGE',
           ApproximateFirstReceiveTimestamp: String(view.firstReceivedAt),
         },
-        messageAttributes: {},
+        messageAttributes: view.attributes ?? {},
         md5OfBody: createHash('md5').update(body).digest('hex'),
         eventSource: 'aws:sqs',
         eventSourceARN: queueArn,

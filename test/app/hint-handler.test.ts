@@ -1,17 +1,33 @@
 /**
  * The hint handler as a hint queue's event source invokes it: a batch of SQS records whose
- * bodies are EventBridge hint events; the answer names only the records to redeliver.
+ * bodies are EventBridge hint events; the answer names only the records to redeliver. A
+ * hint that met a held lease is put back on its queue with SendMessage (the SQS client
+ * mocked with aws-sdk-client-mock) and acknowledged.
  */
-import type { Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSRecord } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-vitest/extend';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { toSqsEvent } from '../../local/bus';
 import type { AppContext } from '../../shared/app/context';
-import { LEASE_BUSY_MAX_VISIBILITY_SECONDS, createHintHandler, leaseBusyVisibilitySeconds } from '../../shared/app/hint-handler';
+import {
+  LEASE_BUSY_MAX_DELAY_SECONDS,
+  LEASE_BUSY_MAX_REQUEUES,
+  LEASE_BUSY_MAX_WAIT_MS,
+  LEASE_BUSY_REQUEUES_ATTRIBUTE,
+  LEASE_BUSY_SINCE_ATTRIBUTE,
+  createHintHandler,
+  leaseBusyDelaySeconds,
+  mayRequeueForLease,
+  readLeaseBusyState,
+} from '../../shared/app/hint-handler';
 import { LeaseBusyError } from '../../shared/app/reconcile';
 import { InvalidInputError, NotFoundError, UnavailableError } from '../../shared/errors';
 import { toHintEvent } from '../../shared/events/hint-event';
 import type { EventBridgeEnvelope } from '../../shared/events/hint-event';
 import type { ClusterClient } from '../../shared/ports/cluster';
+import type { RequeuedHint } from '../../shared/ports/hint-queue';
 
 const context = { functionName: 'pin', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
 const app = { cluster: async (id: string) => ({ id, client: {} as ClusterClient, omeNamespace: 'ome' }) } as unknown as AppContext;
@@ -98,43 +114,55 @@ describe('Function: createHintHandler', () => {
     expect(handled).toEqual(['y']);
   });
 
-  it.each<[string, Error, number | undefined]>([
+  it.each<[string, Error, number]>([
     ['a held lease with 4.2 s left', new LeaseBusyError('k', 4_200), 5],
     ['a held lease wrapped as the cause of another error', new Error('pin failed', { cause: new LeaseBusyError('k', 4_200) }), 5],
     ['a held lease whose holder is past its expiry', new LeaseBusyError('k', 0), 1],
-    ['a held lease the store said nothing about', new LeaseBusyError('k'), undefined],
-    ['another retryable error', new UnavailableError('down'), undefined],
-  ])('%s: reported for redelivery; visibility shortened only for a lease whose end is known', async (_name, error, seconds) => {
+    ['a held lease the store said nothing about', new LeaseBusyError('k'), LEASE_BUSY_MAX_DELAY_SECONDS],
+  ])('%s: put back on its own queue, delayed, and acknowledged', async (_name, error, seconds) => {
     // Prepare
-    const calls: Array<[{ queueArn: string; receiptHandle: string }, number]> = [];
+    const sent: RequeuedHint[] = [];
     const handler = createHintHandler(
       async ({ hint: detail }) => {
         if (detail.name === 'target') throw error;
       },
-      { serviceName: 'test', context: () => app, random: () => 0, changeVisibility: async (message, timeout) => void calls.push([message, timeout]) },
+      { serviceName: 'test', context: () => app, random: () => 0, clock: { now: () => 1_000_000 }, requeue: async (hint) => void sent.push(hint) },
     );
     const batch = toSqsEvent([hint('other'), hint('target')], { queueName: 'svc-dev-PinHintQueue' });
     const target = batch.Records[1];
     // Act
     const response = await handler(batch, context);
-    // Assess: only the failed message, on its own queue, with its own receipt handle.
-    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: target?.messageId }] });
-    expect(calls).toEqual(seconds === undefined ? [] : [[{ queueArn: 'arn:aws:sqs:us-east-1:000000000000:svc-dev-PinHintQueue', receiptHandle: target?.receiptHandle }, seconds]]);
+    // Assess: only the held hint, to the queue it came from, with its body unchanged.
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(sent).toEqual([
+      { queueArn: 'arn:aws:sqs:us-east-1:000000000000:svc-dev-PinHintQueue', body: target?.body, delaySeconds: seconds, attributes: { [LEASE_BUSY_REQUEUES_ATTRIBUTE]: 1, [LEASE_BUSY_SINCE_ATTRIBUTE]: 1_000_000 } },
+    ]);
   });
 
-  it('still reports the hint for redelivery when shortening its visibility fails', async () => {
+  it('reports another retryable error for redelivery and sends nothing', async () => {
     // Prepare
+    const sent: RequeuedHint[] = [];
+    const handler = createHintHandler(
+      async () => {
+        throw new UnavailableError('down');
+      },
+      { serviceName: 'test', context: () => app, requeue: async (hint) => void sent.push(hint) },
+    );
+    const batch = toSqsEvent([hint('target')]);
+    // Act
+    const response = await handler(batch, context);
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: batch.Records[0]?.messageId }] });
+    expect(sent).toEqual([]);
+  });
+
+  it('reports a held-lease hint for redelivery when no queue can be sent to (a local process without the bus)', async () => {
+    // Prepare: a local configuration without SQS_ENDPOINT.
     const handler = createHintHandler(
       async () => {
         throw new LeaseBusyError('k', 1_000);
       },
-      {
-        serviceName: 'test',
-        context: () => app,
-        changeVisibility: async () => {
-          throw new Error('AccessDenied');
-        },
-      },
+      { serviceName: 'test', context: () => ({ ...app, config: { mode: 'local' } }) as unknown as AppContext },
     );
     const batch = toSqsEvent([hint('target')]);
     // Act
@@ -144,7 +172,123 @@ describe('Function: createHintHandler', () => {
   });
 });
 
-describe('Rule: leaseBusyVisibilitySeconds', () => {
+describe('Function: createHintHandler, a held lease on SQS', () => {
+  const sqs = mockClient(SQSClient);
+  const QUEUE_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/svc-dev-PinHintQueue';
+  const deployed = { ...app, config: { mode: 'deployed', hintQueueUrl: QUEUE_URL } } as unknown as AppContext;
+  const NOW = Date.parse('2026-01-01T00:00:00Z');
+
+  function heldLeaseHandler() {
+    return createHintHandler(
+      async () => {
+        throw new LeaseBusyError('k', 4_200);
+      },
+      { serviceName: 'test', context: () => deployed, random: () => 0, clock: { now: () => NOW } },
+    );
+  }
+
+  function recordOf(attributes: Record<string, string> = {}): { batch: ReturnType<typeof toSqsEvent>; record: SQSRecord } {
+    const batch = toSqsEvent([hint('target')], { region: 'eu-west-1', accountId: '123456789012', queueName: 'svc-dev-PinHintQueue' });
+    const record = batch.Records[0] as SQSRecord;
+    record.messageAttributes = Object.fromEntries(
+      Object.entries(attributes).map(([name, value]) => [name, { dataType: 'Number', stringValue: value, stringListValues: [], binaryListValues: [] }]),
+    );
+    return { batch, record };
+  }
+
+  beforeEach(() => {
+    sqs.reset();
+  });
+  afterEach(() => {
+    sqs.reset();
+  });
+
+  it('sends a copy to its own queue with the delay and the first re-queue counted, and acknowledges the original', async () => {
+    // Prepare
+    sqs.on(SendMessageCommand).resolves({ MessageId: 'copy-1' });
+    const { batch, record } = recordOf();
+    // Act
+    const response = await heldLeaseHandler()(batch, context);
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(sqs).toReceiveCommandTimes(SendMessageCommand, 1);
+    expect(sqs).toReceiveCommandWith(SendMessageCommand, {
+      QueueUrl: QUEUE_URL,
+      MessageBody: record.body,
+      DelaySeconds: 5,
+      MessageAttributes: {
+        [LEASE_BUSY_REQUEUES_ATTRIBUTE]: { DataType: 'Number', StringValue: '1' },
+        [LEASE_BUSY_SINCE_ATTRIBUTE]: { DataType: 'Number', StringValue: String(NOW) },
+      },
+    });
+  });
+
+  it('counts on from the copy it received, keeping when the hint first met a held lease', async () => {
+    // Prepare: the hint was put back 7 times, the first 10 minutes ago.
+    sqs.on(SendMessageCommand).resolves({ MessageId: 'copy-8' });
+    const since = NOW - 600_000;
+    const { batch } = recordOf({ [LEASE_BUSY_REQUEUES_ATTRIBUTE]: '7', [LEASE_BUSY_SINCE_ATTRIBUTE]: String(since) });
+    // Act
+    const response = await heldLeaseHandler()(batch, context);
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(sqs).toReceiveCommandWith(SendMessageCommand, {
+      MessageAttributes: {
+        [LEASE_BUSY_REQUEUES_ATTRIBUTE]: { DataType: 'Number', StringValue: '8' },
+        [LEASE_BUSY_SINCE_ATTRIBUTE]: { DataType: 'Number', StringValue: String(since) },
+      },
+    });
+  });
+
+  it('reports the original for redelivery when SendMessage fails, so the hint is never lost', async () => {
+    // Prepare
+    sqs.on(SendMessageCommand).rejects(Object.assign(new Error('Access to the resource is denied.'), { name: 'AccessDenied', $fault: 'client' }));
+    const { batch, record } = recordOf();
+    // Act
+    const response = await heldLeaseHandler()(batch, context);
+    // Assess
+    expect(sqs).toReceiveCommandTimes(SendMessageCommand, 1);
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+  });
+
+  it.each<[string, Record<string, string>]>([
+    ['an hour after it first met a held lease', { [LEASE_BUSY_REQUEUES_ATTRIBUTE]: '150', [LEASE_BUSY_SINCE_ATTRIBUTE]: String(NOW - LEASE_BUSY_MAX_WAIT_MS) }],
+    ['after the most re-queues', { [LEASE_BUSY_REQUEUES_ATTRIBUTE]: String(LEASE_BUSY_MAX_REQUEUES), [LEASE_BUSY_SINCE_ATTRIBUTE]: String(NOW - 60_000) }],
+    ['with bookkeeping that is not a number', { [LEASE_BUSY_REQUEUES_ATTRIBUTE]: 'many' }],
+  ])('%s: sends nothing and takes the ordinary path (redelivery, then the dead-letter queue)', async (_name, attributes) => {
+    // Prepare
+    sqs.on(SendMessageCommand).resolves({ MessageId: 'never' });
+    const { batch, record } = recordOf(attributes);
+    // Act
+    const response = await heldLeaseHandler()(batch, context);
+    // Assess
+    expect(sqs).toReceiveCommandTimes(SendMessageCommand, 0);
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+  });
+});
+
+describe('Rule: mayRequeueForLease', () => {
+  const now = 10_000_000;
+  const count = LEASE_BUSY_REQUEUES_ATTRIBUTE;
+  const since = LEASE_BUSY_SINCE_ATTRIBUTE;
+  it.each<[string, Record<string, string> | undefined, boolean]>([
+    ['no bookkeeping yet', undefined, true],
+    ['put back once, just now', { [count]: '1', [since]: String(now - 30_000) }, true],
+    ['59 minutes of waiting', { [count]: '120', [since]: String(now - 59 * 60_000) }, true],
+    ['an hour of waiting', { [count]: '120', [since]: String(now - LEASE_BUSY_MAX_WAIT_MS) }, false],
+    ['one re-queue short of the bound', { [count]: String(LEASE_BUSY_MAX_REQUEUES - 1), [since]: String(now) }, true],
+    ['the bound of re-queues', { [count]: String(LEASE_BUSY_MAX_REQUEUES), [since]: String(now) }, false],
+    ['a count without a time (the time starts now)', { [count]: '3' }, true],
+    ['a garbled count', { [count]: '-1', [since]: String(now) }, false],
+    ['a garbled time', { [count]: '1', [since]: '1e12' }, false],
+  ])('%s: may be put back again: %s', (_name, attributes, allowed) => {
+    const messageAttributes =
+      attributes === undefined ? undefined : Object.fromEntries(Object.entries(attributes).map(([key, value]) => [key, { dataType: 'Number', stringValue: value, stringListValues: [], binaryListValues: [] }]));
+    expect(mayRequeueForLease(readLeaseBusyState(messageAttributes, now), now)).toBe(allowed);
+  });
+});
+
+describe('Rule: leaseBusyDelaySeconds', () => {
   it.each<[number, number, number]>([
     // remaining ms, jitter draw, seconds
     [0, 0, 1],
@@ -156,9 +300,13 @@ describe('Rule: leaseBusyVisibilitySeconds', () => {
     [4_200, 0.5, 5],
     [4_200, 0.81, 6],
     [29_999, 0.99, 31],
-    [59_500, 0.9, LEASE_BUSY_MAX_VISIBILITY_SECONDS],
-    [600_000, 0, LEASE_BUSY_MAX_VISIBILITY_SECONDS],
+    [59_500, 0.9, LEASE_BUSY_MAX_DELAY_SECONDS],
+    [600_000, 0, LEASE_BUSY_MAX_DELAY_SECONDS],
   ])('%i ms left, jitter %f: %i s', (remainingMs, jitter, seconds) => {
-    expect(leaseBusyVisibilitySeconds(remainingMs, jitter)).toBe(seconds);
+    expect(leaseBusyDelaySeconds(remainingMs, jitter)).toBe(seconds);
+  });
+
+  it('waits the longest when the store did not say how long the lease runs', () => {
+    expect(leaseBusyDelaySeconds(undefined, 0.5)).toBe(LEASE_BUSY_MAX_DELAY_SECONDS);
   });
 });

@@ -2,10 +2,13 @@
  * The roles in serverless.yml, read straight from the file (no packaging) and judged with the
  * local IAM evaluator: per function, exactly the DynamoDB actions its code performs on each
  * item family and nothing else, no function writing the registry, each function reading
- * only its own cluster secrets, and the admission webhook reading only.
+ * only its own cluster secrets, and the admission webhook reading only; each hint consumer
+ * receiving from and sending to its own hint queue only, and told that queue's URL.
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { evaluatePolicy } from '../../local/iam/policy';
 import type { PolicyStatement } from '../../local/iam/policy';
 import { loadTemplateRoles } from '../../local/iam/template-roles';
@@ -68,10 +71,15 @@ const asList = (value: string | string[] | undefined): string[] => (value === un
 const dynamoStatements = (statements: PolicyStatement[]) => statements.filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
 
 let roles: TemplateRoles;
+let functions: Record<string, { environment?: Record<string, unknown> }>;
 
 beforeAll(async () => {
   roles = await loadTemplateRoles(join(REPOSITORY_ROOT, 'serverless.yml'));
+  functions = (parse(await readFile(join(REPOSITORY_ROOT, 'serverless.yml'), 'utf8')) as { functions: typeof functions }).functions;
 });
+
+/** A function's own environment variables in serverless.yml (the provider's shared ones aside). */
+const environmentOf = (name: string): Record<string, unknown> => functions[name]?.environment ?? {};
 
 const statementsOf = (name: string): PolicyStatement[] => {
   const role = roles.functions.get(name);
@@ -199,18 +207,28 @@ describe('serverless.yml roles: hint queues', () => {
   const queueArn = (logicalId: string) => `arn:aws:sqs:${roles.region}:${roles.accountId}:${roles.service}-${roles.stage}-${logicalId}`;
   const names = Object.keys(NEEDS);
 
-  it.each(names)('%s may change a message\'s visibility on its own hint queue only (a held-lease hint comes back sooner)', (name) => {
+  it.each(names)('%s may send messages to its own hint queue only, besides its dead-letter queue (a held-lease hint is put back)', (name) => {
     // Prepare: every queue the template declares, hint and dead-letter.
     const everyQueue = [...Object.values(HINT_QUEUES), ...Object.values(HINT_QUEUES).map((queue) => queue.replace('HintQueue', 'DeadLetterQueue')), 'ForwardWatchEventsDeadLetterQueue', 'ResyncDeadLetterQueue'];
     // Act
-    const allowedOn = everyQueue.filter((queue) => evaluatePolicy(statementsOf(name), { action: 'sqs:ChangeMessageVisibility', resource: queueArn(queue) }).decision === 'allow');
+    const sendsTo = Object.values(HINT_QUEUES).filter((queue) => evaluatePolicy(statementsOf(name), { action: 'sqs:SendMessage', resource: queueArn(queue) }).decision === 'allow');
+    const changesVisibilityOn = everyQueue.filter((queue) => evaluatePolicy(statementsOf(name), { action: 'sqs:ChangeMessageVisibility', resource: queueArn(queue) }).decision === 'allow');
     // Assess
-    expect(allowedOn).toEqual(HINT_QUEUES[name] ? [HINT_QUEUES[name]] : []);
+    expect(sendsTo).toEqual(HINT_QUEUES[name] ? [HINT_QUEUES[name]] : []);
+    expect(changesVisibilityOn).toEqual([]);
   });
 
   it.each(Object.keys(HINT_QUEUES))('%s has on its hint queue exactly what the event source and the handler use', (name) => {
-    const actions = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility', 'sqs:SendMessage', 'sqs:PurgeQueue', 'sqs:SetQueueAttributes', 'sqs:DeleteQueue'];
+    const actions = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility', 'sqs:SendMessage', 'sqs:SendMessageBatch', 'sqs:PurgeQueue', 'sqs:SetQueueAttributes', 'sqs:DeleteQueue'];
     const allowed = actions.filter((action) => evaluatePolicy(statementsOf(name), { action, resource: queueArn(HINT_QUEUES[name] ?? '') }).decision === 'allow');
-    expect(allowed).toEqual(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility']);
+    expect(allowed).toEqual(['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:SendMessage']);
+  });
+
+  it.each(Object.keys(HINT_QUEUES))('%s is told its own hint queue\'s URL (HINT_QUEUE_URL)', (name) => {
+    expect(environmentOf(name).HINT_QUEUE_URL).toEqual({ Ref: HINT_QUEUES[name] });
+  });
+
+  it.each(names.filter((name) => !HINT_QUEUES[name]))('%s, with no hint queue, is told none', (name) => {
+    expect(environmentOf(name).HINT_QUEUE_URL).toBeUndefined();
   });
 });

@@ -152,8 +152,8 @@ function expectedActions(needs: Needs): string[] {
     ...(needs.publishes ? ['events:PutEvents'] : []),
     ...(needs.deadLetterQueue ? ['sqs:SendMessage'] : []),
     ...(needs.webhookKey ? ['secretsmanager:GetSecretValue'] : []),
-    // The event source's receive and delete; the handler's ChangeMessageVisibility for a hint that met a held lease.
-    ...(needs.hintQueue ? ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility'] : []),
+    // The event source's receive and delete; the handler's SendMessage that puts back a hint that met a held lease.
+    ...(needs.hintQueue ? ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:SendMessage'] : []),
   ].sort();
 }
 
@@ -225,6 +225,17 @@ describe('Packaging: osls package and its CloudFormation template', () => {
       families[keys[0] ?? ''] = asList(statement.Action).map((a) => a.replace('dynamodb:', '')).sort();
     }
     expect(families).toEqual(Object.fromEntries(Object.entries(needs.dynamodb).map(([family, actions]) => [family, [...actions].sort()])));
+  });
+
+  it('tells each hint consumer its own queue\'s URL, on a standard queue (a held-lease hint is put back with a per-message delay)', () => {
+    for (const [name, needs] of Object.entries(NEEDS)) {
+      const environment = (resources[functionIds.get(name) ?? '']?.Properties.Environment as { Variables: Json }).Variables;
+      expect(environment.HINT_QUEUE_URL, name).toEqual(needs.hintQueue ? { Ref: needs.hintQueue } : undefined);
+      if (!needs.hintQueue) continue;
+      // FIFO queues refuse a per-message DelaySeconds, and their deduplication could drop the copy.
+      expect(resources[needs.hintQueue]?.Properties.FifoQueue, name).toBeUndefined();
+      expect(resources[needs.hintQueue]?.Properties.ContentBasedDeduplication, name).toBeUndefined();
+    }
   });
 
   it('targets each rule at the queue (or, for a schedule, the function) serverless.yml routes it to, with its pattern, retry policy and dead-letter queue', () => {
