@@ -46,6 +46,7 @@ describe('admin cluster rules', () => {
     ['infra/crds/ome.io_inferenceservices.yaml', true],
     ['infra/k8s/rbac-pin.yaml', true],
     ['infra/k8s/policy-owned-deployments.yaml', true],
+    ['infra/k8s/policy-admission-checks.yaml', true],
     ['infra/k8s/webhook.yaml.tmpl', true],
     ['infra/k8s/README.md', false],
     ['infra/k8s/webhook.yaml', false],
@@ -121,6 +122,21 @@ describe('register by mode', () => {
     expect(records).toMatchObject([{ id: 'edge-1', mode, omeNamespace: 'ome-system' }]);
   });
 
+  it('points the revision immutability policy at the cluster\'s OME namespace, as the webhook, and leaves the other policies as written', async () => {
+    const { client, created } = emptyCluster();
+    await registerCluster(client, { putCluster: async () => undefined }, await loadOnboardingManifests(), input('standalone'));
+    const selectors = Object.fromEntries(
+      created
+        .filter((object) => object.kind === 'ValidatingAdmissionPolicy')
+        .map((policy) => [policy.metadata.name, (policy.spec as { matchConstraints?: { namespaceSelector?: unknown } }).matchConstraints?.namespaceSelector]),
+    );
+    expect(selectors).toEqual({
+      'ome-pinning-owned-deployments': undefined,
+      'ome-pinning-revision-immutability': { matchLabels: { 'kubernetes.io/metadata.name': 'ome-system' } },
+      'ome-pinning-runtime-revision-pin': undefined,
+    });
+  });
+
   /** A cluster before Kubernetes 1.30: creating a ValidatingAdmissionPolicy(Binding) is a 404. */
   function clusterWithoutPolicies(): ReturnType<typeof emptyCluster> {
     const cluster = emptyCluster();
@@ -132,12 +148,12 @@ describe('register by mode', () => {
     return cluster;
   }
 
-  it('refuses a cluster that cannot take the owned-Deployments policy, installing and recording nothing, and says what is lost', async () => {
+  it('refuses a cluster that cannot take the admission policies, installing and recording nothing, and says what is lost', async () => {
     const { client, created } = clusterWithoutPolicies();
     const records: ClusterRecord[] = [];
     const refused = await registerCluster(client, { putCluster: async (record) => void records.push(record) }, await loadOnboardingManifests(), input('standalone')).catch((error: unknown) => error);
     expect(String(refused)).toBe(
-      'CliError: validatingadmissionpolicies.admissionregistration.k8s.io is not served by this API server: the owned-Deployments admission policy cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace: one that runs as another ServiceAccount, privileged or on the host. Use Kubernetes 1.30 or later, or pass --without-policy to register without it',
+      'CliError: validatingadmissionpolicies.admissionregistration.k8s.io is not served by this API server: the admission policies cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace: one that runs as another ServiceAccount, privileged or on the host; and the revision pin and OME revision checks hold only while the admission webhook answers. Use Kubernetes 1.30 or later, or pass --without-policy to register without it',
     );
     expect([created, records]).toEqual([[], []]);
   });
@@ -147,8 +163,8 @@ describe('register by mode', () => {
     const records: ClusterRecord[] = [];
     const steps = await registerCluster(client, { putCluster: async (record) => void records.push(record) }, await loadOnboardingManifests(), { ...input('standalone'), withoutPolicy: true });
     const skipped = steps.filter((step) => step.kind.startsWith('ValidatingAdmissionPolicy'));
-    expect(skipped.map((step) => step.action)).toEqual(['skipped', 'skipped']);
-    expect(skipped[0]?.note).toContain('(--without-policy: the owned-Deployments admission policy cannot be installed');
+    expect(skipped.map((step) => step.action)).toEqual(['skipped', 'skipped', 'skipped', 'skipped', 'skipped', 'skipped']);
+    expect(skipped[0]?.note).toContain('(--without-policy: the admission policies cannot be installed');
     expect(created.some((object) => object.kind === 'ClusterRole')).toBe(true);
     expect(records).toHaveLength(1);
   });
