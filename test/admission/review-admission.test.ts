@@ -26,6 +26,10 @@ const NAMING_DENIAL =
 const MISSING_DENIAL =
   'runtime sglang-llama-3-2-3b does not support model llama-3-2-3b-instruct: ServingRuntime sglang-llama-3-2-3b not found in namespace llama-demo';
 const denied = (webhook: string, reason: string) => `admission webhook "${webhook}" denied the request: ${reason}`;
+/** The admission policy of the same rule (infra/k8s/policy-admission-checks.yaml) answers before the webhook. */
+const refused = (policy: string, reason: string) => `ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: ${reason}`;
+const PIN_POLICY = 'ome-pinning-runtime-revision-pin';
+const REVISION_POLICY = 'ome-pinning-revision-immutability';
 
 const runtimeSpec = { containers: [{ name: 'ome-container', image: 'lmsysorg/sglang:v0.4', args: ['--mem-frac=0.9'] }] };
 
@@ -120,7 +124,7 @@ spec:
       const result = await kubectl.run('apply', '-f', file);
 
       expect(result.code).toBe(1);
-      expect(result.stderr).toBe(`Error from server (Forbidden): error when creating "${file}": ${denied(WebhookName.inferenceService, NAMING_DENIAL)}\n`);
+      expect(result.stderr).toBe(`The inferenceservices "llama-3-2-3b-instruct" is invalid: : ${refused(PIN_POLICY, NAMING_DENIAL)}\n`);
     });
 
     it('denies a kubectl apply of a canary group on a RawDeployment engine with upstream\'s CanaryRequiresOMENative text', async () => {
@@ -163,7 +167,7 @@ spec:
       ['a revision without autoSync false', { revision: 'r-llama-demo-sglang-llama-3-2-3b-590753e8' }, 'spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin'],
       ['a revision of another form', { autoSync: false, revision: 'cr-sglang-llama-3-2-3b-590753e8' }, NAMING_DENIAL],
     ])('denies a create with %s', async (_name, runtime, reason) => {
-      await expect(client.create(Resources.inferenceServices, isvc('denied', runtime))).rejects.toThrow(denied(WebhookName.inferenceService, reason));
+      await expect(client.create(Resources.inferenceServices, isvc('denied', runtime))).rejects.toThrow(refused(PIN_POLICY, reason));
     });
 
     it('admits a well-formed pin, whether or not the revision exists', async () => {
@@ -209,7 +213,6 @@ spec:
         buildControllerRevision({ kind: RuntimeKind.namespaced, namespace: NS, runtimeName: RUNTIME, mergedSpec: runtimeSpec, omeNamespace: 'ome' }),
       );
       const name = revision.metadata.name;
-      const webhook = WebhookName.controllerRevisionImmutability;
 
       // The API server itself keeps .data immutable (as kube-apiserver does); the webhook's own
       // .data rule is covered by the reviewAdmission tables below.
@@ -217,7 +220,7 @@ spec:
         `ControllerRevision.apps "${name}" is invalid: data: Invalid value: {"containers":[]}: field is immutable`,
       );
       await expect(client.patch(Resources.controllerRevisions, 'ome', name, { metadata: { labels: { 'ome.io/runtime-of': 'x' } } }, { type: 'merge' })).rejects.toThrow(
-        denied(webhook, `ControllerRevision ome/${name} is owned by OME; .labels are immutable`),
+        refused(REVISION_POLICY, `ControllerRevision ome/${name} is owned by OME; .labels are immutable`),
       );
       const marked = await client.patch(Resources.controllerRevisions, 'ome', name, { metadata: { annotations: { [Annotation.gcEligibleSince]: '2026-09-29T00:00:00Z' } } }, { type: 'merge' });
       expect(marked.metadata.annotations?.[Annotation.gcEligibleSince]).toBe('2026-09-29T00:00:00Z');

@@ -284,7 +284,15 @@ webhooks:
         scope: Namespaced
 `);
     expect((await kubectl.run('apply', '-f', config)).stdout).toBe('validatingwebhookconfiguration.admissionregistration.k8s.io/ome-pinning-webhook created\n');
-    const denied = await kubectl.run('patch', 'isvc', NAME, '-n', NS, '--type', 'merge', '-p', '{"spec":{"runtime":{"revision":"cr-sglang-llama-3-2-3b-590753e8"}}}');
+    // The admission policy of the same rule answers first (infra/k8s/policy-admission-checks.yaml),
+    // as kube-apiserver runs policies before webhooks; a name it admits reaches the webhook.
+    const refused = await kubectl.run('patch', 'isvc', NAME, '-n', NS, '--type', 'merge', '-p', '{"spec":{"runtime":{"revision":"cr-sglang-llama-3-2-3b-590753e8"}}}');
+    expect(refused).toEqual({
+      stdout: '',
+      stderr: `The inferenceservices "${NAME}" is invalid: : ValidatingAdmissionPolicy 'ome-pinning-runtime-revision-pin' with binding 'ome-pinning-runtime-revision-pin' denied request: ${DENIAL}\n`,
+      code: 1,
+    });
+    const denied = await kubectl.run('patch', 'isvc', NAME, '-n', NS, '--type', 'merge', '-p', '{"spec":{"runtime":{"kind":"ClusterServingRuntime","revision":"cr-sglang-llama-3-2-3b-590753e8"}}}');
     expect(denied).toEqual({ stdout: '', stderr: `Error from server (Forbidden): admission webhook "${WEBHOOK_NAME}" denied the request: ${DENIAL}\n`, code: 1 });
     const allowed = await kubectl.run('patch', 'isvc', NAME, '-n', NS, '--type', 'merge', '-p', '{"spec":{"runtime":{"revision":"r-llama-demo-sglang-llama-3-2-3b-590753e8"}}}');
     expect(allowed.stdout).toBe(`inferenceservice.ome.io/${NAME} patched\n`);

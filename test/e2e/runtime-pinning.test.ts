@@ -110,11 +110,15 @@ describe.each(WALK_MODES)(`Runtime revisions and pinning, walked with kubectl (%
   const annotateSync = async (value: string): Promise<ObjectChange> => ({
     resourceVersion: await kubectl('annotate', 'inferenceservice', ISVC, '-n', NS, `ome.io/runtime-sync=${value}`, '--overwrite', '-o', 'jsonpath={.metadata.resourceVersion}'),
   });
-  /** kubectl's stderr for an apply of isvc.yaml that the webhook denied with `reason`. */
+  /**
+   * kubectl's stderr for an apply of isvc.yaml refused with `reason`: the checks that need no
+   * lookup are held by an admission policy (infra/k8s/policy-admission-checks.yaml), which
+   * the API server runs before the webhook, with the webhook's words.
+   */
   const deniedApply = (reason: string) =>
     new RegExp(
-      `^Error from server \\(Forbidden\\): error when applying patch:\n[\\s\\S]*\nfor: "isvc.yaml": error when patching "isvc.yaml": ` +
-        `admission webhook "inferenceservice.ome-webhook-server.validator" denied the request: ${reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n$`,
+      `^The inferenceservices "${ISVC}" is invalid: : ValidatingAdmissionPolicy 'ome-pinning-runtime-revision-pin' with binding 'ome-pinning-runtime-revision-pin' ` +
+        `denied request: ${reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n$`,
     );
 
   /** The `--mem-frac` argument of the rendered engine Deployment's container. */

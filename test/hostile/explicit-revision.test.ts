@@ -1,15 +1,20 @@
 /**
  * `spec.runtime.revision` naming a revision of a same-named runtime of another namespace or
- * kind, through the pin use-case on the embedded cluster (no webhook in front, as when it
- * is bypassed or down): RuntimeMismatch with a message naming both, and nothing rolled out.
+ * kind, through the pin use-case on the embedded cluster with no admission check in front:
+ * no webhook (bypassed or down) and no admission policy (a cluster before Kubernetes 1.30,
+ * registered `--without-policy`). RuntimeMismatch with a message naming both, and nothing
+ * rolled out.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resourceTypeOf } from '../../cli/admin/cluster-kinds';
 import { Resources } from '../../shared/model/resources';
 import { applyRuntimeSpecDefaults } from '../../shared/runtime/defaults';
 import { normalizeGoJson } from '../../shared/runtime/go-json';
 import { buildControllerRevision } from '../../shared/runtime/revision';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 import { applyRuntime, editIsvc, engineView, getIsvc, NS, pinColumns, REV_090, RUNTIME, revisionNames, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from '../pinning/support';
+
+const POLICY_BINDINGS = resourceTypeOf('ValidatingAdmissionPolicyBinding');
 
 let world: PinningWorld;
 const spec085 = normalizeGoJson(applyRuntimeSpecDefaults(buildSeedRuntimeSpec('0.85')));
@@ -18,6 +23,7 @@ const clusterScoped = buildControllerRevision({ kind: 'ClusterServingRuntime', n
 
 beforeAll(async () => {
   world = await startPinningWorld();
+  await world.admin.delete(POLICY_BINDINGS, undefined, 'ome-pinning-runtime-revision-pin');
   await applyRuntime(world.admin, seedRuntime('0.9'));
   await world.admin.create(Resources.controllerRevisions, otherNamespace);
   await world.admin.create(Resources.controllerRevisions, clusterScoped);
