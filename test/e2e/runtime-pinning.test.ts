@@ -110,15 +110,22 @@ describe.each(WALK_MODES)(`Runtime revisions and pinning, walked with kubectl (%
   const annotateSync = async (value: string): Promise<ObjectChange> => ({
     resourceVersion: await kubectl('annotate', 'inferenceservice', ISVC, '-n', NS, `ome.io/runtime-sync=${value}`, '--overwrite', '-o', 'jsonpath={.metadata.resourceVersion}'),
   });
-  /**
-   * kubectl's stderr for an apply of isvc.yaml refused with `reason`: the checks that need no
-   * lookup are held by an admission policy (infra/k8s/policy-admission-checks.yaml), which
-   * the API server runs before the webhook, with the webhook's words.
-   */
+  const escaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  /** kubectl's stderr for an apply of isvc.yaml that the webhook denied with `reason` (a check that reads the runtime). */
   const deniedApply = (reason: string) =>
     new RegExp(
+      `^Error from server \\(Forbidden\\): error when applying patch:\n[\\s\\S]*\nfor: "isvc.yaml": error when patching "isvc.yaml": ` +
+        `admission webhook "inferenceservice.ome-webhook-server.validator" denied the request: ${escaped(reason)}\n$`,
+    );
+  /**
+   * kubectl's stderr for an apply of isvc.yaml refused with `reason` by a check that needs
+   * no lookup: an admission policy holds those (infra/k8s/policy-admission-checks.yaml), and
+   * the API server runs it before the webhook, with the webhook's words.
+   */
+  const refusedApply = (reason: string) =>
+    new RegExp(
       `^The inferenceservices "${ISVC}" is invalid: : ValidatingAdmissionPolicy 'ome-pinning-runtime-revision-pin' with binding 'ome-pinning-runtime-revision-pin' ` +
-        `denied request: ${reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n$`,
+        `denied request: ${escaped(reason)}\n$`,
     );
 
   /** The `--mem-frac` argument of the rendered engine Deployment's container. */
@@ -252,7 +259,7 @@ describe.each(WALK_MODES)(`Runtime revisions and pinning, walked with kubectl (%
       const result = await runKubectl(walk, ['apply', '-f', 'isvc.yaml']);
       expect(result).toMatchObject({ code: 1, stdout: '' });
       expect(result.stderr).toMatch(
-        deniedApply(
+        refusedApply(
           'spec.runtime.revision "cr-sglang-llama-3-2-3b-590753e8" does not match the expected naming convention for runtime "sglang-llama-3-2-3b" (ServingRuntime); expected the form r-llama-demo-sglang-llama-3-2-3b-<8 lowercase hex chars>',
         ),
       );
@@ -263,7 +270,7 @@ describe.each(WALK_MODES)(`Runtime revisions and pinning, walked with kubectl (%
       await writeWorkFile(walk, 'isvc.yaml', isvcYaml({ autoSync: true, revision: REV_090 }));
       const result = await runKubectl(walk, ['apply', '-f', 'isvc.yaml']);
       expect(result).toMatchObject({ code: 1, stdout: '' });
-      expect(result.stderr).toMatch(deniedApply('spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin'));
+      expect(result.stderr).toMatch(refusedApply('spec.runtime.revision requires spec.runtime.autoSync=false; AutoSync=true would silently ignore the pin'));
     });
 
     it('stays on the revision when revision is removed, and compares it with the live runtime again', async () => {
@@ -515,7 +522,7 @@ describe.each(WALK_MODES)(`Runtime revisions and pinning, walked with kubectl (%
       const result = await runKubectl(walk, ['apply', '-f', 'isvc.yaml']);
       expect(result).toMatchObject({ code: 1, stdout: '' });
       expect(result.stderr).toMatch(
-        deniedApply(
+        refusedApply(
           `spec.runtime.revision "${REV_090}" does not match the expected naming convention for runtime "${RUNTIME}" (ClusterServingRuntime); expected the form cr-${RUNTIME}-<8 lowercase hex chars>`,
         ),
       );
