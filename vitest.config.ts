@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
 const REAL_CLUSTER_SUITES = [
   'test/admission/local-plane.test.ts',
   'test/admission/front-door-flood.test.ts',
+  'test/admission/without-webhook.test.ts',
   'test/cluster/access-control.test.ts',
   'test/faults/workload-fence.test.ts',
   'test/rbac/function-identities.test.ts',

@@ -77,7 +77,7 @@ export interface RegisterInput {
 
 /** What a cluster without the admission policies loses, for the refusal and the step's note. */
 export const WITHOUT_POLICY_LOSS =
-  'the owned-Deployments and plane-Events admission policies cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace (one that runs as another ServiceAccount, privileged or on the host) and Events about any object in any namespace';
+  'the owned-Deployments, plane-Events and revision-immutability admission policies cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace (one that runs as another ServiceAccount, privileged or on the host) and Events about any object in any namespace, and OME revisions are guarded only while the admission webhook answers';
 
 const POLICY_KINDS = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 const NAMESPACE_KIND = 'Namespace';
@@ -145,6 +145,21 @@ async function installCrd(client: AdminClusterClient, crd: KubeObject): Promise<
   return { ...describeObject(crd), action: 'created' };
 }
 
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+/**
+ * An admission policy as this cluster needs it: one that selects OME's namespace by name
+ * (the revision immutability policy, written for `ome`) selects the cluster's own, as the
+ * rendered webhook does, so it never judges revisions the webhook would not see.
+ */
+export function renderClusterPolicy(policy: KubeObject, omeNamespace: string): KubeObject {
+  const spec = policy.spec as { matchConstraints?: { namespaceSelector?: { matchLabels?: Record<string, string> } } } | undefined;
+  const selector = spec?.matchConstraints?.namespaceSelector;
+  if (policy.kind !== 'ValidatingAdmissionPolicy' || selector?.matchLabels?.[NAMESPACE_NAME_LABEL] === undefined) return policy;
+  const matchConstraints = { ...spec?.matchConstraints, namespaceSelector: { ...selector, matchLabels: { ...selector.matchLabels, [NAMESPACE_NAME_LABEL]: omeNamespace } } };
+  return { ...policy, spec: { ...spec, matchConstraints } };
+}
+
 export function renderClusterWebhook(manifests: OnboardingManifests, clusterId: string, omeNamespace: string, webhook: WebhookInput): KubeObject {
   return renderWebhookConfiguration(manifests.webhookTemplate, {
     baseUrl: webhook.baseUrl,
@@ -172,7 +187,7 @@ export async function registerCluster(
   // installed unless the operator accepts the loss.
   const policies = manifests.access.filter((object) => POLICY_KINDS.has(object.kind ?? ''));
   for (const policy of policies) {
-    const step = await createOrReplace(client, policy);
+    const step = await createOrReplace(client, renderClusterPolicy(policy, input.omeNamespace));
     if (step.action === 'skipped' && !input.withoutPolicy) {
       throw new CliError(`${step.note}: ${WITHOUT_POLICY_LOSS}. Use Kubernetes 1.30 or later, or pass --without-policy to register without it`);
     }

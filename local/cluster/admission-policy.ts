@@ -8,8 +8,10 @@
  * `<resource> "<name>" is forbidden: ValidatingAdmissionPolicy '<p>' with binding '<b>' denied request: <message>`;
  * `Warn` turns it into a warning. An expression that errors follows the policy's
  * failurePolicy (default Fail). Expressions are CEL evaluated by `cel.ts` (a subset,
- * checked when a policy is written); params, variables, auditAnnotations and
- * messageExpression are not supported and are refused when a policy is written.
+ * checked when a policy is written). `variables` are evaluated when first used, as
+ * `variables.<name>`; a `messageExpression` that fails or yields no one-line text falls
+ * back to `message`, as kube-apiserver does. params and auditAnnotations are not
+ * supported and are refused when a policy is written.
  */
 import { ApiError, fieldError, qualifiedResourceName, type FieldError } from './api-errors';
 import type { AdmissionAttributes } from './admission';
@@ -46,7 +48,7 @@ interface PolicySpec {
   matchConditions?: Array<{ name?: string; expression?: string }>;
   validations?: Validation[];
   paramKind?: unknown;
-  variables?: unknown[];
+  variables?: Array<{ name?: string; expression?: string }>;
   auditAnnotations?: unknown[];
 }
 
@@ -77,7 +79,6 @@ export function policyErrors(policy: KubeObject): FieldError[] {
     errors.push(fieldError('FieldValueForbidden', field, undefined, `${what} is not supported by the embedded API server`));
   };
   if (spec.paramKind !== undefined) unsupported('spec.paramKind', 'paramKind');
-  if ((spec.variables ?? []).length > 0) unsupported('spec.variables', 'variables');
   if ((spec.auditAnnotations ?? []).length > 0) unsupported('spec.auditAnnotations', 'auditAnnotations');
   const check = (field: string, expression: string | undefined): void => {
     try {
@@ -87,9 +88,10 @@ export function policyErrors(policy: KubeObject): FieldError[] {
     }
   };
   (spec.matchConditions ?? []).forEach((condition, i) => check(`spec.matchConditions[${i}].expression`, condition.expression));
+  (spec.variables ?? []).forEach((variable, i) => check(`spec.variables[${i}].expression`, variable.expression));
   (spec.validations ?? []).forEach((validation, i) => {
     check(`spec.validations[${i}].expression`, validation.expression);
-    if (validation.messageExpression !== undefined) unsupported(`spec.validations[${i}].messageExpression`, 'messageExpression');
+    if (validation.messageExpression !== undefined) check(`spec.validations[${i}].messageExpression`, validation.messageExpression);
   });
   return errors;
 }
@@ -111,6 +113,49 @@ function selectorMatches(selector: StructuredLabelSelector | undefined, labels: 
   if (selector === undefined) return true;
   const parsed = fromStructuredSelector(selector);
   return labels.some((set) => set !== undefined && matchesLabels(parsed, set));
+}
+
+/**
+ * The policy's `variables`, each evaluated when first read and kept: later ones may read
+ * earlier ones, and one that fails fails only the expressions that read it.
+ */
+function policyVariables(declared: Array<{ name?: string; expression?: string }>, scope: Record<string, unknown>): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  const variablesScope = { ...scope, variables: values };
+  for (const variable of declared) {
+    const program = compileCel(variable.expression ?? '');
+    let outcome: { value: unknown } | { error: unknown } | undefined;
+    Object.defineProperty(values, variable.name ?? '', {
+      enumerable: true,
+      get: () => {
+        if (outcome === undefined) {
+          try {
+            outcome = { value: program.evaluate(variablesScope) };
+          } catch (error) {
+            outcome = { error };
+          }
+        }
+        if ('error' in outcome) throw outcome.error;
+        return outcome.value;
+      },
+    });
+  }
+  return values;
+}
+
+/**
+ * A validation's `messageExpression`, when it yields a non-blank string on one line;
+ * otherwise undefined, and the server uses `message` (kube-apiserver logs the error).
+ */
+function messageOf(validation: Validation, run: (program: CelProgram) => unknown): string | undefined {
+  if (validation.messageExpression === undefined) return undefined;
+  try {
+    const text = run(compileCel(validation.messageExpression));
+    return typeof text === 'string' && text.trim() !== '' && !/[\r\n]/.test(text) ? text : undefined;
+  } catch (error) {
+    if (error instanceof CelEvaluationError) return undefined;
+    throw error;
+  }
 }
 
 export class PolicyAdmission {
@@ -193,18 +238,21 @@ export class PolicyAdmission {
         return { message: `failed to evaluate matchCondition '${condition.name ?? ''}': ${error.message}` };
       }
     }
+    const validationScope = { ...variables, variables: policyVariables(spec.variables ?? [], variables) };
+    const runValidation = (program: CelProgram): unknown => program.evaluate(validationScope);
     for (const validation of spec.validations ?? []) {
       const program = compileCel(validation.expression ?? '');
       let result: unknown;
       try {
-        result = run(program);
+        result = runValidation(program);
       } catch (error) {
         if (!(error instanceof CelEvaluationError)) throw error;
         if (!failClosed) continue;
         return { message: `expression '${program.source}' resulted in error: ${error.message}` };
       }
       if (result !== true) {
-        return { message: validation.message ?? `failed expression: ${program.source}`, ...(validation.reason ? { reason: validation.reason } : {}) };
+        const message = messageOf(validation, runValidation) ?? validation.message ?? `failed expression: ${program.source}`;
+        return { message, ...(validation.reason ? { reason: validation.reason } : {}) };
       }
     }
     return undefined;

@@ -2,10 +2,12 @@
  * A small evaluator for the subset of CEL that the admission policies of `infra/k8s/` and
  * the CRDs' `x-kubernetes-validations` use — not a CEL implementation. It covers: literals
  * (strings, integers, booleans, null, lists), the variables `object`, `oldObject`,
- * `request`, `namespaceObject` and (for CRD rules) `self`, field selection, indexing, `!`,
- * `&&`, `||` (with CEL's absorption of errors), `+` and `-` on integers, `==`, `!=`,
- * `<`, `<=`, `>`, `>=`, `in`, `?:`, the macros `has()`, `exists()`, `all()`, the
- * function `size()` and the string methods `startsWith`, `endsWith` and `contains`.
+ * `request`, `namespaceObject`, a policy's `variables` and (for CRD rules) `self`, field
+ * selection, indexing, `!`, `&&`, `||` (with CEL's absorption of errors), `+` and `-` on
+ * integers, `+` on strings, `==`, `!=`, `<`, `<=`, `>`, `>=`, `in`, `?:`, the macros
+ * `has()`, `exists()`, `all()`, the function `size()` and the string methods `startsWith`,
+ * `endsWith`, `contains` and `matches` (a regular expression that means the same in RE2,
+ * which CEL uses, and in JavaScript: no lookaround, no backreference).
  * Anything else is refused when the expression is compiled (CelUnsupportedError), so a
  * policy the server cannot evaluate faithfully fails loudly instead of passing silently.
  */
@@ -26,8 +28,10 @@ export class CelEvaluationError extends Error {
   }
 }
 
-export const CEL_VARIABLES = ['object', 'oldObject', 'request', 'namespaceObject', 'self'] as const;
-const METHODS = new Set(['startsWith', 'endsWith', 'contains', 'size']);
+export const CEL_VARIABLES = ['object', 'oldObject', 'request', 'namespaceObject', 'variables', 'self'] as const;
+const METHODS = new Set(['startsWith', 'endsWith', 'contains', 'matches', 'size']);
+/** What JavaScript's regular expressions accept and RE2 refuses (or reads otherwise). */
+const NOT_RE2 = /\(\?<?[=!]|\\[1-9]|\\k<|\(\?<[A-Za-z]/;
 const MACROS = new Set(['exists', 'all']);
 
 type Node =
@@ -215,6 +219,7 @@ class Parser {
         }
         if (!METHODS.has(name.text)) throw new CelUnsupportedError(`function ${name.text}() is not supported`);
         node = { type: 'call', name: name.text, target: node, args: this.arguments() };
+        if (name.text === 'matches') checkPattern(node.args);
       } else if (this.accept('[')) {
         const index = this.conditional();
         this.expect(']');
@@ -256,6 +261,22 @@ class Parser {
       throw new CelUnsupportedError(`function ${token.text}() is not supported`);
     }
     return { type: 'ident', name: token.text };
+  }
+}
+
+/** A literal pattern must mean the same to RE2 as to JavaScript; a computed one is checked when evaluated. */
+function checkPattern(args: Node[]): void {
+  const [pattern] = args;
+  if (args.length !== 1 || pattern === undefined) throw new CelUnsupportedError('matches() takes one argument');
+  if (pattern.type === 'literal' && typeof pattern.value === 'string') compilePattern(pattern.value, CelUnsupportedError);
+}
+
+function compilePattern(pattern: string, failure: new (message: string) => Error): RegExp {
+  if (NOT_RE2.test(pattern)) throw new failure(`matches(): ${JSON.stringify(pattern)} uses lookaround or a backreference, which RE2 does not support`);
+  try {
+    return new RegExp(pattern, 'u');
+  } catch (error) {
+    throw new failure(`matches(): ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -418,9 +439,18 @@ function evaluateCall(node: Extract<Node, { type: 'call' }>, scope: Scope): unkn
   }
   const text = string(target, `${node.name}()`);
   const argument = string(args[0], `${node.name}()`);
+  // CEL's matches() finds the pattern anywhere in the string, as RE2's MatchString does.
+  if (node.name === 'matches') return compilePattern(argument, CelEvaluationError).test(text);
   if (node.name === 'startsWith') return text.startsWith(argument);
   if (node.name === 'endsWith') return text.endsWith(argument);
   return text.includes(argument);
+}
+
+/** `+` on two integers or two strings (concatenation), `-` on two integers. */
+function arithmetic(op: '+' | '-', left: unknown, right: unknown): unknown {
+  if (op === '+' && typeof left === 'string' && typeof right === 'string') return left + right;
+  if (typeof left !== 'number' || typeof right !== 'number') throw new CelEvaluationError(`no such overload: ${typeName(left)} ${op} ${typeName(right)}`);
+  return op === '+' ? left + right : left - right;
 }
 
 function evaluateBinary(op: string, leftNode: Node, rightNode: Node, scope: Scope): unknown {
@@ -443,8 +473,7 @@ function evaluateBinary(op: string, leftNode: Node, rightNode: Node, scope: Scop
   switch (op) {
     case '+':
     case '-':
-      if (typeof left !== 'number' || typeof right !== 'number') throw new CelEvaluationError(`no such overload: ${typeName(left)} ${op} ${typeName(right)}`);
-      return op === '+' ? left + right : left - right;
+      return arithmetic(op, left, right);
     case '==':
       return equal(left, right);
     case '!=':

@@ -2,7 +2,10 @@
  * The revision-immutability webhook follows the cluster's OME namespace (its registry
  * record's `omeNamespace`), here `ome-system`: the rendered configuration selects that
  * namespace, and through the embedded API server a change to an OME revision there is
- * denied while a revision-shaped object in `ome` is not OME's and is not sent.
+ * denied while a revision-shaped object in `ome` is not OME's and is not sent. The webhook
+ * alone: the admission policy of the same rule (infra/k8s/policy-admission-checks.yaml,
+ * which the embedded server installs for `ome`) is unbound here; register points it at the
+ * cluster's OME namespace (test/cli/admin-cluster.test.ts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveAdmissionHttp } from '../../functions/admission-webhook/handler';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
+import { resourceTypeOf } from '../../cli/admin/cluster-kinds';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
 import { WebhookEnv } from '../../shared/admission/webhook-settings';
@@ -24,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const OME_NAMESPACE = 'ome-system';
+const POLICY_BINDINGS = resourceTypeOf('ValidatingAdmissionPolicyBinding');
 const KEY = 'ome-namespace-test-key-of-more-than-32-bytes';
 const template = readFileSync(WEBHOOK_CONFIGURATION_TEMPLATE, 'utf8');
 const render = (omeNamespace: string, baseUrl = 'https://hooks.example') =>
@@ -74,6 +79,7 @@ describe('the revision webhook of a cluster whose OME namespace is ome-system', 
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     await cluster.client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: OME_NAMESPACE } });
+    await cluster.client.delete(POLICY_BINDINGS, undefined, 'ome-pinning-revision-immutability');
     await cluster.client.create(Resources.validatingWebhookConfigurations, render(OME_NAMESPACE, `http://127.0.0.1:${(server.address() as AddressInfo).port}`));
   });
 

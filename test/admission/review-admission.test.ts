@@ -26,6 +26,9 @@ const NAMING_DENIAL =
 const MISSING_DENIAL =
   'runtime sglang-llama-3-2-3b does not support model llama-3-2-3b-instruct: ServingRuntime sglang-llama-3-2-3b not found in namespace llama-demo';
 const denied = (webhook: string, reason: string) => `admission webhook "${webhook}" denied the request: ${reason}`;
+/** The admission policy of the same rule (infra/k8s/policy-admission-checks.yaml) answers before the webhook. */
+const refused = (policy: string, reason: string) => `ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: ${reason}`;
+const REVISION_POLICY = 'ome-pinning-revision-immutability';
 
 const runtimeSpec = { containers: [{ name: 'ome-container', image: 'lmsysorg/sglang:v0.4', args: ['--mem-frac=0.9'] }] };
 
@@ -209,7 +212,6 @@ spec:
         buildControllerRevision({ kind: RuntimeKind.namespaced, namespace: NS, runtimeName: RUNTIME, mergedSpec: runtimeSpec, omeNamespace: 'ome' }),
       );
       const name = revision.metadata.name;
-      const webhook = WebhookName.controllerRevisionImmutability;
 
       // The API server itself keeps .data immutable (as kube-apiserver does); the webhook's own
       // .data rule is covered by the reviewAdmission tables below.
@@ -217,7 +219,7 @@ spec:
         `ControllerRevision.apps "${name}" is invalid: data: Invalid value: {"containers":[]}: field is immutable`,
       );
       await expect(client.patch(Resources.controllerRevisions, 'ome', name, { metadata: { labels: { 'ome.io/runtime-of': 'x' } } }, { type: 'merge' })).rejects.toThrow(
-        denied(webhook, `ControllerRevision ome/${name} is owned by OME; .labels are immutable`),
+        refused(REVISION_POLICY, `ControllerRevision ome/${name} is owned by OME; .labels are immutable`),
       );
       const marked = await client.patch(Resources.controllerRevisions, 'ome', name, { metadata: { annotations: { [Annotation.gcEligibleSince]: '2026-09-29T00:00:00Z' } } }, { type: 'merge' });
       expect(marked.metadata.annotations?.[Annotation.gcEligibleSince]).toBe('2026-09-29T00:00:00Z');

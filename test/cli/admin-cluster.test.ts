@@ -50,6 +50,7 @@ describe('admin cluster rules', () => {
     ['infra/k8s/rbac-pin.yaml', true],
     ['infra/k8s/policy-owned-deployments.yaml', true],
     ['infra/k8s/policy-plane-events.yaml', true],
+    ['infra/k8s/policy-admission-checks.yaml', true],
     ['infra/k8s/webhook.yaml.tmpl', true],
     ['infra/k8s/README.md', false],
     ['infra/k8s/webhook.yaml', false],
@@ -141,6 +142,21 @@ describe('register by mode', () => {
     expect(deleted.indexOf(`Namespace /${SERVICE_ACCOUNT_NAMESPACE}`)).toBeGreaterThan(deleted.indexOf(inNamespace.at(-1) ?? ''));
   });
 
+  it('points the revision immutability policy at the cluster\'s OME namespace, as the webhook, and leaves the other policies as written', async () => {
+    const { client, created } = emptyCluster();
+    await registerCluster(client, { putCluster: async () => undefined }, await loadOnboardingManifests(), input('standalone'));
+    const selectors = Object.fromEntries(
+      created
+        .filter((object) => object.kind === 'ValidatingAdmissionPolicy')
+        .map((policy) => [policy.metadata.name, (policy.spec as { matchConstraints?: { namespaceSelector?: unknown } }).matchConstraints?.namespaceSelector]),
+    );
+    expect(selectors).toEqual({
+      'ome-pinning-owned-deployments': undefined,
+      'ome-pinning-revision-immutability': { matchLabels: { 'kubernetes.io/metadata.name': 'ome-system' } },
+      'ome-pinning-plane-events': undefined,
+    });
+  });
+
   /** A cluster before Kubernetes 1.30: creating a ValidatingAdmissionPolicy(Binding) is a 404. */
   function clusterWithoutPolicies(): ReturnType<typeof emptyCluster> {
     const cluster = emptyCluster();
@@ -157,7 +173,7 @@ describe('register by mode', () => {
     const records: ClusterRecord[] = [];
     const refused = await registerCluster(client, { putCluster: async (record) => void records.push(record) }, await loadOnboardingManifests(), input('standalone')).catch((error: unknown) => error);
     expect(String(refused)).toBe(
-      'CliError: validatingadmissionpolicies.admissionregistration.k8s.io is not served by this API server: the owned-Deployments and plane-Events admission policies cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace (one that runs as another ServiceAccount, privileged or on the host) and Events about any object in any namespace. Use Kubernetes 1.30 or later, or pass --without-policy to register without it',
+      'CliError: validatingadmissionpolicies.admissionregistration.k8s.io is not served by this API server: the owned-Deployments, plane-Events and revision-immutability admission policies cannot be installed, so a leaked credential of pin, drift-check, repin-apply or rollout-run could write any Deployment in any namespace (one that runs as another ServiceAccount, privileged or on the host) and Events about any object in any namespace, and OME revisions are guarded only while the admission webhook answers. Use Kubernetes 1.30 or later, or pass --without-policy to register without it',
     );
     expect([created, records]).toEqual([[], []]);
   });
@@ -170,10 +186,12 @@ describe('register by mode', () => {
     expect(skipped.map((step) => `${step.kind} ${step.name} ${step.action}`).sort()).toEqual([
       'ValidatingAdmissionPolicy ome-pinning-owned-deployments skipped',
       'ValidatingAdmissionPolicy ome-pinning-plane-events skipped',
+      'ValidatingAdmissionPolicy ome-pinning-revision-immutability skipped',
       'ValidatingAdmissionPolicyBinding ome-pinning-owned-deployments skipped',
       'ValidatingAdmissionPolicyBinding ome-pinning-plane-events skipped',
+      'ValidatingAdmissionPolicyBinding ome-pinning-revision-immutability skipped',
     ]);
-    expect(skipped[0]?.note).toContain('(--without-policy: the owned-Deployments and plane-Events admission policies cannot be installed');
+    expect(skipped[0]?.note).toContain('(--without-policy: the owned-Deployments, plane-Events and revision-immutability admission policies cannot be installed');
     expect(created.some((object) => object.kind === 'ClusterRole')).toBe(true);
     expect(records).toHaveLength(1);
   });

@@ -43,6 +43,13 @@ describe('Function: compileCel', () => {
     ["oldObject == null || oldObject.metadata.name == 'x'", true],
     ["false && object.metadata.missing == 'x'", false],
     ["object.metadata.missing == 'x' || true", true],
+    ["'r-' + request.namespace + '-' == 'r-team-a-'", true],
+    ["size('r-' + request.namespace) + 8", 16],
+    ["'cr-llama-590753e8'.matches('[0-9a-f]{8}$')", true],
+    ["'cr-llama-590753E8'.matches('[0-9a-f]{8}$')", false],
+    // Unanchored, as RE2's MatchString: the pattern may match anywhere.
+    ["request.namespace.matches('m-')", true],
+    ["request.namespace.matches('^m-')", false],
   ])('%s', (expression, expected) => {
     expect(compileCel(expression).evaluate(variables)).toEqual(expected);
   });
@@ -53,6 +60,11 @@ describe('Function: compileCel', () => {
     "object.metadata.missing == 'x' && true",
     "request.namespace.startsWith(1)",
     "object.metadata.labels.exists(l, l.missing)",
+    "request.namespace + 1 == 'x'",
+    "1 + request.namespace == 'x'",
+    "request.namespace.matches(request.namespace + '(')",
+    "request.namespace.matches('(?=' + request.namespace + ')')",
+    'variables.missing',
   ])('raises an evaluation error for %s', (expression) => {
     expect(() => compileCel(expression).evaluate(variables)).toThrow(CelEvaluationError);
   });
@@ -60,7 +72,11 @@ describe('Function: compileCel', () => {
   it.each([
     ['an undeclared variable', 'params.spec.limit > 1'],
     ['an unknown function', "matches(request.namespace, 'kube-.*')"],
-    ['an unknown method', "request.namespace.matches('kube-.*')"],
+    ['an unknown method', "request.namespace.lowerAscii() == 'x'"],
+    ['a pattern RE2 cannot compile', "request.namespace.matches('kube-(?!system)')"],
+    ['a backreference', "request.namespace.matches('(a)\\\\1')"],
+    ['an invalid pattern', "request.namespace.matches('(')"],
+    ['matches() without its pattern', 'request.namespace.matches()'],
     ['a map literal', "{'a': 1}.a == 1"],
     ['multiplication', 'size(object.metadata.labels) * 2 > 1'],
     ['a double literal', '1.5 > 1'],

@@ -124,7 +124,7 @@ export const INFERENCE_SERVICE: KindFixture = {
   plural: 'inferenceservices',
   namespaced: true,
   object: (ns, name, labels) => ({ apiVersion: OME, kind: 'InferenceService', metadata: metadata(ns, name, true, labels), spec: { model: { name: 'llama-3-8b' }, runtime: { name: 'sglang' } } }),
-  change: (object) => withSpec(object, { runtime: { name: 'sglang', autoSync: false, revision: 'sglang-5d8f' } }),
+  change: (object) => withSpec(object, { runtime: { name: 'sglang', autoSync: false, revision: 'cr-sglang-5d8f0a1b' } }),
 };
 
 export const SERVING_RUNTIME: KindFixture = {
