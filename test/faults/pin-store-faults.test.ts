@@ -137,6 +137,29 @@ describe('a worker killed mid-reconcile', () => {
     expect(await effectsOf(name)).toEqual({ tokens: ['roll-1'], templates: [rev090, rev085] });
   });
 
+  it('after the status write, the runtime moved on since: the retries use the value no more, the status token matches (case 7)', async () => {
+    // Prepare
+    const name = 'killed-then-moved';
+    const { rev090, runtime } = await rollForwardPending(name);
+    const killable = new Killable();
+    killable.killOnStore = (method) => method === 'complete';
+    const error = await failed(world.pin(name, { client: killable.client(world.admin), stores: killable.stores(world.stores) }));
+    const rev085 = await pinnedRevision(name);
+    // The runtime changes again, so only the token recorded in status tells the retries that
+    // roll-1 was used: the revision comparison alone would roll forward once more.
+    await applyRuntime(world.admin, seedRuntime('0.9', runtime));
+
+    // Act
+    world.clock.advance(LEASE_TTL_MS + 1_000);
+    const retries = [await deliver(() => world.pin(name)), await deliver(() => world.pin(name)), await deliver(() => world.pin(name))];
+
+    // Assess: held at the rolled revision and reported drifted; roll-1 took effect once.
+    expect(error).toBeInstanceOf(KilledError);
+    expect(retries.map((r) => [r.tokenApplied, r.outcome, r.drift, r.pinnedRevisionName])).toEqual([1, 2, 3].map(() => [undefined, 'drifted', 'RevisionMismatch', rev085]));
+    expect(await pinnedRevision(name)).toBe(rev085);
+    expect((await effectsOf(name)).tokens).toEqual(['roll-1']);
+  });
+
   it('before the status write: nothing happens until the claim expires, then it applies once (case 8)', async () => {
     // Prepare
     const name = 'killed-before-write';
@@ -345,25 +368,28 @@ describe('redelivery after the idempotency record expired (case 18)', () => {
 });
 
 describe('a dead-letter redrive 3 days later (case 19)', () => {
-  it('applies once, however many copies are redriven', async () => {
+  it('applies once, however many copies are redriven, even after the runtime moved on again', async () => {
     // Prepare: the first delivery and Lambda's two retries all fail (500): dead-lettered.
     const name = 'redrive';
-    const { rev090 } = await rollForwardPending(name);
+    const { rev090, runtime } = await rollForwardPending(name);
     world.cluster.faults.inject({ verb: 'update', resource: 'inferenceservices/status', name, count: 3, status: 500 });
     const attempts = [await failed(world.pin(name)), await failed(world.pin(name)), await failed(world.pin(name))];
     const before = await effectsOf(name);
 
-    // Act: three days later the queue is redriven, with a stray duplicate; then redriven again.
+    // Act: three days later (every idempotency record long expired) the queue is redriven;
+    // the runtime then changes again, and a stray duplicate and a second redrive arrive.
     world.clock.advance(3 * DAY);
-    const redriven = await Promise.all([1, 2].map(() => deliver(() => world.pin(name, { leaseWaitMs: 5_000 }))));
-    const again = await deliver(() => world.pin(name));
+    const redriven = await deliver(() => world.pin(name));
+    const rev085 = await pinnedRevision(name);
+    await applyRuntime(world.admin, seedRuntime('0.9', runtime));
+    const again = await Promise.all([1, 2].map(() => deliver(() => world.pin(name, { leaseWaitMs: 5_000 }))));
 
-    // Assess
+    // Assess: roll-1 took effect once; the later copies find it in status and report drift.
     expect(attempts.every((e) => isRetryable(e))).toBe(true);
     expect(before).toEqual({ tokens: [], templates: [rev090] });
-    expect(redriven.filter((r) => r.tokenApplied === 'roll-1')).toHaveLength(1);
-    expect(again).toMatchObject({ statusWritten: false });
-    expect(await effectsOf(name)).toEqual({ tokens: ['roll-1'], templates: [rev090, await pinnedRevision(name)] });
+    expect(redriven.tokenApplied).toBe('roll-1');
+    expect(again.map((r) => [r.tokenApplied, r.outcome, r.drift, r.pinnedRevisionName])).toEqual([1, 2].map(() => [undefined, 'drifted', 'RevisionMismatch', rev085]));
+    expect(await effectsOf(name)).toEqual({ tokens: ['roll-1'], templates: [rev090, rev085] });
   });
 });
 
