@@ -11,8 +11,8 @@ import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../infra/paths';
 import { renderWebhookConfiguration } from '../shared/admission/webhook-configuration';
-import { deriveWebhookToken, frontDoorEntryOf, MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText } from '../shared/admission/webhook-token';
-import { DEFAULT_OME_NAMESPACE } from '../shared/vocabulary';
+import { deriveWebhookToken, frontDoorEntryOf, MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText } from '../shared/domain/webhook/webhook-token';
+import { DEFAULT_OME_NAMESPACE } from '../shared/domain/vocabulary';
 
 export const USAGE = `Usage: npm run -s webhook-config -- --cluster ID --url URL [options] < KEY
 

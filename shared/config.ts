@@ -3,10 +3,10 @@
  * their first invocation (never at import time), `npm start` builds the same object from
  * its flags, and tests construct it directly.
  */
-import { parseSourceAllowlist, SOURCE_ALLOWLIST_VARIABLE, type MetricsFence, type SourceAllowlist } from './analysis/network-fence';
-import { InvalidInputError } from './errors';
-import { parseDurationSetting } from './go-duration';
-import { DEFAULT_OME_NAMESPACE } from './vocabulary';
+import { parseSourceAllowlist, SOURCE_ALLOWLIST_VARIABLE, type MetricsFence, type SourceAllowlist } from './domain/analysis/network-fence';
+import { InvalidInputError } from './domain/errors';
+import { parseDurationSetting } from './domain/go-duration';
+import { DEFAULT_OME_NAMESPACE } from './domain/vocabulary';
 
 /**
  * Where the process runs. `deployed` (every Lambda) connects only to clusters whose records
@@ -52,7 +52,7 @@ export interface ControlPlaneConfig {
   prometheusAddress?: string;
   /**
    * What canary analysis may query beyond the network fence (ANALYSIS_SOURCE_ALLOWLIST,
-   * see shared/analysis/network-fence.ts): origins a canary's own serverAddress may name
+   * see shared/domain/analysis/network-fence.ts): origins a canary's own serverAddress may name
    * in deployed mode, and private, loopback or link-local ranges a source may resolve to.
    * `npm start` lists its local Prometheus. Unset: nothing beyond the fence.
    */

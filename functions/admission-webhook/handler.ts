@@ -14,7 +14,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { cacheWebhookKeys, createOriginSecretReader, createWebhookKeyReader, type WebhookKeyReader } from '../../shared/adapters/webhook-key';
 import { createRuntimeLookup } from '../../shared/admission/review-admission';
 import { serveAdmissionRequest, WebhookMessage, type WebhookHttpRequest, type WebhookHttpResponse } from '../../shared/admission/webhook-request';
-import { loadWebhookConfig, WebhookEnv, type WebhookConfig } from '../../shared/admission/webhook-settings';
+import { loadWebhookConfig, WebhookEnv, type WebhookConfig } from '../../shared/domain/webhook/webhook-settings';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext } from '../../shared/app/context';
 

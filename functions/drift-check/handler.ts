@@ -7,12 +7,12 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
-import { forClusterMode } from '../../shared/app/cluster-mode';
+import { forClusterMode } from '../../shared/domain/cluster-mode';
 import { runAsSweep } from '../../shared/app/context';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { reportDelegatedRuntimeChange } from '../../shared/delegate';
-import { UnavailableError } from '../../shared/errors';
-import { HINT_EVENT_SOURCE, HintDetailType } from '../../shared/events/hint-event';
+import { UnavailableError } from '../../shared/domain/errors';
+import { HINT_EVENT_SOURCE, HintDetailType } from '../../shared/domain/hint-event';
 import { checkRuntimeDrift, createPinningDeps } from '../../shared/pinning';
 import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
 import { metricsBindingReader } from '../../shared/rollout-runs/analysis-wiring';

@@ -16,7 +16,7 @@ import type { Context } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
-import { InvalidInputError } from '../../shared/errors';
+import { InvalidInputError } from '../../shared/domain/errors';
 import { recordingLogger, runForwarderFor, runForwarderShardOnce } from '../../shared/forwarder';
 import type { ForwarderStats } from '../../shared/forwarder';
 import { publishMetrics } from '../../shared/app/publish-metrics';

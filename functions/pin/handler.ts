@@ -5,7 +5,7 @@
  * what upstream wrote.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { forClusterMode } from '../../shared/app/cluster-mode';
+import { forClusterMode } from '../../shared/domain/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { reportDelegatedInferenceService } from '../../shared/delegate';
 import { createPinningDeps, pinInferenceService } from '../../shared/pinning';

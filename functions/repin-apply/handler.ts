@@ -4,7 +4,7 @@
  * delegate cluster upstream OME consumes those annotations: the plane leaves them and
  * reports.
  */
-import { forClusterMode } from '../../shared/app/cluster-mode';
+import { forClusterMode } from '../../shared/domain/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
 import { createRepinMetrics, handleRepinApplyHint } from '../../shared/rollout-runs';

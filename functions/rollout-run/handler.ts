@@ -12,7 +12,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
-import { forClusterMode } from '../../shared/app/cluster-mode';
+import { forClusterMode } from '../../shared/domain/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { metricsFenceOf } from '../../shared/config';
 import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';

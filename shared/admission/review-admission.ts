@@ -5,7 +5,7 @@
  *   a set `spec.runtime.revision` needs `autoSync: false` and the runtime's naming form;
  *   with `spec.model`, an `engine` section and a named runtime, the live runtime must
  *   exist and not be disabled (read through the cluster client). Before those, the
- *   `spec.rollout` shapes upstream's webhook refuses (shared/rollout/admission.ts).
+ *   `spec.rollout` shapes upstream's webhook refuses (shared/domain/rollout/admission.ts).
  * - ControllerRevision UPDATE
  *   (`controllerrevision-immutability.ome-webhook-server.validator`): an OME-created
  *   revision's data, labels and revision number never change.
@@ -17,10 +17,10 @@
  * controller-runtime answers), so the API server shows our message rather than a bare
  * status code. Authentication, limits and the time budget are webhook-request.ts's.
  */
-import { NotFoundError } from '../errors';
+import { NotFoundError } from '../domain/errors';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
-import { Resources } from '../model/resources';
-import { checkRolloutShape } from '../rollout/admission';
+import { Resources } from '../domain/model/resources';
+import { checkRolloutShape } from '../domain/rollout/admission';
 import {
   checkControllerRevisionUpdate,
   checkNamedRuntimeAvailable,
@@ -28,9 +28,9 @@ import {
   type AdmissionSubject,
   type LiveRuntimeLookup,
   type RevisionSnapshot,
-} from '../runtime/admission';
-import { normalizeRuntimeKind } from '../runtime/revision';
-import { OME_GROUP, RuntimeKind, type RuntimeKindName } from '../vocabulary';
+} from '../domain/runtime/admission';
+import { normalizeRuntimeKind } from '../domain/runtime/revision';
+import { OME_GROUP, RuntimeKind, type RuntimeKindName } from '../domain/vocabulary';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
@@ -144,7 +144,7 @@ function toAdmissionSubject(isvc: KubeObject, namespace: string | undefined, uid
 }
 
 /**
- * The rollout shapes upstream refuses (see shared/rollout/admission.ts), checked before the
+ * The rollout shapes upstream refuses (see shared/domain/rollout/admission.ts), checked before the
  * pin rules as upstream's validator orders them. An UPDATE of an object already being
  * deleted is admitted, as upstream admits it: the finalizer removal must never be denied.
  */

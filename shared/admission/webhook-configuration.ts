@@ -6,10 +6,10 @@
  * placeholder host never resolves, so the template itself, applied by mistake, calls no one.
  */
 import { parse as parseYaml } from 'yaml';
-import { InvalidInputError } from '../errors';
+import { InvalidInputError } from '../domain/errors';
 import type { KubeObject } from '../ports/cluster';
-import { WebhookRoute, webhookUrlOf, type WebhookRouteName } from './webhook-token';
-import type { WebhookFailurePolicy } from './webhook-settings';
+import { WebhookRoute, webhookUrlOf, type WebhookRouteName } from '../domain/webhook/webhook-token';
+import type { WebhookFailurePolicy } from '../domain/webhook/webhook-settings';
 
 interface TemplateWebhook {
   name: string;

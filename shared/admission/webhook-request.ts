@@ -26,8 +26,8 @@ import {
   type ReviewRequest,
   type RuntimeLookup,
 } from './review-admission';
-import { ORIGIN_SECRET_HEADER, parseWebhookPath, verifyOriginSecret, verifyWebhookToken, type WebhookKeys } from './webhook-token';
-import type { WebhookFailurePolicy, WebhookSettings } from './webhook-settings';
+import { ORIGIN_SECRET_HEADER, parseWebhookPath, verifyOriginSecret, verifyWebhookToken, type WebhookKeys } from '../domain/webhook/webhook-token';
+import type { WebhookFailurePolicy, WebhookSettings } from '../domain/webhook/webhook-settings';
 import type { ClusterMode } from '../ports/store';
 
 export interface WebhookHttpRequest {
@@ -64,7 +64,7 @@ export interface WebhookRequestDeps {
   /** The runtime lookup in one cluster; called only for an authenticated request. */
   runtimeLookup(clusterId: string): RuntimeLookup;
   /**
-   * The cluster's mode (shared/app/cluster-mode.ts), read only for an authenticated review.
+   * The cluster's mode (shared/domain/cluster-mode.ts), read only for an authenticated review.
    * In a `delegate` cluster upstream OME's own webhooks judge: this one allows everything.
    */
   clusterMode?(clusterId: string): Promise<ClusterMode>;

@@ -17,12 +17,12 @@ import { connectionFromRecord } from '../adapters/kubernetes/record-connection';
 import type { ConnectionPolicy } from '../adapters/kubernetes/record-connection';
 import type { ControlPlaneConfig } from '../config';
 import { loadConfig } from '../config';
-import { NotFoundError } from '../errors';
+import { NotFoundError } from '../domain/errors';
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
 import type { ClusterMode, ClusterRecord, Stores } from '../ports/store';
-import { clusterModeOf } from './cluster-mode';
+import { clusterModeOf } from '../domain/cluster-mode';
 
 export interface ClusterHandle {
   id: string;

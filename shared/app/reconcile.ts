@@ -11,7 +11,7 @@
  * copy expired) stops before its next write, and the writes themselves are fenced — status
  * by the object's resourceVersion, the engine Deployment by the lease's fencing token.
  */
-import { ConflictError, ControlPlaneError, LeaseLostError } from '../errors';
+import { ConflictError, ControlPlaneError, LeaseLostError } from '../domain/errors';
 import type { Clock } from '../ports/clock';
 import type { Lease, LeaseStore } from '../ports/store';
 import type { WorkloadFence } from '../ports/workloads';

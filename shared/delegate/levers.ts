@@ -13,12 +13,12 @@
  * annotation, a user's apply) makes it fail with a conflict instead of writing over it.
  * None touches status.
  */
-import type { InferenceService } from '../model/inference-service';
-import { Resources } from '../model/resources';
+import type { InferenceService } from '../domain/model/inference-service';
+import { Resources } from '../domain/model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { createRevision } from '../pinning/revisions';
-import { buildControllerRevision, type BuildControllerRevisionInput } from '../runtime/revision';
-import { Annotation, FIELD_MANAGER, ROLLOUT_PAUSED_ANNOTATION } from '../vocabulary';
+import { buildControllerRevision, type BuildControllerRevisionInput } from '../domain/runtime/revision';
+import { Annotation, FIELD_MANAGER, ROLLOUT_PAUSED_ANNOTATION } from '../domain/vocabulary';
 
 /** The rollout request annotations upstream consumes (`paused` it reads and leaves). */
 export const RolloutLever = {

@@ -4,12 +4,12 @@
  * so here a hint only makes the plane re-read what upstream wrote and report it: nothing
  * is written to the cluster, and no annotation is consumed.
  */
-import { NotFoundError } from '../errors';
-import type { InferenceService } from '../model/inference-service';
-import { Resources } from '../model/resources';
+import { NotFoundError } from '../domain/errors';
+import type { InferenceService } from '../domain/model/inference-service';
+import { Resources } from '../domain/model/resources';
 import type { ClusterClient } from '../ports/cluster';
-import { normalizeRuntimeKind } from '../runtime/revision';
-import { RuntimeKind } from '../vocabulary';
+import { normalizeRuntimeKind } from '../domain/runtime/revision';
+import { RuntimeKind } from '../domain/vocabulary';
 import { readUpstreamState, type UpstreamState } from './upstream-state';
 
 /** Why nothing was written: the result every delegate use-case carries. */

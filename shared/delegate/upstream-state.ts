@@ -4,8 +4,8 @@
  * it reports these (logs, metrics) and coordinates across clusters on them, and never
  * writes them.
  */
-import type { InferenceService } from '../model/inference-service';
-import { Annotation, ConditionType, ROLLOUT_PAUSED_ANNOTATION } from '../vocabulary';
+import type { InferenceService } from '../domain/model/inference-service';
+import { Annotation, ConditionType, ROLLOUT_PAUSED_ANNOTATION } from '../domain/vocabulary';
 
 /** The request annotations upstream consumes, as the plane may find them still set. */
 export const UPSTREAM_REQUEST_ANNOTATIONS = [Annotation.rolloutRepin, Annotation.rolloutPromote, Annotation.rolloutRollback, ROLLOUT_PAUSED_ANNOTATION] as const;

@@ -7,17 +7,17 @@
  * a cluster (one guarded annotation patch per InferenceService) are idempotent on their own.
  */
 import { randomBytes } from 'node:crypto';
-import { clusterModeOf, parseClusterMode } from '../app/cluster-mode';
+import { clusterModeOf, parseClusterMode } from '../domain/cluster-mode';
 import type { ClusterHandle } from '../app/context';
-import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
-import type { Event } from '../model/core';
-import type { InferenceService } from '../model/inference-service';
-import { Resources } from '../model/resources';
+import { ConflictError, InvalidInputError, NotFoundError } from '../domain/errors';
+import type { Event } from '../domain/model/core';
+import type { InferenceService } from '../domain/model/inference-service';
+import { Resources } from '../domain/model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
 import type { ClusterRecord, ClusterRegistry, FleetStore } from '../ports/store';
-import { parseGoDuration } from '../go-duration';
-import { Annotation, EventReason, FIELD_MANAGER, RuntimeKind } from '../vocabulary';
+import { parseGoDuration } from '../domain/go-duration';
+import { Annotation, EventReason, FIELD_MANAGER, RuntimeKind } from '../domain/vocabulary';
 import {
   DEFAULT_WAVE_ACK_TIMEOUT,
   WaveFailureReason,
@@ -32,8 +32,8 @@ import {
   observeWaveTarget,
   orderClusters,
   startCluster,
-} from './sync-wave';
-import type { SyncWave, WaveRuntime, WaveTarget } from './sync-wave';
+} from '../domain/fleet/sync-wave';
+import type { SyncWave, WaveRuntime, WaveTarget } from '../domain/fleet/sync-wave';
 
 /** Objects per list request when choosing a cluster's targets. */
 export const WAVE_LIST_PAGE_SIZE = 200;

@@ -6,7 +6,7 @@
  * forwarder caught up with it. Those times have a resolution of one second; a server that
  * keeps no managed fields leaves only the moment the forwarder observed the change.
  */
-import type { ObservedChange } from '../events/hint-event';
+import type { ObservedChange } from '../domain/hint-event';
 import type { KubeObject } from '../ports/cluster';
 
 interface ManagedFieldsEntry {

@@ -8,7 +8,7 @@
  * its own copy of the lease says it has expired, since by then another forwarder may hold it. Either way
  * its checkpoint writes are fenced by the token, so a stalled holder cannot move them back.
  */
-import { LeaseLostError } from '../errors';
+import { LeaseLostError } from '../domain/errors';
 import type { Clock } from '../ports/clock';
 import type { Lease, LeaseStore } from '../ports/store';
 import type { ForwarderLogger } from './logger';

@@ -1,5 +1,5 @@
-import { decideForwarding } from '../events/hint-event';
-import type { ForwardingDecision, ObservedChange } from '../events/hint-event';
+import { decideForwarding } from '../domain/hint-event';
+import type { ForwardingDecision, ObservedChange } from '../domain/hint-event';
 import type { KubeObject } from '../ports/cluster';
 import { digestWorkloadReadiness } from './object-memory';
 import type { RememberedObject } from './object-memory';

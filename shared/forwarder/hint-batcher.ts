@@ -9,7 +9,7 @@
  * A hint whose publish failed is resent with backoff until it is published or the
  * batcher is stopped; it is never settled before that, so the checkpoint stays behind it.
  */
-import type { HintEvent } from '../events/hint-event';
+import type { HintEvent } from '../domain/hint-event';
 import type { EventPublisher, PublishResult } from '../ports/event-publisher';
 import type { ForwarderLogger } from './logger';
 import { computeBackoff, sleep } from './timing';

@@ -7,8 +7,8 @@ export type {
   LongRunningForwarderInput,
 } from './run-forwarder';
 export { forwarderLeaseKey } from './forwarder-lease';
-export { listWatchedResources, RENDERED_WORKLOAD_SELECTOR } from './watched-resources';
-export type { WatchedResource } from './watched-resources';
+export { listWatchedResources, RENDERED_WORKLOAD_SELECTOR } from '../domain/watched-resources';
+export type { WatchedResource } from '../domain/watched-resources';
 export { recordingLogger } from './logger';
 export type { ForwarderLogger } from './logger';
 export { assignShard, selectShardClusters, validateShard, validateShardCount, MAX_FORWARDER_SHARDS } from './shard-assignment';

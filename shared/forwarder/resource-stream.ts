@@ -4,9 +4,9 @@
  * (bookmarks included), relist after `410 Gone` and announce what changed or
  * disappeared meanwhile.
  */
-import { ExpiredError, LeaseLostError } from '../errors';
-import { toHintEvent } from '../events/hint-event';
-import type { ObservedChange } from '../events/hint-event';
+import { ExpiredError, LeaseLostError } from '../domain/errors';
+import { toHintEvent } from '../domain/hint-event';
+import type { ObservedChange } from '../domain/hint-event';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient, KubeObject, WatchEvent } from '../ports/cluster';
 import { computeChangeTime, recordLag } from './forwarder-lag';
@@ -17,7 +17,7 @@ import type { ForwarderLogger } from './logger';
 import { ObjectMemory, reconstructPrevious, tombstoneOf } from './object-memory';
 import { StreamPosition } from './stream-position';
 import { computeBackoff, sleep } from './timing';
-import type { WatchedResource } from './watched-resources';
+import type { WatchedResource } from '../domain/watched-resources';
 
 /** A watch that ends sooner than this after it started counts towards the backoff. */
 const QUICK_WATCH_END_MS = 1_000;

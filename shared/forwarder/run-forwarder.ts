@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { LeaseLostError } from '../errors';
+import { LeaseLostError } from '../domain/errors';
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
@@ -23,8 +23,8 @@ import { HintBatcher, describeError } from './hint-batcher';
 import type { ForwarderLogger } from './logger';
 import { ResourceStream } from './resource-stream';
 import { anySignal, computeBackoff, sleep } from './timing';
-import { listWatchedResources } from './watched-resources';
-import type { WatchedResource } from './watched-resources';
+import { listWatchedResources } from '../domain/watched-resources';
+import type { WatchedResource } from '../domain/watched-resources';
 
 export interface ForwarderDependencies {
   clusterId: string;

@@ -8,7 +8,7 @@
  * A cluster that moves is handed over by its lease like any other (docs/events.md).
  */
 import { createHash } from 'node:crypto';
-import { InvalidInputError } from '../errors';
+import { InvalidInputError } from '../domain/errors';
 
 /** More shards than this is a configuration mistake, not a fleet (each is a schedule rule). */
 export const MAX_FORWARDER_SHARDS = 256;

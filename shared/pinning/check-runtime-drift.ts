@@ -19,13 +19,13 @@
  */
 import { createHash } from 'node:crypto';
 import { objectLeaseKey, reconcileUnderLease } from '../app/reconcile';
-import { ConflictError, ControlPlaneError, ExpiredError, isRetryable, NotFoundError } from '../errors';
-import type { InferenceService, InferenceServiceStatus } from '../model/inference-service';
-import { Resources } from '../model/resources';
+import { ConflictError, ControlPlaneError, ExpiredError, isRetryable, NotFoundError } from '../domain/errors';
+import type { InferenceService, InferenceServiceStatus } from '../domain/model/inference-service';
+import { Resources } from '../domain/model/resources';
 import type { KubeObject } from '../ports/cluster';
 import type { Continuation, ContinuationStore } from '../ports/store';
-import { decidePin, normalizeRuntimeKind, type LiveRuntimeResolution, type PinDecision } from '../runtime';
-import { FIELD_MANAGER, RuntimeKind } from '../vocabulary';
+import { decidePin, normalizeRuntimeKind, type LiveRuntimeResolution, type PinDecision } from '../domain/runtime';
+import { FIELD_MANAGER, RuntimeKind } from '../domain/vocabulary';
 import { pinInferenceService, reconcileDepsOf, type PinningDeps } from './pin-inference-service';
 import { forEachBounded } from '../app/bounded';
 import { changesPin, computeNextStatus, isPausedByDrift, toPinningSubject } from './pin-status';

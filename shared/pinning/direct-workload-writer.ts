@@ -6,12 +6,12 @@
  * does not own is never written (UnownedDeploymentError).
  */
 import { createHash } from 'node:crypto';
-import { AlreadyExistsError, ConflictError, LeaseLostError, NotFoundError, UnownedDeploymentError } from '../errors';
-import { Resources } from '../model/resources';
+import { AlreadyExistsError, ConflictError, LeaseLostError, NotFoundError, UnownedDeploymentError } from '../domain/errors';
+import { Resources } from '../domain/model/resources';
 import type { ClusterClient, KubeObject, ObjectMeta } from '../ports/cluster';
 import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
-import { deploymentOwnershipProblem, type WorkloadOwner } from '../runtime/workload';
-import { FIELD_MANAGER } from '../vocabulary';
+import { deploymentOwnershipProblem, type WorkloadOwner } from '../domain/runtime/workload';
+import { FIELD_MANAGER } from '../domain/vocabulary';
 
 /**
  * Hash of the Deployment as last rendered. The API server fills defaults into what we

@@ -10,18 +10,18 @@
  * anything fails before it, so a token that took effect never takes effect again, even
  * when a user sets it again after another one.
  */
-import { previewAnnotationValue } from '../annotation-value';
+import { previewAnnotationValue } from '../domain/annotation-value';
 import type { EventRecorder } from '../adapters/kubernetes/events';
 import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../app/reconcile';
 import type { ControlPlaneConfig } from '../config';
-import { ControlPlaneError, NotFoundError, UnownedDeploymentError } from '../errors';
-import type { InferenceService } from '../model/inference-service';
-import { Resources } from '../model/resources';
+import { ControlPlaneError, NotFoundError, UnownedDeploymentError } from '../domain/errors';
+import type { InferenceService } from '../domain/model/inference-service';
+import { Resources } from '../domain/model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import { idempotencyKey, type IdempotencyStore, type LeaseStore } from '../ports/store';
 import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
-import { hashIdempotencyPayload } from '../stores/idempotency-rules';
+import { hashIdempotencyPayload } from '../domain/idempotency-rules';
 import {
   buildControllerRevision,
   decidePin,
@@ -33,8 +33,8 @@ import {
   type LiveRuntimeResolution,
   type PinDecision,
   type PinningSubject,
-} from '../runtime';
-import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, WorkloadMessage, type DriftReasonName } from '../vocabulary';
+} from '../domain/runtime';
+import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, WorkloadMessage, type DriftReasonName } from '../domain/vocabulary';
 import { WorkloadSupersededError } from './direct-workload-writer';
 import { computeNextStatus, toPinningSubject } from './pin-status';
 import { createRevision, RevisionCache, takeRevisionFromCollector } from './revisions';

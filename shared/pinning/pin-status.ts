@@ -3,10 +3,10 @@
  * InferenceService. Pure: both the pin use-case and the drift fan-out use these, so one
  * InferenceService gets the same status whichever path evaluates it.
  */
-import type { Condition } from '../model/condition';
-import type { InferenceService, InferenceServiceStatus } from '../model/inference-service';
-import { findCondition, removeCondition, setCondition, type PinDecision, type PinningSubject, type StatusCondition } from '../runtime';
-import { Annotation, ConditionType, DriftReason } from '../vocabulary';
+import type { Condition } from '../domain/model/condition';
+import type { InferenceService, InferenceServiceStatus } from '../domain/model/inference-service';
+import { findCondition, removeCondition, setCondition, type PinDecision, type PinningSubject, type StatusCondition } from '../domain/runtime';
+import { Annotation, ConditionType, DriftReason } from '../domain/vocabulary';
 
 /** The decision's view of an InferenceService. */
 export function toPinningSubject(isvc: InferenceService): PinningSubject {

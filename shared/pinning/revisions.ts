@@ -3,11 +3,11 @@
  * them: looked up by name, created when missing, and taken back from the garbage
  * collector before an InferenceService is pinned to them. Their data is never changed.
  */
-import { AlreadyExistsError, ConflictError, NotFoundError } from '../errors';
-import { Resources } from '../model/resources';
+import { AlreadyExistsError, ConflictError, NotFoundError } from '../domain/errors';
+import { Resources } from '../domain/model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
-import type { ControllerRevisionObject, StoredRevision } from '../runtime';
-import { Annotation, FIELD_MANAGER, Label } from '../vocabulary';
+import type { ControllerRevisionObject, StoredRevision } from '../domain/runtime';
+import { Annotation, FIELD_MANAGER, Label } from '../domain/vocabulary';
 import { listAll } from './runtime-source';
 
 /** Revisions read so far, by name; `undefined` records one known not to exist. */

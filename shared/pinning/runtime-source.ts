@@ -2,8 +2,8 @@
  * Reading runtimes from a cluster for the pure inheritance resolver: one runtime at a time
  * for a single InferenceService, or a catalog listed once for a fan-out.
  */
-import { InvalidInputError, NotFoundError } from '../errors';
-import { Resources } from '../model/resources';
+import { InvalidInputError, NotFoundError } from '../domain/errors';
+import { Resources } from '../domain/model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
 import {
   findParentRuntime,
@@ -13,8 +13,8 @@ import {
   type RuntimeKey,
   type RuntimeLookup,
   type RuntimeRecord,
-} from '../runtime';
-import { Annotation, RuntimeKind, type RuntimeKindName } from '../vocabulary';
+} from '../domain/runtime';
+import { Annotation, RuntimeKind, type RuntimeKindName } from '../domain/vocabulary';
 
 /** What `spec.runtime` asks for, with the kind defaulted. */
 export interface RuntimeRef {

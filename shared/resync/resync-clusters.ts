@@ -12,15 +12,15 @@
  * revision (GC sweeps on its own schedule; drift-check cares only about deletes).
  *
  * From the InferenceService pages it lists anyway, each run also stores the cluster's
- * drift report (`shared/fleet/fleet-drift.ts`) for `kubectl ome admin fleet drift`.
+ * drift report (`shared/domain/fleet/fleet-drift.ts`) for `kubectl ome admin fleet drift`.
  */
 import type { AppContext } from '../app/context';
-import { toHintEvent } from '../events/hint-event';
-import { DriftReportBuilder } from '../fleet/fleet-drift';
-import { listWatchedResources } from '../forwarder/watched-resources';
-import type { WatchedResource } from '../forwarder/watched-resources';
-import type { InferenceService } from '../model/inference-service';
-import { apiVersionOf, Resources } from '../model/resources';
+import { toHintEvent } from '../domain/hint-event';
+import { DriftReportBuilder } from '../domain/fleet/fleet-drift';
+import { listWatchedResources } from '../domain/watched-resources';
+import type { WatchedResource } from '../domain/watched-resources';
+import type { InferenceService } from '../domain/model/inference-service';
+import { apiVersionOf, Resources } from '../domain/model/resources';
 import type { KubeObject } from '../ports/cluster';
 import type { EventPublisher } from '../ports/event-publisher';
 

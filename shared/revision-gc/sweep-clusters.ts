@@ -13,7 +13,7 @@
  */
 import type { AppContext } from '../app/context';
 import { runAsSweep } from '../app/context';
-import { ConflictError } from '../errors';
+import { ConflictError } from '../domain/errors';
 import type { Continuation } from '../ports/store';
 import { sweepRevisions, type RevisionGcSweepResult } from './sweep-revisions';
 

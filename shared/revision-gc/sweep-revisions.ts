@@ -1,6 +1,6 @@
 /**
  * One cluster's revision GC sweep: list OME's revisions and every InferenceService's
- * references, plan with upstream's rules (shared/runtime/gc.ts), then mark, unmark and
+ * references, plan with upstream's rules (shared/domain/runtime/gc.ts), then mark, unmark and
  * delete.
  *
  * References are listed first (the decisions need them), the revisions second. Safety
@@ -31,11 +31,11 @@
  * revision; revision data is never held beyond its page.
  */
 import { forEachBounded } from '../app/bounded';
-import { ConflictError, NotFoundError } from '../errors';
+import { ConflictError, NotFoundError } from '../domain/errors';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
-import { Resources } from '../model/resources';
-import { decideRevision, NewestRevisions, type RevisionMeta } from '../runtime/gc';
-import { Annotation, CREATED_BY_OME, FIELD_MANAGER, Label } from '../vocabulary';
+import { Resources } from '../domain/model/resources';
+import { decideRevision, NewestRevisions, type RevisionMeta } from '../domain/runtime/gc';
+import { Annotation, CREATED_BY_OME, FIELD_MANAGER, Label } from '../domain/vocabulary';
 
 export const DEFAULT_GC_PAGE_SIZE = 500;
 export const DEFAULT_GC_WRITE_CONCURRENCY = 8;

@@ -5,19 +5,19 @@
  * workloads, records the canary state, the rollout phase and the plan conditions in one
  * status write, consumes a promote, and closes the run when it completes or rolls back.
  */
-import { NotFoundError } from '../errors';
-import { computeComponentDeploymentName } from '../runtime/workload';
-import { Resources } from '../model/resources';
+import { NotFoundError } from '../domain/errors';
+import { computeComponentDeploymentName } from '../domain/runtime/workload';
+import { Resources } from '../domain/model/resources';
 import type { AnalysisExecutor } from '../ports/analysis';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
-import { isSampleDue, unboundSample, type AnalysisVerdict, type MetricsBindingSource } from '../rollout/analysis';
-import { advanceCanary, advanceReplacement, canaryReplicasFor, isCanaryFinished } from '../rollout/canary';
-import { declaredKindOf } from '../rollout/plan';
-import { closeRun, formatKubeTime } from '../rollout/run';
-import { passSequence, type CoordinationGroupStatus, type SequenceTurn } from '../rollout/sequence';
-import type { CanaryState, RolloutGroup, RolloutRun, RunOutcome, RunTarget } from '../rollout/types';
-import { Annotation, EventReason } from '../vocabulary';
+import { isSampleDue, unboundSample, type AnalysisVerdict, type MetricsBindingSource } from '../domain/rollout/analysis';
+import { advanceCanary, advanceReplacement, canaryReplicasFor, isCanaryFinished } from '../domain/rollout/canary';
+import { declaredKindOf } from '../domain/rollout/plan';
+import { closeRun, formatKubeTime } from '../domain/rollout/run';
+import { passSequence, type CoordinationGroupStatus, type SequenceTurn } from '../domain/rollout/sequence';
+import type { CanaryState, RolloutGroup, RolloutRun, RunOutcome, RunTarget } from '../domain/rollout/types';
+import { Annotation, EventReason } from '../domain/vocabulary';
 import { RolloutRunMessage, sequenceGroupsOf } from './rollout-workload-writer';
 import {
   applyPlanStatus,

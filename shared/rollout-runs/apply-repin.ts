@@ -6,15 +6,15 @@
  * outcome, with a JSON patch that tests its value so that a newer request set meanwhile
  * survives for its own hint.
  */
-import { ControlPlaneError } from '../errors';
+import { ControlPlaneError } from '../domain/errors';
 import type { ClusterClient } from '../ports/cluster';
 import { idempotencyKey, type IdempotencyStore } from '../ports/store';
-import { hashIdempotencyPayload } from '../stores/idempotency-rules';
-import { decideRepin, isValidRepinValue, type RepinDecision } from '../rollout/repin';
-import type { MetricsBindingSource } from '../rollout/analysis';
-import { previewAnnotationValue } from '../annotation-value';
+import { hashIdempotencyPayload } from '../domain/idempotency-rules';
+import { decideRepin, isValidRepinValue, type RepinDecision } from '../domain/rollout/repin';
+import type { MetricsBindingSource } from '../domain/rollout/analysis';
+import { previewAnnotationValue } from '../domain/annotation-value';
 import type { Clock } from '../ports/clock';
-import { Annotation, EventReason, RepinMessage, RepinOutcome } from '../vocabulary';
+import { Annotation, EventReason, RepinMessage, RepinOutcome } from '../domain/vocabulary';
 import {
   applyPlanStatus,
   commitStatus,

@@ -5,7 +5,7 @@ import type { EngineWorkloadRequest, EngineWorkloadWriter } from '../ports/workl
 import { fenceDeploymentWrites } from './fenced-deployments';
 import { createRolloutWorkloadWriter } from './rollout-workload-writer';
 import { getOptional } from './workloads';
-import type { MetricsBinding } from '../rollout/analysis';
+import type { MetricsBinding } from '../domain/rollout/analysis';
 import type { RolloutIsvc } from './rollout-status';
 
 /**

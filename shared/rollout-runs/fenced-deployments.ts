@@ -6,12 +6,12 @@
  * newer holder did. The same read refuses a Deployment the plane does not own
  * (UnownedDeploymentError), which stays as it is.
  */
-import { NotFoundError } from '../errors';
-import { Resources } from '../model/resources';
+import { NotFoundError } from '../domain/errors';
+import { Resources } from '../domain/model/resources';
 import { assertOwnedDeployment, checkFence, LEASE_FENCE_ANNOTATION, withFence } from '../pinning/direct-workload-writer';
 import type { ClusterClient, KubeObject, ResourceType } from '../ports/cluster';
 import type { WorkloadFence } from '../ports/workloads';
-import type { WorkloadOwner } from '../runtime/workload';
+import type { WorkloadOwner } from '../domain/runtime/workload';
 
 function isDeployments(type: ResourceType): boolean {
   return type.group === Resources.deployments.group && type.plural === Resources.deployments.plural;

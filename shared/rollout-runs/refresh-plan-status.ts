@@ -4,10 +4,10 @@
  * every InferenceService in its namespace whose groups name it (in the spec, or in the
  * plan its active run pinned).
  */
-import { Resources } from '../model/resources';
+import { Resources } from '../domain/model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
-import type { MetricsBinding } from '../rollout/analysis';
+import type { MetricsBinding } from '../domain/rollout/analysis';
 import { applyPlanStatus, commitStatus, getRolloutIsvc, hasRolloutState, renderLivePlan, specGroupsOf, type RolloutIsvc, type RolloutIsvcStatus } from './rollout-status';
 
 export interface RefreshPlanStatusDeps {

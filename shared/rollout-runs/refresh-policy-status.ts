@@ -1,15 +1,15 @@
 /**
  * Writes every RolloutPolicy's status in a cluster, as upstream's RolloutPolicy status
- * controller does (see shared/rollout/policy-status.ts). The rollout-run schedule calls it
+ * controller does (see shared/domain/rollout/policy-status.ts). The rollout-run schedule calls it
  * once a minute with the InferenceServices it has just listed, so attaching or detaching a
  * group and editing a policy both show within a minute.
  */
-import { ConflictError, NotFoundError } from '../errors';
-import { Resources } from '../model/resources';
+import { ConflictError, NotFoundError } from '../domain/errors';
+import { Resources } from '../domain/model/resources';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
-import { computePolicyStatus, countAttachedGroups, type PolicyConsumer, type PolicyStatus } from '../rollout/policy-status';
-import type { RolloutPolicySpec } from '../rollout/types';
+import { computePolicyStatus, countAttachedGroups, type PolicyConsumer, type PolicyStatus } from '../domain/rollout/policy-status';
+import type { RolloutPolicySpec } from '../domain/rollout/types';
 import { specGroupsOf, type RolloutIsvc } from './rollout-status';
 
 export interface RefreshPolicyStatusDeps {

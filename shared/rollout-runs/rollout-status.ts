@@ -4,15 +4,15 @@
  * state of every canary group, and the one guarded status write every use-case makes.
  */
 import { recordEvent } from '../adapters/kubernetes/events';
-import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
-import { Resources } from '../model/resources';
+import { ConflictError, InvalidInputError, NotFoundError } from '../domain/errors';
+import { Resources } from '../domain/model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
-import { canaryEntrypointOf } from '../rollout/canary';
-import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, type PlanCondition } from '../rollout/drift';
-import { NO_METRICS, type MetricsBindingSource } from '../rollout/analysis';
-import { findUnexecutableGroup, type ComponentShapes } from '../rollout/executable';
-import { resolveLivePlan, type LivePlanResult } from '../rollout/plan';
-import { formatKubeTime, keepNewerPin } from '../rollout/run';
+import { canaryEntrypointOf } from '../domain/rollout/canary';
+import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, type PlanCondition } from '../domain/rollout/drift';
+import { NO_METRICS, type MetricsBindingSource } from '../domain/rollout/analysis';
+import { findUnexecutableGroup, type ComponentShapes } from '../domain/rollout/executable';
+import { resolveLivePlan, type LivePlanResult } from '../domain/rollout/plan';
+import { formatKubeTime, keepNewerPin } from '../domain/rollout/run';
 import type {
   CanaryState,
   PinnedGroup,
@@ -23,8 +23,8 @@ import type {
   RolloutStatus,
   RunOutcome,
   StatusCondition,
-} from '../rollout/types';
-import { ConditionType, PlanReadyReason } from '../vocabulary';
+} from '../domain/rollout/types';
+import { ConditionType, PlanReadyReason } from '../domain/vocabulary';
 
 /** The `reportingController` of the events rollout runs record. */
 export const ROLLOUT_CONTROLLER = 'ome-pinning-rollout';

@@ -7,18 +7,18 @@
  * (`applyAll`), so one change opens one run for all of them; in a plan that collapses to a
  * sequence, a later group's workload is held until its turn (`heldBySequence`).
  */
-import { Resources } from '../model/resources';
+import { Resources } from '../domain/model/resources';
 import { checkFence, withFence } from '../pinning/direct-workload-writer';
 import type { Clock } from '../ports/clock';
 import type { ClusterClient } from '../ports/cluster';
 import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../ports/workloads';
-import type { MetricsBinding } from '../rollout/analysis';
-import { canaryReplicasFor } from '../rollout/canary';
-import { declaredKindOf } from '../rollout/plan';
-import { closeRun, formatKubeTime, openRun } from '../rollout/run';
-import { collapsesToSequential, passSequence, recordedMembers, sequenceTurn, type CoordinationGroupStatus } from '../rollout/sequence';
-import type { CanaryState, RolloutGroup, RolloutRun, RunTarget } from '../rollout/types';
-import { EventReason, Message } from '../vocabulary';
+import type { MetricsBinding } from '../domain/rollout/analysis';
+import { canaryReplicasFor } from '../domain/rollout/canary';
+import { declaredKindOf } from '../domain/rollout/plan';
+import { closeRun, formatKubeTime, openRun } from '../domain/rollout/run';
+import { collapsesToSequential, passSequence, recordedMembers, sequenceTurn, type CoordinationGroupStatus } from '../domain/rollout/sequence';
+import type { CanaryState, RolloutGroup, RolloutRun, RunTarget } from '../domain/rollout/types';
+import { EventReason, Message } from '../domain/vocabulary';
 import {
   applyPlanStatus,
   clearCanaryStates,

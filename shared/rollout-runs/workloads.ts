@@ -5,10 +5,10 @@
  * Deployment so that the API server's defaulting cannot make it look changed.
  */
 import { createHash } from 'node:crypto';
-import { NotFoundError } from '../errors';
-import { Resources } from '../model/resources';
+import { NotFoundError } from '../domain/errors';
+import { Resources } from '../domain/model/resources';
 import type { ClusterClient, KubeObject } from '../ports/cluster';
-import { resolveDeploymentMode, type ComponentModeFields, type ComponentName } from '../runtime/deployment-mode';
+import { resolveDeploymentMode, type ComponentModeFields, type ComponentName } from '../domain/runtime/deployment-mode';
 
 /** The pod-template hash of a rendered workload (what `target=` and the promote value name). */
 export const WORKLOAD_REVISION_ANNOTATION = 'ome.io/workload-revision';

@@ -19,7 +19,7 @@ import { resourcesFromCrd } from '../../local/cluster/crds';
 import { parseManifests } from '../../local/cluster/manifests';
 import type { KubeObject, ResourceDef } from '../../local/cluster/registry';
 import { reviewAdmissionRequest, type RuntimeLookup } from '../../shared/admission/review-admission';
-import { REVISION_REQUIRES_PINNING_MESSAGE } from '../../shared/vocabulary';
+import { REVISION_REQUIRES_PINNING_MESSAGE } from '../../shared/domain/vocabulary';
 
 const file = join(CLUSTER_MANIFEST_DIRECTORY, 'policy-admission-checks.yaml');
 const manifests = parseManifests(readFileSync(file, 'utf8'), file);

@@ -9,14 +9,14 @@ import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster'
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
 import { createRuntimeLookup, MalformedReviewError, reviewAdmission } from '../../shared/admission/review-admission';
 import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
-import { WebhookEnv } from '../../shared/admission/webhook-settings';
-import { deriveWebhookToken } from '../../shared/admission/webhook-token';
+import { WebhookEnv } from '../../shared/domain/webhook/webhook-settings';
+import { deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
 import type { AppContext } from '../../shared/app/context';
-import { InvalidInputError } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { InvalidInputError } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
-import { buildControllerRevision } from '../../shared/runtime/revision';
-import { Annotation, RuntimeKind, WebhookName } from '../../shared/vocabulary';
+import { buildControllerRevision } from '../../shared/domain/runtime/revision';
+import { Annotation, RuntimeKind, WebhookName } from '../../shared/domain/vocabulary';
 import { KubectlHarness } from '../cluster/support';
 
 const NS = 'llama-demo';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { reviewAdmission } from '../../shared/admission/review-admission';
-import { checkCanaryPlan, checkRolloutShape } from '../../shared/rollout/admission';
+import { checkCanaryPlan, checkRolloutShape } from '../../shared/domain/rollout/admission';
 
 type Json = Record<string, unknown>;
 

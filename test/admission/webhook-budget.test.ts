@@ -10,12 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { serveAdmissionRequest, WebhookMessage } from '../../shared/admission/webhook-request';
-import { MAX_REVIEW_BYTES, type WebhookSettings } from '../../shared/admission/webhook-settings';
+import { MAX_REVIEW_BYTES, type WebhookSettings } from '../../shared/domain/webhook/webhook-settings';
 import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
-import { deriveWebhookToken } from '../../shared/admission/webhook-token';
-import { Resources } from '../../shared/model/resources';
+import { deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
-import { WebhookName } from '../../shared/vocabulary';
+import { WebhookName } from '../../shared/domain/vocabulary';
 
 const KEY = Buffer.from('budget-test-key-of-more-than-thirty-two-bytes');
 const NS = 'budget';

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimeLookup } from '../../shared/admission/review-admission';
 import { computeTimeBudgetMs, serveAdmissionRequest, WebhookMessage, type DeadlineTimer, type WebhookHttpRequest, type WebhookRequestDeps } from '../../shared/admission/webhook-request';
-import { MAX_REVIEW_BYTES, type WebhookSettings } from '../../shared/admission/webhook-settings';
-import { deriveWebhookToken, ORIGIN_SECRET_HEADER, webhookUrlOf, type WebhookKeys } from '../../shared/admission/webhook-token';
+import { MAX_REVIEW_BYTES, type WebhookSettings } from '../../shared/domain/webhook/webhook-settings';
+import { deriveWebhookToken, ORIGIN_SECRET_HEADER, webhookUrlOf, type WebhookKeys } from '../../shared/domain/webhook/webhook-token';
 
 const KEY = Buffer.from('a-local-test-key-of-forty-eight-characters-long!');
 const OLD_KEY = Buffer.from('the-key-before-the-rotation-also-forty-eight-ch!');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictRetriesExhaustedError, LeaseBusyError, objectLeaseKey, reconcileUnderLease } from '../../shared/app/reconcile';
 import type { ReconcileDeps } from '../../shared/app/reconcile';
-import { ConflictError, InvalidInputError, UnavailableError } from '../../shared/errors';
+import { ConflictError, InvalidInputError, UnavailableError } from '../../shared/domain/errors';
 import type { Clock } from '../../shared/ports/clock';
 import type { LeaseStore } from '../../shared/ports/store';
 import { MemoryLeaseStore } from '../../shared/stores/memory';

@@ -6,7 +6,7 @@ import { runRuntimeEffective } from '../../cli/runtime/effective';
 import { runRuntimeHistory } from '../../cli/runtime/history';
 import { runRuntimeSync } from '../../cli/runtime/sync';
 import { runWait } from '../../cli/wait';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import { formatTokenReusedMessage } from '../../shared/pinning/pin-inference-service';
 import { FakeCluster } from './fake-cluster';
 import { createEnv } from './harness';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { connectionFromKubeconfigText, createClusterClient, createEventRecorder } from '../../shared/adapters/kubernetes';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import { ON_SERVER, startTestCluster, type TestCluster } from '../support/test-cluster';
 import { KubectlHarness } from './support';
 

@@ -4,10 +4,10 @@
  * (the app context that functions, the forwarder and the webhook connect through).
  */
 import { describe, expect, it } from 'vitest';
-import { clusterModeOf, ClusterModeError, forClusterMode, formatClusterModeProblem, parseClusterMode } from '../../shared/app/cluster-mode';
+import { clusterModeOf, ClusterModeError, forClusterMode, formatClusterModeProblem, parseClusterMode } from '../../shared/domain/cluster-mode';
 import { createAppContext } from '../../shared/app/context';
 import { loadConfig } from '../../shared/config';
-import { isRetryable } from '../../shared/errors';
+import { isRetryable } from '../../shared/domain/errors';
 import type { ClusterRecord } from '../../shared/ports/store';
 import { createMemoryStores } from '../../shared/stores/memory';
 

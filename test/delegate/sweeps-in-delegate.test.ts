@@ -8,7 +8,7 @@ import { runRevisionGc } from '../../functions/revision-gc/handler';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createAppContext, type AppContext } from '../../shared/app/context';
 import type { ControlPlaneConfig } from '../../shared/config';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterRecord } from '../../shared/ports/store';
 import { sweepRolloutRuns } from '../../shared/rollout-runs';
 import { createMemoryStores } from '../../shared/stores/memory';

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { objectLeaseKey, reconcileUnderLease } from '../../shared/app/reconcile';
-import { LeaseLostError } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { LeaseLostError } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import { pinInferenceService } from '../../shared/pinning';

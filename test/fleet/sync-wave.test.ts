@@ -23,8 +23,8 @@ import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dy
 import { createAppContext, runAsFunction, type AppContext } from '../../shared/app/context';
 import type { ControlPlaneConfig } from '../../shared/config';
 import { startSyncWave } from '../../shared/fleet/advance-sync-wave';
-import type { SyncWave } from '../../shared/fleet/sync-wave';
-import { Resources } from '../../shared/model/resources';
+import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterRecord, Stores } from '../../shared/ports/store';
 import { pollUntil } from '../e2e/support';
 import { applyRuntime, getIsvc, ISVC, NS, pinColumns, REV_085, REV_090, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ObservedChange } from '../../shared/events/hint-event';
+import type { ObservedChange } from '../../shared/domain/hint-event';
 import { computeChangeTime, recordLag } from '../../shared/forwarder/forwarder-lag';
 import type { KubeObject } from '../../shared/ports/cluster';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { runForwarder, runForwarderFor } from '../../shared/forwarder';
 import type { ForwarderStats } from '../../shared/forwarder';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
 import type { LeaseStore, Stores } from '../../shared/ports/store';
@@ -17,7 +17,7 @@ import type { Context } from 'aws-lambda';
 import { handler } from '../../functions/forward-watch-events/handler';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import { loadConfig } from '../../shared/config';
-import type { HintDetail } from '../../shared/events/hint-event';
+import type { HintDetail } from '../../shared/domain/hint-event';
 import { eventsOfInvocation, startLocalBus } from '../../local/bus';
 import type { LocalBus } from '../../local/bus';
 import {

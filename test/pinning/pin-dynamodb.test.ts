@@ -7,7 +7,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import { pinInferenceService } from '../../shared/pinning';
 import { systemClock } from '../../shared/ports/clock';
 import type { Stores } from '../../shared/ports/store';

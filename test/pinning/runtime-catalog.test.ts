@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RuntimeCatalog, type RuntimeRef } from '../../shared/pinning';
-import type { RuntimeRecord } from '../../shared/runtime';
-import { RuntimeKind } from '../../shared/vocabulary';
+import type { RuntimeRecord } from '../../shared/domain/runtime';
+import { RuntimeKind } from '../../shared/domain/vocabulary';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 
 const records: RuntimeRecord[] = [

@@ -5,9 +5,9 @@
  */
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createEventRecorder } from '../../shared/adapters/kubernetes/events';
-import { isRetryable, NotFoundError } from '../../shared/errors';
-import type { InferenceService } from '../../shared/model/inference-service';
-import { Resources } from '../../shared/model/resources';
+import { isRetryable, NotFoundError } from '../../shared/domain/errors';
+import type { InferenceService } from '../../shared/domain/model/inference-service';
+import { Resources } from '../../shared/domain/model/resources';
 import { systemClock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType } from '../../shared/ports/cluster';
 import type { IdempotencyStore, LeaseStore } from '../../shared/ports/store';

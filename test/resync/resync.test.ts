@@ -18,8 +18,8 @@ import { createEventPublisher } from '../../shared/adapters/eventbridge/publishe
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
 import type { ControlPlaneConfig } from '../../shared/config';
-import type { HintDetail } from '../../shared/events/hint-event';
-import { Resources } from '../../shared/model/resources';
+import type { HintDetail } from '../../shared/domain/hint-event';
+import { Resources } from '../../shared/domain/model/resources';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
 import { resyncClusters } from '../../shared/resync/resync-clusters';
 import { createMemoryStores } from '../../shared/stores/memory';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppContext } from '../../shared/app/context';
 import type { ControlPlaneConfig } from '../../shared/config';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject, ResourceType } from '../../shared/ports/cluster';
 import type { ClusterRecord } from '../../shared/ports/store';
 import { rolloutAwareWorkloadWriter, sweepRolloutRuns } from '../../shared/rollout-runs';
@@ -19,9 +19,9 @@ import {
   type AnalysisCluster,
   type AnalysisWiring,
 } from '../../shared/rollout-runs/analysis-wiring';
-import { findUnboundProvider, NO_METRICS } from '../../shared/rollout/analysis';
-import type { GroupCanary, RolloutGroup } from '../../shared/rollout/types';
-import { renderEngineDeployment } from '../../shared/runtime/workload';
+import { findUnboundProvider, NO_METRICS } from '../../shared/domain/rollout/analysis';
+import type { GroupCanary, RolloutGroup } from '../../shared/domain/rollout/types';
+import { renderEngineDeployment } from '../../shared/domain/runtime/workload';
 import { createMemoryStores } from '../../shared/stores/memory';
 import { CLUSTER_ID, condition, createPolicy, getIsvc, NAMESPACE, startBench, type Bench } from './harness';
 

@@ -11,8 +11,8 @@ import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster'
 import { createAppContext } from '../../shared/app/context';
 import type { HintInvocation } from '../../shared/app/hint-handler';
 import type { ControlPlaneConfig } from '../../shared/config';
-import type { HintDetail } from '../../shared/events/hint-event';
-import { Resources } from '../../shared/model/resources';
+import type { HintDetail } from '../../shared/domain/hint-event';
+import { Resources } from '../../shared/domain/model/resources';
 import { createDirectWorkloadWriter } from '../../shared/pinning/direct-workload-writer';
 import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
@@ -25,8 +25,8 @@ import {
   type RepinMetrics,
 } from '../../shared/rollout-runs';
 import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/rollout/types';
-import { renderComponentDeployment, renderEngineDeployment, type RenderedComponent } from '../../shared/runtime/workload';
+import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/domain/rollout/types';
+import { renderComponentDeployment, renderEngineDeployment, type RenderedComponent } from '../../shared/domain/runtime/workload';
 import { createMemoryStores } from '../../shared/stores/memory';
 
 export const CLUSTER_ID = 'local';

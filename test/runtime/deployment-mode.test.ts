@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { usesOmeNative } from '../../shared/rollout-runs/workloads';
-import { declaresOmeNative, resolveDeploymentMode, type DeploymentModeInput } from '../../shared/runtime/deployment-mode';
+import { declaresOmeNative, resolveDeploymentMode, type DeploymentModeInput } from '../../shared/domain/runtime/deployment-mode';
 
 const annotated = (mode: string) => ({ annotations: { 'ome.io/deploymentMode': mode } });
 

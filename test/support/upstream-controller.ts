@@ -28,10 +28,10 @@ import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
 import { recordEvent } from '../../shared/adapters/kubernetes/events';
 import { createRuntimeLookup, reviewAdmission } from '../../shared/admission/review-admission';
 import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
-import { deriveWebhookToken } from '../../shared/admission/webhook-token';
+import { deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
 import type { ReconcileDeps } from '../../shared/app/reconcile';
-import { ConflictError, ExpiredError, NotFoundError } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { ConflictError, ExpiredError, NotFoundError } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import { checkRuntimeDrift, pinInferenceService, PIN_REPORTING_CONTROLLER, type DriftCheckDeps } from '../../shared/pinning';
 import { systemClock, type Clock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType, WatchEvent } from '../../shared/ports/cluster';
@@ -39,7 +39,7 @@ import { advanceUnderLease, applyRepin, rolloutAwareWorkloadWriter } from '../..
 import { refreshPolicyStatus } from '../../shared/rollout-runs/refresh-policy-status';
 import type { RolloutWork } from '../../shared/rollout-runs/hint-use-cases';
 import { createMemoryStores } from '../../shared/stores/memory';
-import { Annotation, DEFAULT_OME_NAMESPACE, EventReason, WorkloadLabel } from '../../shared/vocabulary';
+import { Annotation, DEFAULT_OME_NAMESPACE, EventReason, WorkloadLabel } from '../../shared/domain/vocabulary';
 
 /** controller-runtime's default field manager: the binary's name, `manager` in OME's image. */
 export const UPSTREAM_FIELD_MANAGER = 'manager';

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
-import { NotFoundError } from '../../errors';
+import { NotFoundError } from '../../domain/errors';
 import type { ClusterClient, KubeObject } from '../../ports/cluster';
-import type { Event, EventType } from '../../model/core';
-import { Resources } from '../../model/resources';
+import type { Event, EventType } from '../../domain/model/core';
+import { Resources } from '../../domain/model/resources';
 
 export interface EventSpec {
   type: EventType;

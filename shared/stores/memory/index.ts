@@ -3,12 +3,12 @@
  * runs. Every check-and-write happens within one synchronous step, which is what a
  * conditional write gives in DynamoDB. Values are copied in and out, as a network would.
  */
-import { ConflictError, IdempotencyPayloadMismatchError, LeaseLostError } from '../../errors';
+import { ConflictError, IdempotencyPayloadMismatchError, LeaseLostError } from '../../domain/errors';
 import type { Clock } from '../../ports/clock';
-import { boundInProgressTtl } from '../idempotency-rules';
+import { boundInProgressTtl } from '../../domain/idempotency-rules';
 import { systemClock } from '../../ports/clock';
-import type { FleetDriftReport } from '../../fleet/fleet-drift';
-import type { SyncWave } from '../../fleet/sync-wave';
+import type { FleetDriftReport } from '../../domain/fleet/fleet-drift';
+import type { SyncWave } from '../../domain/fleet/sync-wave';
 import type {
   CheckpointStore,
   ForwarderError,

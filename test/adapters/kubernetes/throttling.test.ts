@@ -10,7 +10,7 @@ import { KubeTransport, MAX_THROTTLED_RETRIES } from '../../../shared/adapters/k
 import type { TransportOptions } from '../../../shared/adapters/kubernetes/transport';
 import { createAppContext, runWithinInvocation } from '../../../shared/app/context';
 import { loadConfig } from '../../../shared/config';
-import { ThrottledError } from '../../../shared/errors';
+import { ThrottledError } from '../../../shared/domain/errors';
 import { createMemoryStores } from '../../../shared/stores/memory';
 import { startEmbeddedCluster } from '../../../local/cluster';
 import type { EmbeddedCluster } from '../../../local/cluster';

@@ -2,9 +2,9 @@
  * The kinds the forwarder lists and watches in each cluster: what the functions act on,
  * and nothing else (every extra watch costs API-server memory and bus traffic).
  */
-import type { ResourceType } from '../ports/cluster';
-import { Resources } from '../model/resources';
-import { WorkloadLabel } from '../vocabulary';
+import type { ResourceType } from './model/kube-object';
+import { Resources } from './model/resources';
+import { WorkloadLabel } from './vocabulary';
 
 export interface WatchedResource {
   /** Stable name of the stream, the checkpoint's sort key: `<plural>` or `<plural>@<namespace>`. */

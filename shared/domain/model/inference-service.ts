@@ -1,4 +1,4 @@
-import type { KubeObject } from '../ports/cluster';
+import type { KubeObject } from './kube-object';
 import type { RuntimeKindName } from '../vocabulary';
 import type { ComponentType, DecoderSpec, EngineSpec, RouterSpec } from './component';
 import type { Condition } from './condition';

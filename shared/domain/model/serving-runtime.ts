@@ -1,4 +1,4 @@
-import type { KubeObject } from '../ports/cluster';
+import type { KubeObject } from './kube-object';
 import type { DecoderSpec, EngineSpec, RouterSpec } from './component';
 import type { MetaCondition } from './condition';
 import type { Affinity, Container, LocalObjectReference, Toleration, Volume } from './pod';

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../ports/cluster';
+import type { KubeObject } from './kube-object';
 import type { ComponentType } from './component';
 import type { MetaCondition } from './condition';
 import type { IntOrString, SecretKeySelector } from './pod';

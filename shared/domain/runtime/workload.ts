@@ -1,4 +1,4 @@
-import type { KubeObject } from '../ports/cluster';
+import type { KubeObject } from '../model/kube-object';
 import { RENDERED_FROM_LIVE, WorkloadAnnotation, WorkloadLabel } from '../vocabulary';
 import type { JsonValue } from './go-json';
 

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../ports/cluster';
+import type { KubeObject } from './kube-object';
 import type { ModelFormat, ModelFrameworkSpec } from './serving-runtime';
 
 export interface BaseModelSpec {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../errors';
-import type { KubeObject } from '../ports/cluster';
+import type { KubeObject } from '../model/kube-object';
 import { Annotation, CREATED_BY_OME, Label, RuntimeKind, type RuntimeKindName } from '../vocabulary';
 import { marshalGoJson, type JsonValue } from './go-json';
 

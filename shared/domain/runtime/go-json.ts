@@ -22,7 +22,7 @@ import { GO_ALIASES, GO_STRUCTS, type GoFieldSpec } from './go-types';
 import { canonicalizeQuantity } from './quantity';
 
 /**
- * The runtime's Go types for the one Go-JSON encoder (shared/go-json.ts). Upstream OME
+ * The runtime's Go types for the one Go-JSON encoder (shared/domain/go-json.ts). Upstream OME
  * hashes `json.Marshal(ServingRuntimeSpec)`, so to agree on revision names the schema
  * comes from the type table in `go-types.ts`: struct fields in declaration order,
  * embedded (`inline`) structs promoted in place with Go's rule that a shallower or

@@ -11,10 +11,14 @@
  *   an annotation upstream consumes; it acts only through upstream's levers
  *   (shared/delegate/levers.ts) and reads upstream's status to report.
  */
-import { InvalidInputError } from '../errors';
-import type { ClusterMode, ClusterRecord } from '../ports/store';
+import { InvalidInputError } from './errors';
 
-export type { ClusterMode } from '../ports/store';
+/**
+ * Who controls the cluster's OME objects: `standalone`, the plane (no OME controller runs
+ * there); `delegate`, upstream OME's own controller, beside which the plane only pulls
+ * upstream's levers and reads its status.
+ */
+export type ClusterMode = 'standalone' | 'delegate';
 
 /** The values a record's `mode` may hold, each with what it means for an operator. */
 export const CLUSTER_MODES: Readonly<Record<ClusterMode, string>> = {
@@ -48,7 +52,7 @@ export function parseClusterMode(value: unknown): ClusterMode | undefined {
  * The mode of a record as stored. Records are read from a table that older versions wrote
  * without a mode, so the type's promise is checked here, where every use of a record starts.
  */
-export function clusterModeOf(record: Pick<ClusterRecord, 'id'> & { mode?: unknown }): ClusterMode {
+export function clusterModeOf(record: { id: string; mode?: unknown }): ClusterMode {
   const mode = parseClusterMode(record.mode);
   if (mode === undefined) throw new ClusterModeError(record.id, record.mode);
   return mode;

@@ -1,5 +1,5 @@
 /**
- * Go's encoding/json string rules, used by the Go-JSON encoder (shared/go-json.ts) for
+ * Go's encoding/json string rules, used by the Go-JSON encoder (shared/domain/go-json.ts) for
  * runtime specs and rollout progressions: hashes and digests computed here must equal
  * upstream's byte for byte.
  */

@@ -1,4 +1,4 @@
-import type { ResourceType } from '../ports/cluster';
+import type { ResourceType } from './kube-object';
 import { OME_GROUP, OME_VERSION } from '../vocabulary';
 
 /** Where each kind the control plane uses is served; the adapter builds REST paths from these. */

@@ -1,4 +1,4 @@
-import type { KubeObject, ObjectMeta } from '../ports/cluster';
+import type { KubeObject, ObjectMeta } from './kube-object';
 import type { Container, PodSpecFields } from './pod';
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The one encoder of Go's `encoding/json` marshalling, for every Go type this plane
- * hashes: runtime specs (revision names, shared/runtime) and rollout progressions
- * (portable digests, shared/rollout). Byte equality with upstream is the point: a hash
+ * hashes: runtime specs (revision names, shared/domain/runtime) and rollout progressions
+ * (portable digests, shared/domain/rollout). Byte equality with upstream is the point: a hash
  * computed here and by the in-cluster controller must agree. Given a schema that mirrors
  * the Go declaration, it writes what `json.Marshal` writes for the value decoded into
  * that type:
@@ -12,10 +12,10 @@
  * - fields without `omitempty` always written, with Go's zero value when absent (a nil
  *   slice or map as `null`);
  * - map keys sorted as Go sorts their UTF-8 bytes, strings HTML-escaped as Go does
- *   (shared/go-string.ts), floats as Go formats a float64, durations as `Duration.String`.
+ *   (shared/domain/go-string.ts), floats as Go formats a float64, durations as `Duration.String`.
  *
- * The per-type schemas live with their domain: shared/rollout/schema.ts, and the
- * runtime's Go field table (shared/runtime/go-types.ts, read by shared/runtime/go-json.ts).
+ * The per-type schemas live with their domain: shared/domain/rollout/schema.ts, and the
+ * runtime's Go field table (shared/domain/runtime/go-types.ts, read by shared/domain/runtime/go-json.ts).
  */
 import { InvalidInputError } from './errors';
 import { compareGoStrings, quoteGoString } from './go-string';

@@ -9,9 +9,9 @@
  *
  * Pure module: no I/O, no clock unless the caller leaves `observedAt` out.
  */
-import { InvalidInputError } from '../errors.js';
-import type { KubeObject, WatchEventType } from '../ports/cluster.js';
-import { Annotation } from '../vocabulary.js';
+import { InvalidInputError } from './errors.js';
+import type { KubeObject, WatchEventType } from './model/kube-object.js';
+import { Annotation } from './vocabulary.js';
 
 /** `source` of every hint event. Rules filter on it first. */
 export const HINT_EVENT_SOURCE = 'ome.pinning';
