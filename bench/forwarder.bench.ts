@@ -14,7 +14,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { createEventPublisher } from '../shared/adapters/eventbridge/publisher';
 import { connectionFromRecord, createClusterClient } from '../shared/adapters/kubernetes';
 import type { HintEvent } from '../shared/domain/hint-event';
-import { forwarderLeaseKey, listWatchedResources, runForwarder } from '../shared/forwarder';
+import { forwarderLeaseKey, listWatchedResources, runForwarder } from '../shared/use-cases/forwarder';
 import { Resources } from '../shared/domain/model/resources';
 import type { ClusterClient, KubeObject } from '../shared/ports/cluster';
 import type { EventPublisher } from '../shared/ports/event-publisher';

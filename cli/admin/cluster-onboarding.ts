@@ -5,7 +5,7 @@
  * the webhook with the cluster's URL and token), then writes the record; deregister removes
  * them again.
  */
-import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
+import { renderWebhookConfiguration } from '../../shared/use-cases/admission/webhook-configuration';
 import { deriveWebhookToken, frontDoorEntryOf } from '../../shared/domain/webhook/webhook-token';
 import type { FrontDoorStore } from '../../shared/adapters/front-door';
 import type { WebhookFailurePolicy } from '../../shared/domain/webhook/webhook-settings';

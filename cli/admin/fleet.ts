@@ -12,7 +12,7 @@ import { CliError, CliMessage } from '../errors';
 import { boundCell, formatStructured, formatTable, parseOutputFormat, type OutputFormat } from '../output';
 import { ControlPlaneError } from '../../shared/domain/errors';
 import type { FleetDriftReport } from '../../shared/domain/fleet/fleet-drift';
-import { startSyncWave } from '../../shared/fleet/advance-sync-wave';
+import { startSyncWave } from '../../shared/use-cases/fleet/advance-sync-wave';
 import { DEFAULT_WAVE_ACK_TIMEOUT, describeWaveRuntime, parseWaveRuntime } from '../../shared/domain/fleet/sync-wave';
 import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import type { ClusterRegistry, FleetStore } from '../../shared/ports/store';

@@ -2,7 +2,7 @@
  * admission-webhook: the clusters' API servers call this function URL with an
  * AdmissionReview at `/clusters/<id>/<token>/validate/<kind>`, through the front door
  * (infra/front-door/), which adds its origin secret; the secret, then the token against
- * the webhook's key, are checked before anything else (shared/admission/webhook-request.ts).
+ * the webhook's key, are checked before anything else (shared/use-cases/admission/webhook-request.ts).
  * Only then is the named cluster's registry record read: for its mode (a delegate cluster's
  * objects are judged by upstream OME's webhooks, so this one allows them) and to look a
  * runtime up.
@@ -12,8 +12,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { cacheWebhookKeys, createOriginSecretReader, createWebhookKeyReader, type WebhookKeyReader } from '../../shared/adapters/webhook-key';
-import { createRuntimeLookup } from '../../shared/admission/review-admission';
-import { serveAdmissionRequest, WebhookMessage, type WebhookHttpRequest, type WebhookHttpResponse } from '../../shared/admission/webhook-request';
+import { createRuntimeLookup } from '../../shared/use-cases/admission/review-admission';
+import { serveAdmissionRequest, WebhookMessage, type WebhookHttpRequest, type WebhookHttpResponse } from '../../shared/use-cases/admission/webhook-request';
 import { loadWebhookConfig, WebhookEnv, type WebhookConfig } from '../../shared/domain/webhook/webhook-settings';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext } from '../../shared/app/context';

@@ -10,12 +10,12 @@ import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher'
 import { forClusterMode } from '../../shared/domain/cluster-mode';
 import { runAsSweep } from '../../shared/app/context';
 import { createHintHandler } from '../../shared/app/hint-handler';
-import { reportDelegatedRuntimeChange } from '../../shared/delegate';
+import { reportDelegatedRuntimeChange } from '../../shared/use-cases/delegate';
 import { UnavailableError } from '../../shared/domain/errors';
 import { HINT_EVENT_SOURCE, HintDetailType } from '../../shared/domain/hint-event';
-import { checkRuntimeDrift, createPinningDeps } from '../../shared/pinning';
-import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
-import { metricsBindingReader } from '../../shared/rollout-runs/analysis-wiring';
+import { checkRuntimeDrift, createPinningDeps } from '../../shared/use-cases/pinning';
+import { rolloutAwareWorkloadWriter } from '../../shared/use-cases/rollout-runs';
+import { metricsBindingReader } from '../../shared/use-cases/rollout-runs/analysis-wiring';
 
 const publisherOf = lazyEventPublisher(new Logger({ serviceName: 'drift-check' }));
 

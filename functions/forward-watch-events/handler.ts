@@ -17,8 +17,8 @@ import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher'
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
 import { InvalidInputError } from '../../shared/domain/errors';
-import { recordingLogger, runForwarderFor, runForwarderShardOnce } from '../../shared/forwarder';
-import type { ForwarderStats } from '../../shared/forwarder';
+import { recordingLogger, runForwarderFor, runForwarderShardOnce } from '../../shared/use-cases/forwarder';
+import type { ForwarderStats } from '../../shared/use-cases/forwarder';
 import { publishMetrics } from '../../shared/app/publish-metrics';
 
 const SERVICE = 'forward-watch-events';

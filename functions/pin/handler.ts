@@ -7,10 +7,10 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { forClusterMode } from '../../shared/domain/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
-import { reportDelegatedInferenceService } from '../../shared/delegate';
-import { createPinningDeps, pinInferenceService } from '../../shared/pinning';
-import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
-import { metricsBindingReader } from '../../shared/rollout-runs/analysis-wiring';
+import { reportDelegatedInferenceService } from '../../shared/use-cases/delegate';
+import { createPinningDeps, pinInferenceService } from '../../shared/use-cases/pinning';
+import { rolloutAwareWorkloadWriter } from '../../shared/use-cases/rollout-runs';
+import { metricsBindingReader } from '../../shared/use-cases/rollout-runs/analysis-wiring';
 
 export const handler = createHintHandler(
   async (invocation) => {

@@ -15,10 +15,10 @@ import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher'
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { publishMetrics } from '../../shared/app/publish-metrics';
-import { advanceSyncWave, advanceSyncWaves } from '../../shared/fleet/advance-sync-wave';
-import type { AdvanceOutcome, FleetDeps } from '../../shared/fleet/advance-sync-wave';
+import { advanceSyncWave, advanceSyncWaves } from '../../shared/use-cases/fleet/advance-sync-wave';
+import type { AdvanceOutcome, FleetDeps } from '../../shared/use-cases/fleet/advance-sync-wave';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
-import { resyncClusters, type ClusterResyncOutcome } from '../../shared/resync/resync-clusters';
+import { resyncClusters, type ClusterResyncOutcome } from '../../shared/use-cases/resync/resync-clusters';
 
 const SERVICE = 'resync';
 const logger = new Logger({ serviceName: SERVICE });

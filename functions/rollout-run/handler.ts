@@ -2,7 +2,7 @@
  * rollout-run: advances rollout runs on InferenceService changes and on readiness changes
  * of the Deployments we render (hints from its queue), and sweeps every active run once a
  * minute for timed pauses and analysis samples (its schedule). Analysis steps sample the
- * cluster's Prometheus (see shared/rollout-runs/analysis-wiring.ts). In a delegate cluster
+ * cluster's Prometheus (see shared/use-cases/rollout-runs/analysis-wiring.ts). In a delegate cluster
  * upstream OME runs the rollouts and their analysis: a hint reports its run and hold,
  * nothing samples, and the sweep passes the cluster by.
  */
@@ -15,9 +15,9 @@ import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { forClusterMode } from '../../shared/domain/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { metricsFenceOf } from '../../shared/config';
-import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
-import { handleRolloutRunHint, sweepRolloutRuns } from '../../shared/rollout-runs';
-import { prometheusAnalysisWiring, wiringPerInvocation } from '../../shared/rollout-runs/analysis-wiring';
+import { DELEGATED, reportDelegatedInferenceService } from '../../shared/use-cases/delegate';
+import { handleRolloutRunHint, sweepRolloutRuns } from '../../shared/use-cases/rollout-runs';
+import { prometheusAnalysisWiring, wiringPerInvocation } from '../../shared/use-cases/rollout-runs/analysis-wiring';
 
 const SERVICE_NAME = 'rollout-run';
 const logger = new Logger({ serviceName: SERVICE_NAME });

@@ -34,7 +34,7 @@ import type { RequeueHint } from '../ports/hint-queue';
 import type { AppContext, ClusterHandle } from './context';
 import { getAppContext, runWithinInvocation } from './context';
 import { publishMetrics } from './publish-metrics';
-import { LeaseBusyError } from './reconcile';
+import { LeaseBusyError } from '../use-cases/reconcile-under-lease';
 
 /**
  * A hint whose lease was held comes back after the lease's remaining time plus up to

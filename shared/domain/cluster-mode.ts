@@ -9,7 +9,7 @@
  *   replaces status whole on every write (../../docs/architecture.md, "Two modes"). The plane
  *   never writes InferenceService status, never renders, never runs its GC and never consumes
  *   an annotation upstream consumes; it acts only through upstream's levers
- *   (shared/delegate/levers.ts) and reads upstream's status to report.
+ *   (shared/use-cases/delegate/levers.ts) and reads upstream's status to report.
  */
 import { InvalidInputError } from './errors';
 

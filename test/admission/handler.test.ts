@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler, serveAdmissionHttp } from '../../functions/admission-webhook/handler';
-import { WebhookMessage } from '../../shared/admission/webhook-request';
+import { WebhookMessage } from '../../shared/use-cases/admission/webhook-request';
 import { WebhookEnv } from '../../shared/domain/webhook/webhook-settings';
 import { deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
 import { createAppContext, setAppContext } from '../../shared/app/context';

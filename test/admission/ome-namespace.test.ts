@@ -15,7 +15,7 @@ import { serveAdmissionHttp } from '../../functions/admission-webhook/handler';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
 import { resourceTypeOf } from '../../cli/admin/cluster-kinds';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
+import { renderWebhookConfiguration } from '../../shared/use-cases/admission/webhook-configuration';
 import { WebhookEnv } from '../../shared/domain/webhook/webhook-settings';
 import { deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
 import type { AppContext } from '../../shared/app/context';

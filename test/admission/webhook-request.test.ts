@@ -4,8 +4,8 @@
  * holds; a review that cannot finish in its budget is answered as the failure policy says.
  */
 import { describe, expect, it } from 'vitest';
-import type { RuntimeLookup } from '../../shared/admission/review-admission';
-import { computeTimeBudgetMs, serveAdmissionRequest, WebhookMessage, type DeadlineTimer, type WebhookHttpRequest, type WebhookRequestDeps } from '../../shared/admission/webhook-request';
+import type { RuntimeLookup } from '../../shared/use-cases/admission/review-admission';
+import { computeTimeBudgetMs, serveAdmissionRequest, WebhookMessage, type DeadlineTimer, type WebhookHttpRequest, type WebhookRequestDeps } from '../../shared/use-cases/admission/webhook-request';
 import { MAX_REVIEW_BYTES, type WebhookSettings } from '../../shared/domain/webhook/webhook-settings';
 import { deriveWebhookToken, ORIGIN_SECRET_HEADER, webhookUrlOf, type WebhookKeys } from '../../shared/domain/webhook/webhook-token';
 

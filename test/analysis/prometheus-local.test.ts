@@ -9,7 +9,7 @@ import { SimulationAnnotation, startEmbeddedCluster, type EmbeddedCluster } from
 import { findPrometheusBinary, startPrometheus, type LocalPrometheus } from '../../local/prometheus';
 import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
-import { renderCanaryDeployment, withWorkloadRevision, WORKLOAD_REVISION_ANNOTATION, type Deployment } from '../../shared/rollout-runs/workloads';
+import { renderCanaryDeployment, withWorkloadRevision, WORKLOAD_REVISION_ANNOTATION, type Deployment } from '../../shared/use-cases/rollout-runs/workloads';
 import { renderEngineDeployment } from '../../shared/domain/runtime/workload';
 
 const NAMESPACE = 'prod';

@@ -22,7 +22,7 @@ import {
   mayRequeueForLease,
   readLeaseBusyState,
 } from '../../shared/app/hint-handler';
-import { LeaseBusyError } from '../../shared/app/reconcile';
+import { LeaseBusyError } from '../../shared/use-cases/reconcile-under-lease';
 import { InvalidInputError, NotFoundError, UnavailableError } from '../../shared/domain/errors';
 import { toHintEvent } from '../../shared/domain/hint-event';
 import type { EventBridgeEnvelope } from '../../shared/domain/hint-event';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictRetriesExhaustedError, LeaseBusyError, objectLeaseKey, reconcileUnderLease } from '../../shared/app/reconcile';
-import type { ReconcileDeps } from '../../shared/app/reconcile';
+import { ConflictRetriesExhaustedError, LeaseBusyError, objectLeaseKey, reconcileUnderLease } from '../../shared/use-cases/reconcile-under-lease';
+import type { ReconcileDeps } from '../../shared/use-cases/reconcile-under-lease';
 import { ConflictError, InvalidInputError, UnavailableError } from '../../shared/domain/errors';
 import type { Clock } from '../../shared/ports/clock';
 import type { LeaseStore } from '../../shared/ports/store';

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { Resources } from '../../shared/domain/model/resources';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
 import type { CanaryStep } from '../../shared/domain/rollout/types';
 
 const BIN = resolve(__dirname, '../../bin');

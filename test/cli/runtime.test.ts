@@ -7,7 +7,7 @@ import { runRuntimeHistory } from '../../cli/runtime/history';
 import { runRuntimeSync } from '../../cli/runtime/sync';
 import { runWait } from '../../cli/wait';
 import { Resources } from '../../shared/domain/model/resources';
-import { formatTokenReusedMessage } from '../../shared/pinning/pin-inference-service';
+import { formatTokenReusedMessage } from '../../shared/use-cases/pinning/pin-inference-service';
 import { FakeCluster } from './fake-cluster';
 import { createEnv } from './harness';
 import { driftedLlama, NEW_REVISION, OLD_REVISION, seedRevision, seedRuntime } from './runtime-fixtures';

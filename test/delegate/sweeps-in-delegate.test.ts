@@ -10,7 +10,7 @@ import { createAppContext, type AppContext } from '../../shared/app/context';
 import type { ControlPlaneConfig } from '../../shared/config';
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterRecord } from '../../shared/ports/store';
-import { sweepRolloutRuns } from '../../shared/rollout-runs';
+import { sweepRolloutRuns } from '../../shared/use-cases/rollout-runs';
 import { createMemoryStores } from '../../shared/stores/memory';
 import { DAY, T0, createNamespace, createRevisions, listRevisionNames } from '../revision-gc/fixtures';
 

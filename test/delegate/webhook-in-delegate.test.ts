@@ -5,7 +5,7 @@
  * the failure policy says.
  */
 import { describe, expect, it } from 'vitest';
-import { serveAdmissionRequest, WebhookMessage, type WebhookRequestDeps } from '../../shared/admission/webhook-request';
+import { serveAdmissionRequest, WebhookMessage, type WebhookRequestDeps } from '../../shared/use-cases/admission/webhook-request';
 import { MAX_REVIEW_BYTES } from '../../shared/domain/webhook/webhook-settings';
 import { deriveWebhookToken, webhookUrlOf } from '../../shared/domain/webhook/webhook-token';
 import { ClusterModeError, type ClusterMode } from '../../shared/domain/cluster-mode';

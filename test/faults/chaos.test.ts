@@ -32,7 +32,7 @@ import { Resources } from '../../shared/domain/model/resources';
 import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient, ResourceType } from '../../shared/ports/cluster';
 import { idempotencyKey } from '../../shared/ports/store';
-import { pinInferenceService, type PinningDeps } from '../../shared/pinning';
+import { pinInferenceService, type PinningDeps } from '../../shared/use-cases/pinning';
 import { hashIdempotencyPayload } from '../../shared/domain/idempotency-rules';
 import { MemoryIdempotencyStore, MemoryLeaseStore } from '../../shared/stores/memory';
 import type { FaultSpec } from '../../local/cluster';

@@ -5,12 +5,12 @@
  * effects are read from the API server's watch stream.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { objectLeaseKey, reconcileUnderLease } from '../../shared/app/reconcile';
+import { objectLeaseKey, reconcileUnderLease } from '../../shared/use-cases/reconcile-under-lease';
 import { LeaseLostError } from '../../shared/domain/errors';
 import { Resources } from '../../shared/domain/model/resources';
 import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient } from '../../shared/ports/cluster';
-import { pinInferenceService } from '../../shared/pinning';
+import { pinInferenceService } from '../../shared/use-cases/pinning';
 import { MemoryLeaseStore } from '../../shared/stores/memory';
 import {
   annotateSync,

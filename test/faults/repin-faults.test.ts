@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyPayloadMismatchError, isRetryable } from '../../shared/domain/errors';
 import { Resources } from '../../shared/domain/model/resources';
 import type { IdempotencyStore } from '../../shared/ports/store';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
 import { digestPlan } from '../../shared/domain/rollout/digest';
 import { hashIdempotencyPayload } from '../../shared/domain/idempotency-rules';
 import {

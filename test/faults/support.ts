@@ -9,14 +9,14 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
-import { createEventRecorder } from '../../shared/adapters/kubernetes/events';
+import { createEventRecorder } from '../../shared/use-cases/record-event';
 import { isRetryable, NotFoundError } from '../../shared/domain/errors';
 import type { InferenceService } from '../../shared/domain/model/inference-service';
 import { Resources } from '../../shared/domain/model/resources';
 import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType } from '../../shared/ports/cluster';
 import type { IdempotencyStore, LeaseStore } from '../../shared/ports/store';
-import { createDirectWorkloadWriter, pinInferenceService, type PinResult, type PinningDeps } from '../../shared/pinning';
+import { createDirectWorkloadWriter, pinInferenceService, type PinResult, type PinningDeps } from '../../shared/use-cases/pinning';
 import { createMemoryStores, MemoryIdempotencyStore, MemoryLeaseStore } from '../../shared/stores/memory';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 

@@ -8,7 +8,7 @@
  * value wins.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { objectLeaseKey } from '../../shared/app/reconcile';
+import { objectLeaseKey } from '../../shared/use-cases/reconcile-under-lease';
 import { isRetryable } from '../../shared/domain/errors';
 import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';

@@ -11,8 +11,8 @@ import { LeaseLostError, UnownedDeploymentError } from '../../shared/domain/erro
 import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import type { WorkloadFence } from '../../shared/ports/workloads';
-import { createDirectWorkloadWriter, LEASE_FENCE_ANNOTATION, WorkloadSupersededError } from '../../shared/pinning/direct-workload-writer';
-import { fenceDeploymentWrites } from '../../shared/rollout-runs/fenced-deployments';
+import { createDirectWorkloadWriter, LEASE_FENCE_ANNOTATION, WorkloadSupersededError } from '../../shared/use-cases/direct-workload-writer';
+import { fenceDeploymentWrites } from '../../shared/use-cases/rollout-runs/fenced-deployments';
 import { renderEngineDeployment } from '../../shared/domain/runtime';
 
 const NS = 'fence';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { UnavailableError } from '../../shared/domain/errors';
-import { advanceSyncWave, startSyncWave, type FleetDeps } from '../../shared/fleet/advance-sync-wave';
+import { advanceSyncWave, startSyncWave, type FleetDeps } from '../../shared/use-cases/fleet/advance-sync-wave';
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { Stores } from '../../shared/ports/store';

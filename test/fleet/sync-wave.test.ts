@@ -22,7 +22,7 @@ import type * as ResyncHandler from '../../functions/resync/handler';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import { createAppContext, runAsFunction, type AppContext } from '../../shared/app/context';
 import type { ControlPlaneConfig } from '../../shared/config';
-import { startSyncWave } from '../../shared/fleet/advance-sync-wave';
+import { startSyncWave } from '../../shared/use-cases/fleet/advance-sync-wave';
 import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterRecord, Stores } from '../../shared/ports/store';

@@ -15,7 +15,7 @@ import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject, WatchEvent, WatchOptions } from '../../shared/ports/cluster';
 import type { EventPublisher, PublishResult } from '../../shared/ports/event-publisher';
 import type { CheckpointStore, LeaseStore, Stores } from '../../shared/ports/store';
-import type { ForwarderLogger } from '../../shared/forwarder';
+import type { ForwarderLogger } from '../../shared/use-cases/forwarder';
 import { startEmbeddedCluster } from '../../local/cluster';
 import type { EmbeddedCluster } from '../../local/cluster';
 import { ensureTable, startDynamoDbLocal } from '../../local/dynamodb-local';

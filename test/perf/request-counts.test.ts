@@ -17,10 +17,10 @@ import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dy
 import { createAppContext, setAppContext, type AppContext } from '../../shared/app/context';
 import { loadConfig } from '../../shared/config';
 import { Resources } from '../../shared/domain/model/resources';
-import { createDirectWorkloadWriter } from '../../shared/pinning';
-import { createRolloutWorkloadWriter } from '../../shared/rollout-runs';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import type { Deployment } from '../../shared/rollout-runs/workloads';
+import { createDirectWorkloadWriter } from '../../shared/use-cases/pinning';
+import { createRolloutWorkloadWriter } from '../../shared/use-cases/rollout-runs';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import type { Deployment } from '../../shared/use-cases/rollout-runs/workloads';
 import { renderEngineDeployment } from '../../shared/domain/runtime/workload';
 import { annotateSync, applyRuntime, NS, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 

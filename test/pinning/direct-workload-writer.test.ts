@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InferenceService } from '../../shared/domain/model/inference-service';
 import { Resources } from '../../shared/domain/model/resources';
-import { containsRendered, createDirectWorkloadWriter, RENDERED_HASH_ANNOTATION } from '../../shared/pinning';
+import { containsRendered, createDirectWorkloadWriter, RENDERED_HASH_ANNOTATION } from '../../shared/use-cases/pinning';
 import type { KubeObject } from '../../shared/ports/cluster';
 import { normalizeRuntimeSpec, renderEngineDeployment } from '../../shared/domain/runtime';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';

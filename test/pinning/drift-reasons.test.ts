@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../shared/domain/model/resources';
-import { RuntimePinError } from '../../shared/pinning';
+import { RuntimePinError } from '../../shared/use-cases/pinning';
 import {
   annotateSync,
   applyRuntime,

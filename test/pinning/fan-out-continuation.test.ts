@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InferenceService } from '../../shared/domain/model/inference-service';
 import { Resources } from '../../shared/domain/model/resources';
-import { checkRuntimeDrift, type DriftCheckDeps, type DriftTrigger } from '../../shared/pinning/check-runtime-drift';
-import { driftWork, planFanOutStart } from '../../shared/pinning/check-runtime-drift';
+import { checkRuntimeDrift, type DriftCheckDeps, type DriftTrigger } from '../../shared/use-cases/pinning/check-runtime-drift';
+import { driftWork, planFanOutStart } from '../../shared/use-cases/pinning/check-runtime-drift';
 import { ExpiredError } from '../../shared/domain/errors';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { Continuation } from '../../shared/ports/store';

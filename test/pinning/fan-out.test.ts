@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InferenceService } from '../../shared/domain/model/inference-service';
 import { Resources } from '../../shared/domain/model/resources';
-import { checkRuntimeDrift } from '../../shared/pinning';
+import { checkRuntimeDrift } from '../../shared/use-cases/pinning';
 import { decidePin, type PinInput } from '../../shared/domain/runtime';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 import { applyRuntime, engineView, NS, seedRuntime, startPinningWorld, type PinningWorld } from './support';

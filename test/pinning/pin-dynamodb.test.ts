@@ -8,7 +8,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import { Resources } from '../../shared/domain/model/resources';
-import { pinInferenceService } from '../../shared/pinning';
+import { pinInferenceService } from '../../shared/use-cases/pinning';
 import { systemClock } from '../../shared/ports/clock';
 import type { Stores } from '../../shared/ports/store';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';

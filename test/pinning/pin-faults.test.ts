@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, UnavailableError } from '../../shared/domain/errors';
 import { Resources } from '../../shared/domain/model/resources';
 import type { Lease, LeaseStore } from '../../shared/ports/store';
-import { createDirectWorkloadWriter, pinInferenceService, type PinTarget } from '../../shared/pinning';
+import { createDirectWorkloadWriter, pinInferenceService, type PinTarget } from '../../shared/use-cases/pinning';
 import { createMemoryStores } from '../../shared/stores/memory';
 import {
   annotateSync,

@@ -5,7 +5,7 @@
  * user would print.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { pinInferenceService } from '../../shared/pinning';
+import { pinInferenceService } from '../../shared/use-cases/pinning';
 import { Resources } from '../../shared/domain/model/resources';
 import {
   annotateSync,

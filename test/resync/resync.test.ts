@@ -21,7 +21,7 @@ import type { ControlPlaneConfig } from '../../shared/config';
 import type { HintDetail } from '../../shared/domain/hint-event';
 import { Resources } from '../../shared/domain/model/resources';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
-import { resyncClusters } from '../../shared/resync/resync-clusters';
+import { resyncClusters } from '../../shared/use-cases/resync/resync-clusters';
 import { createMemoryStores } from '../../shared/stores/memory';
 import { applyRuntime, NS, pinColumns, REV_090, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 

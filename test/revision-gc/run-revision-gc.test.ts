@@ -4,7 +4,7 @@ import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster'
 import { renderKubeconfig } from '../../local/cluster/kubeconfig';
 import { createAppContext, type AppContext } from '../../shared/app/context';
 import type { ControlPlaneConfig } from '../../shared/config';
-import { revisionGcLeaseKey } from '../../shared/revision-gc/sweep-clusters';
+import { revisionGcLeaseKey } from '../../shared/use-cases/revision-gc/sweep-clusters';
 import { createMemoryStores } from '../../shared/stores/memory';
 import { DAY, T0, createNamespace, createRevisions, listRevisionNames } from './fixtures';
 

@@ -10,7 +10,7 @@ import type { ControlPlaneConfig } from '../../shared/config';
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject, ResourceType } from '../../shared/ports/cluster';
 import type { ClusterRecord } from '../../shared/ports/store';
-import { rolloutAwareWorkloadWriter, sweepRolloutRuns } from '../../shared/rollout-runs';
+import { rolloutAwareWorkloadWriter, sweepRolloutRuns } from '../../shared/use-cases/rollout-runs';
 import {
   memoizeAnalysisWiring,
   metricsBindingReader,
@@ -18,7 +18,7 @@ import {
   wiringPerInvocation,
   type AnalysisCluster,
   type AnalysisWiring,
-} from '../../shared/rollout-runs/analysis-wiring';
+} from '../../shared/use-cases/rollout-runs/analysis-wiring';
 import { findUnboundProvider, NO_METRICS } from '../../shared/domain/rollout/analysis';
 import type { GroupCanary, RolloutGroup } from '../../shared/domain/rollout/types';
 import { renderEngineDeployment } from '../../shared/domain/runtime/workload';

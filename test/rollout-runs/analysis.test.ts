@@ -6,12 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../shared/domain/model/resources';
-import { createDirectWorkloadWriter } from '../../shared/pinning/direct-workload-writer';
+import { createDirectWorkloadWriter } from '../../shared/use-cases/direct-workload-writer';
 import type { AnalysisExecutor, AnalysisSampleRequest } from '../../shared/ports/analysis';
-import { advanceRolloutRun, advanceUnderLease, createRolloutWorkloadWriter, handleRolloutRunHint, type AdvanceRolloutRunResult } from '../../shared/rollout-runs';
-import type { AnalysisWiring } from '../../shared/rollout-runs/analysis-wiring';
+import { advanceRolloutRun, advanceUnderLease, createRolloutWorkloadWriter, handleRolloutRunHint, type AdvanceRolloutRunResult } from '../../shared/use-cases/rollout-runs';
+import type { AnalysisWiring } from '../../shared/use-cases/rollout-runs/analysis-wiring';
 import { ConflictError } from '../../shared/domain/errors';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
 import type { AnalysisOutcome, MetricsBinding } from '../../shared/domain/rollout/analysis';
 import { formatKubeTime } from '../../shared/domain/rollout/run';
 import type { OnInconclusive } from '../../shared/domain/rollout/types';

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../shared/domain/model/resources';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
 import type { RolloutGroup } from '../../shared/domain/rollout/types';
 import {
   activeRunOf,

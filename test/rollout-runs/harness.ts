@@ -13,7 +13,7 @@ import type { HintInvocation } from '../../shared/app/hint-handler';
 import type { ControlPlaneConfig } from '../../shared/config';
 import type { HintDetail } from '../../shared/domain/hint-event';
 import { Resources } from '../../shared/domain/model/resources';
-import { createDirectWorkloadWriter } from '../../shared/pinning/direct-workload-writer';
+import { createDirectWorkloadWriter } from '../../shared/use-cases/direct-workload-writer';
 import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
 import type { Stores } from '../../shared/ports/store';
@@ -23,8 +23,8 @@ import {
   handleRepinApplyHint,
   type AdvanceRolloutRunResult,
   type RepinMetrics,
-} from '../../shared/rollout-runs';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
+} from '../../shared/use-cases/rollout-runs';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
 import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/domain/rollout/types';
 import { renderComponentDeployment, renderEngineDeployment, type RenderedComponent } from '../../shared/domain/runtime/workload';
 import { createMemoryStores } from '../../shared/stores/memory';

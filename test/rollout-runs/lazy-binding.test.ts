@@ -3,7 +3,7 @@
  * without analysis steps or a providerRef resolve without the cluster's configuration read.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderLivePlan } from '../../shared/rollout-runs/rollout-status';
+import { renderLivePlan } from '../../shared/use-cases/rollout-runs/rollout-status';
 import type { MetricsBinding } from '../../shared/domain/rollout/analysis';
 import type { RolloutGroup } from '../../shared/domain/rollout/types';
 import { createIsvc, getIsvc, startBench, type Bench } from './harness';
