@@ -18,7 +18,7 @@ import { checkRuntimeDrift, createDirectWorkloadWriter, type DriftCheckDeps } fr
 import { systemClock } from '../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import { buildControllerRevision, resolveRuntimeChain } from '../shared/domain/runtime';
-import { createMemoryStores } from '../shared/stores/memory';
+import { createMemoryStores } from '../shared/adapters/memory';
 import { buildSeedRuntimeSpec } from '../test/runtime/fixtures/seed-runtime';
 import { compare } from './harness';
 import type { BenchResult, BenchSuite } from './harness';

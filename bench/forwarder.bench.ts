@@ -18,7 +18,7 @@ import { forwarderLeaseKey, listWatchedResources, runForwarder } from '../shared
 import { Resources } from '../shared/domain/model/resources';
 import type { ClusterClient, KubeObject } from '../shared/ports/cluster';
 import type { EventPublisher } from '../shared/ports/event-publisher';
-import { createMemoryStores } from '../shared/stores/memory';
+import { createMemoryStores } from '../shared/adapters/memory';
 import { startLocalBus } from '../local/bus';
 import { startEmbeddedCluster } from '../local/cluster';
 import { compare } from './harness';

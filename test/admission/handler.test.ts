@@ -14,7 +14,7 @@ import { deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import type { ClusterConnector } from '../../shared/app/context';
 import { loadConfig } from '../../shared/config';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 
 const KEY = 'handler-test-key-with-at-least-thirty-two-bytes';
 const context = { functionName: 'admission-webhook', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;

@@ -12,7 +12,7 @@ import { createAppContext, runAsFunction } from '../../shared/app/context';
 import type { ControlPlaneConfig } from '../../shared/config';
 import { InvalidInputError } from '../../shared/domain/errors';
 import { Resources } from '../../shared/domain/model/resources';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { reply, startCannedServer } from '../adapters/kubernetes/canned-server';
 import type { CannedServer } from '../adapters/kubernetes/canned-server';
 

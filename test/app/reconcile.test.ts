@@ -4,7 +4,7 @@ import type { ReconcileDeps } from '../../shared/use-cases/reconcile-under-lease
 import { ConflictError, InvalidInputError, UnavailableError } from '../../shared/domain/errors';
 import type { Clock } from '../../shared/ports/clock';
 import type { LeaseStore } from '../../shared/ports/store';
-import { MemoryLeaseStore } from '../../shared/stores/memory';
+import { MemoryLeaseStore } from '../../shared/adapters/memory';
 
 /** A clock that sleeping moves forward, so waits take no real time. */
 function fakeTime(): { clock: Clock; sleep: (ms: number) => Promise<void> } {

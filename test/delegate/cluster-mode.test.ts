@@ -9,7 +9,7 @@ import { createAppContext } from '../../shared/app/context';
 import { loadConfig } from '../../shared/config';
 import { isRetryable } from '../../shared/domain/errors';
 import type { ClusterRecord } from '../../shared/ports/store';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 
 const FIX = 'set "mode" to "standalone" (no OME controller runs in the cluster; the plane renders and writes status) or "delegate" (OME\'s controller runs there; the plane acts through annotations and spec.runtime.revision)';
 

@@ -11,7 +11,7 @@ import type { ControlPlaneConfig } from '../../shared/config';
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterRecord } from '../../shared/ports/store';
 import { sweepRolloutRuns } from '../../shared/use-cases/rollout-runs';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { DAY, T0, createNamespace, createRevisions, listRevisionNames } from '../revision-gc/fixtures';
 
 const config: ControlPlaneConfig = {

@@ -34,7 +34,7 @@ import type { ClusterClient, ResourceType } from '../../shared/ports/cluster';
 import { idempotencyKey } from '../../shared/ports/store';
 import { pinInferenceService, type PinningDeps } from '../../shared/use-cases/pinning';
 import { hashIdempotencyPayload } from '../../shared/domain/idempotency-rules';
-import { MemoryIdempotencyStore, MemoryLeaseStore } from '../../shared/stores/memory';
+import { MemoryIdempotencyStore, MemoryLeaseStore } from '../../shared/adapters/memory';
 import type { FaultSpec } from '../../local/cluster';
 import {
   annotateSync,

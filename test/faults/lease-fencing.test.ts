@@ -11,7 +11,7 @@ import { Resources } from '../../shared/domain/model/resources';
 import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import { pinInferenceService } from '../../shared/use-cases/pinning';
-import { MemoryLeaseStore } from '../../shared/stores/memory';
+import { MemoryLeaseStore } from '../../shared/adapters/memory';
 import {
   annotateSync,
   applyRuntime,

@@ -17,7 +17,7 @@ import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType } from '../../shared/ports/cluster';
 import type { IdempotencyStore, LeaseStore } from '../../shared/ports/store';
 import { createDirectWorkloadWriter, pinInferenceService, type PinResult, type PinningDeps } from '../../shared/use-cases/pinning';
-import { createMemoryStores, MemoryIdempotencyStore, MemoryLeaseStore } from '../../shared/stores/memory';
+import { createMemoryStores, MemoryIdempotencyStore, MemoryLeaseStore } from '../../shared/adapters/memory';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 
 export const NS = 'llama-demo';

@@ -11,7 +11,7 @@ import { advanceSyncWave, startSyncWave, type FleetDeps } from '../../shared/use
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { Stores } from '../../shared/ports/store';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { FakeClock } from '../store/fake-clock';
 import { applyRuntime, getIsvc, NS, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 

@@ -13,7 +13,7 @@ import { driftWork, planFanOutStart } from '../../shared/use-cases/pinning/check
 import { ExpiredError } from '../../shared/domain/errors';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { Continuation } from '../../shared/ports/store';
-import { MemoryContinuationStore } from '../../shared/stores/memory';
+import { MemoryContinuationStore } from '../../shared/adapters/memory';
 import { applyRuntime, NS, RUNTIME, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from './support';
 
 const COUNT = 23;

@@ -12,7 +12,7 @@ import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster'
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import type { EventBridgeEnvelope, HintDetail } from '../../shared/domain/hint-event';
 import { Resources } from '../../shared/domain/model/resources';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { applyRuntime, engineView, getIsvc, NS, pinColumns, REV_090, seedIsvc, seedRuntime } from './support';
 
 let cluster: EmbeddedCluster;

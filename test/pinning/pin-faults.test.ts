@@ -7,7 +7,7 @@ import { ConflictError, UnavailableError } from '../../shared/domain/errors';
 import { Resources } from '../../shared/domain/model/resources';
 import type { Lease, LeaseStore } from '../../shared/ports/store';
 import { createDirectWorkloadWriter, pinInferenceService, type PinTarget } from '../../shared/use-cases/pinning';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import {
   annotateSync,
   applyRuntime,

@@ -12,7 +12,7 @@ import { systemClock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType } from '../../shared/ports/cluster';
 import type { IdempotencyStore, LeaseStore } from '../../shared/ports/store';
 import { checkRuntimeDrift, createDirectWorkloadWriter, pinInferenceService, type DriftCheckDeps, type DriftTrigger, type PinResult } from '../../shared/use-cases/pinning';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 
 export const NS = 'llama-demo';

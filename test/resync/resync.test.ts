@@ -22,7 +22,7 @@ import type { HintDetail } from '../../shared/domain/hint-event';
 import { Resources } from '../../shared/domain/model/resources';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
 import { resyncClusters } from '../../shared/use-cases/resync/resync-clusters';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { applyRuntime, NS, pinColumns, REV_090, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 
 const serverlessYmlPath = fileURLToPath(new URL('../../serverless.yml', import.meta.url));

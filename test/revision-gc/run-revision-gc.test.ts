@@ -5,7 +5,7 @@ import { renderKubeconfig } from '../../local/cluster/kubeconfig';
 import { createAppContext, type AppContext } from '../../shared/app/context';
 import type { ControlPlaneConfig } from '../../shared/config';
 import { revisionGcLeaseKey } from '../../shared/use-cases/revision-gc/sweep-clusters';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { DAY, T0, createNamespace, createRevisions, listRevisionNames } from './fixtures';
 
 const config: ControlPlaneConfig = {

@@ -22,7 +22,7 @@ import {
 import { findUnboundProvider, NO_METRICS } from '../../shared/domain/rollout/analysis';
 import type { GroupCanary, RolloutGroup } from '../../shared/domain/rollout/types';
 import { renderEngineDeployment } from '../../shared/domain/runtime/workload';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { CLUSTER_ID, condition, createPolicy, getIsvc, NAMESPACE, startBench, type Bench } from './harness';
 
 const OME = 'ome';

@@ -27,7 +27,7 @@ import {
 import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
 import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/domain/rollout/types';
 import { renderComponentDeployment, renderEngineDeployment, type RenderedComponent } from '../../shared/domain/runtime/workload';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 
 export const CLUSTER_ID = 'local';
 export const NAMESPACE = 'prod';

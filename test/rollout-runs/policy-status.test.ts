@@ -9,7 +9,7 @@ import type { ControlPlaneConfig } from '../../shared/config';
 import { NotFoundError } from '../../shared/domain/errors';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { ClusterRecord } from '../../shared/ports/store';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import { policyConsumerOf, refreshPolicyStatuses, sweepRolloutRuns } from '../../shared/use-cases/rollout-runs';

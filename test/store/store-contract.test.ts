@@ -10,7 +10,7 @@ import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dy
 import type { ClusterRecord, Stores } from '../../shared/ports/store';
 import { createSyncWave, haltWave, startCluster } from '../../shared/domain/fleet/sync-wave';
 import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { ensureTable, startDynamoDbLocal } from '../../local/dynamodb-local';
 import type { DynamoDbLocal } from '../../local/dynamodb-local';
 import { FakeClock } from './fake-clock';

@@ -38,7 +38,7 @@ import type { ClusterClient, KubeObject, ResourceType, WatchEvent } from '../../
 import { advanceUnderLease, applyRepin, rolloutAwareWorkloadWriter } from '../../shared/use-cases/rollout-runs';
 import { refreshPolicyStatus } from '../../shared/use-cases/rollout-runs/refresh-policy-status';
 import type { RolloutWork } from '../../shared/use-cases/rollout-runs/hint-use-cases';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { Annotation, DEFAULT_OME_NAMESPACE, EventReason, WorkloadLabel } from '../../shared/domain/vocabulary';
 
 /** controller-runtime's default field manager: the binary's name, `manager` in OME's image. */

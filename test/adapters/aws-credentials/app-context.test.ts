@@ -16,7 +16,7 @@ import { createAppContext } from '../../../shared/app/context';
 import { InvalidInputError } from '../../../shared/domain/errors';
 import type { ControlPlaneConfig } from '../../../shared/config';
 import { Resources } from '../../../shared/domain/model/resources';
-import { createMemoryStores } from '../../../shared/stores/memory';
+import { createMemoryStores } from '../../../shared/adapters/memory';
 import { reply, startCannedServer, status } from '../kubernetes/canned-server';
 import type { CannedServer, RecordedRequest, Route } from '../kubernetes/canned-server';
 

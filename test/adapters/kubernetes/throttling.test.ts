@@ -11,7 +11,7 @@ import type { TransportOptions } from '../../../shared/adapters/kubernetes/trans
 import { createAppContext, runWithinInvocation } from '../../../shared/app/context';
 import { loadConfig } from '../../../shared/config';
 import { ThrottledError } from '../../../shared/domain/errors';
-import { createMemoryStores } from '../../../shared/stores/memory';
+import { createMemoryStores } from '../../../shared/adapters/memory';
 import { startEmbeddedCluster } from '../../../local/cluster';
 import type { EmbeddedCluster } from '../../../local/cluster';
 
