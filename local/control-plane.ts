@@ -29,7 +29,7 @@ import { connectLocalCluster, loadKubeConfig } from '../shared/adapters/kubernet
 import { createAppContext, runAsFunction, setAppContext } from '../shared/app/context';
 import type { AppContext } from '../shared/app/context';
 import { SOURCE_ALLOWLIST_VARIABLE } from '../shared/domain/analysis/network-fence';
-import { loadConfig } from '../shared/config';
+import { loadConfig } from '../shared/app/config';
 import { ConcurrencyLimit, assignShard, listWatchedResources, recordingLogger, runForwarder, runForwarderShard } from '../shared/use-cases/forwarder';
 import type { ForwarderLogger } from '../shared/use-cases/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';

@@ -4,11 +4,11 @@
  * delegate cluster upstream OME consumes those annotations: the plane leaves them and
  * reports.
  */
-import { forClusterMode } from '../../shared/domain/cluster-mode';
+import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { DELEGATED, reportDelegatedInferenceService } from '../../shared/use-cases/delegate';
-import { createRepinMetrics, handleRepinApplyHint } from '../../shared/use-cases/rollout-runs';
-import { prometheusAnalysisWiring } from '../../shared/use-cases/rollout-runs/analysis-wiring';
+import { createRepinMetrics, handleRepinApplyHint } from '../../shared/app/rollout-hints';
+import { prometheusAnalysisWiring } from '../../shared/app/analysis-wiring';
 
 export const handler = createHintHandler(
   async (invocation) => {

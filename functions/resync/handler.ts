@@ -11,13 +11,13 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
+import { lazyEventPublisher } from '../../shared/app/event-publisher';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { publishMetrics } from '../../shared/app/publish-metrics';
 import { advanceSyncWave, advanceSyncWaves } from '../../shared/use-cases/fleet/advance-sync-wave';
 import type { AdvanceOutcome, FleetDeps } from '../../shared/use-cases/fleet/advance-sync-wave';
-import type { EventPublisher } from '../../shared/ports/event-publisher';
+import type { EventPublisher } from '../../shared/app/event-publisher';
 import { resyncClusters, type ClusterResyncOutcome } from '../../shared/use-cases/resync/resync-clusters';
 
 const SERVICE = 'resync';

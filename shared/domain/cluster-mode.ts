@@ -1,7 +1,7 @@
 /**
  * Whether the plane is a cluster's controller or works beside upstream OME's own. Named in
  * the cluster's registry record (`mode`), read once where a record is used, and decided in
- * one place per function (`forClusterMode`):
+ * one place per function (`forClusterMode`, shared/app/cluster-mode.ts):
  *
  * - `standalone`: no OME controller runs in the cluster. The plane decides pins and rollout
  *   runs, writes InferenceService status and renders workloads.
@@ -56,15 +56,4 @@ export function clusterModeOf(record: { id: string; mode?: unknown }): ClusterMo
   const mode = parseClusterMode(record.mode);
   if (mode === undefined) throw new ClusterModeError(record.id, record.mode);
   return mode;
-}
-
-/** What a function does per mode: the one place where it tells them apart. */
-export interface ModeUseCases<S, D = S> {
-  standalone: () => Promise<S>;
-  delegate: () => Promise<D>;
-}
-
-/** Runs the use-case of the cluster's mode. */
-export function forClusterMode<S, D = S>(cluster: { mode: ClusterMode }, useCases: ModeUseCases<S, D>): Promise<S | D> {
-  return cluster.mode === 'delegate' ? useCases.delegate() : useCases.standalone();
 }

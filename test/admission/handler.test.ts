@@ -13,7 +13,7 @@ import { WebhookEnv } from '../../shared/domain/webhook/webhook-settings';
 import { deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import type { ClusterConnector } from '../../shared/app/context';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/app/config';
 import { createMemoryStores } from '../../shared/adapters/memory';
 
 const KEY = 'handler-test-key-with-at-least-thirty-two-bytes';

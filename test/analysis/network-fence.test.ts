@@ -9,7 +9,7 @@ import {
   type MetricsFence,
   type SourceAllowlist,
 } from '../../shared/domain/analysis/network-fence';
-import { loadConfig, metricsFenceOf } from '../../shared/config';
+import { loadConfig, metricsFenceOf } from '../../shared/app/config';
 import { InvalidInputError } from '../../shared/domain/errors';
 
 describe('Function: classifyAddress', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/app/config';
 import { InvalidInputError } from '../../shared/domain/errors';
 
 describe('Function: loadConfig', () => {

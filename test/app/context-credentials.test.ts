@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createAppContext, runAsFunction } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
+import type { ControlPlaneConfig } from '../../shared/app/config';
 import { InvalidInputError } from '../../shared/domain/errors';
 import { Resources } from '../../shared/domain/model/resources';
 import { createMemoryStores } from '../../shared/adapters/memory';

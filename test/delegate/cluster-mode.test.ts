@@ -4,9 +4,10 @@
  * (the app context that functions, the forwarder and the webhook connect through).
  */
 import { describe, expect, it } from 'vitest';
-import { clusterModeOf, ClusterModeError, forClusterMode, formatClusterModeProblem, parseClusterMode } from '../../shared/domain/cluster-mode';
+import { forClusterMode } from '../../shared/app/cluster-mode';
+import { clusterModeOf, ClusterModeError, formatClusterModeProblem, parseClusterMode } from '../../shared/domain/cluster-mode';
 import { createAppContext } from '../../shared/app/context';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/app/config';
 import { isRetryable } from '../../shared/domain/errors';
 import type { ClusterRecord } from '../../shared/ports/store';
 import { createMemoryStores } from '../../shared/adapters/memory';

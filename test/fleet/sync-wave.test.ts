@@ -21,7 +21,7 @@ import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local
 import type * as ResyncHandler from '../../functions/resync/handler';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import { createAppContext, runAsFunction, type AppContext } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
+import type { ControlPlaneConfig } from '../../shared/app/config';
 import { startSyncWave } from '../../shared/use-cases/fleet/advance-sync-wave';
 import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import { Resources } from '../../shared/domain/model/resources';

@@ -16,7 +16,7 @@ import type { LeaseStore, Stores } from '../../shared/ports/store';
 import type { Context } from 'aws-lambda';
 import { handler } from '../../functions/forward-watch-events/handler';
 import { createAppContext, setAppContext } from '../../shared/app/context';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/app/config';
 import type { HintDetail } from '../../shared/domain/hint-event';
 import { eventsOfInvocation, startLocalBus } from '../../local/bus';
 import type { LocalBus } from '../../local/bus';

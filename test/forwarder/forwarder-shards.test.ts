@@ -12,7 +12,7 @@ import type { ForwarderResult } from '../../functions/forward-watch-events/handl
 import { startLocalBus } from '../../local/bus';
 import type { LocalBus } from '../../local/bus';
 import { createAppContext, setAppContext } from '../../shared/app/context';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/app/config';
 import type { HintDetail } from '../../shared/domain/hint-event';
 import { assignShard, runForwarder, runForwarderFor } from '../../shared/use-cases/forwarder';
 import type { ForwarderStats } from '../../shared/use-cases/forwarder';

@@ -21,7 +21,7 @@ import { createDynamoStores } from '../../shared/adapters/dynamodb';
 import { deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
 import { WebhookEnv } from '../../shared/domain/webhook/webhook-settings';
 import { createAppContext, setAppContext } from '../../shared/app/context';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/app/config';
 import { Resources } from '../../shared/domain/model/resources';
 import { annotateSync, applyRuntime, NS, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 import { startIamWorld } from './support';

@@ -15,7 +15,7 @@ import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster'
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import { createAppContext, setAppContext, type AppContext } from '../../shared/app/context';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/app/config';
 import { Resources } from '../../shared/domain/model/resources';
 import { createDirectWorkloadWriter } from '../../shared/use-cases/pinning';
 import { createRolloutWorkloadWriter } from '../../shared/use-cases/rollout-runs';

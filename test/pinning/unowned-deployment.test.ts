@@ -11,7 +11,7 @@ import { createEventRecorder } from '../../shared/use-cases/record-event';
 import { Resources } from '../../shared/domain/model/resources';
 import { systemClock } from '../../shared/ports/clock';
 import { createDirectWorkloadWriter } from '../../shared/use-cases/pinning';
-import { rolloutAwareWorkloadWriter } from '../../shared/use-cases/rollout-runs';
+import { rolloutAwareWorkloadWriter } from '../../shared/app/engine-workload-writer';
 import { EventReason, WorkloadMessage } from '../../shared/domain/vocabulary';
 import { KubectlHarness } from '../cluster/support';
 import { applyRuntime, getIsvc, NS, REV_090, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from './support';

@@ -17,7 +17,7 @@ import { startTestCluster, type TestCluster } from '../support/test-cluster';
 import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
+import type { ControlPlaneConfig } from '../../shared/app/config';
 import type { HintDetail } from '../../shared/domain/hint-event';
 import { Resources } from '../../shared/domain/model/resources';
 import type { EventPublisher } from '../../shared/ports/event-publisher';

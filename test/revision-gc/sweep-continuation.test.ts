@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createAppContext, type AppContext } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
+import type { ControlPlaneConfig } from '../../shared/app/config';
 import { REVISION_GC_WORK, sweepClusters, type ClusterSweepOutcome } from '../../shared/use-cases/revision-gc/sweep-clusters';
 import { createMemoryStores } from '../../shared/adapters/memory';
 import { CountingClient } from '../pinning/support';

@@ -10,7 +10,7 @@ import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-st
 import type { RolloutGroup } from '../../shared/domain/rollout/types';
 import type { HintEvent } from '../../shared/domain/hint-event';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
-import { advanceAndRender } from '../../shared/use-cases/rollout-runs/hint-use-cases';
+import { advanceAndRender } from '../../shared/app/rollout-hints';
 import { activeRunOf, advanceOnce, advanceUntil, CLUSTER_ID, eventsOf, getDeployment, getIsvc, NAMESPACE, renderPass, startBench, type Bench } from './harness';
 
 let bench: Bench;

@@ -35,9 +35,11 @@ import { Resources } from '../../shared/domain/model/resources';
 import { checkRuntimeDrift, pinInferenceService, PIN_REPORTING_CONTROLLER, type DriftCheckDeps } from '../../shared/use-cases/pinning';
 import { systemClock, type Clock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType, WatchEvent } from '../../shared/ports/cluster';
-import { advanceUnderLease, applyRepin, rolloutAwareWorkloadWriter } from '../../shared/use-cases/rollout-runs';
+import { applyRepin } from '../../shared/use-cases/rollout-runs';
+import { advanceUnderLease } from '../../shared/app/rollout-hints';
+import { rolloutAwareWorkloadWriter } from '../../shared/app/engine-workload-writer';
 import { refreshPolicyStatus } from '../../shared/use-cases/rollout-runs/refresh-policy-status';
-import type { RolloutWork } from '../../shared/use-cases/rollout-runs/hint-use-cases';
+import type { RolloutWork } from '../../shared/app/rollout-hints';
 import { createMemoryStores } from '../../shared/adapters/memory';
 import { Annotation, DEFAULT_OME_NAMESPACE, EventReason, WorkloadLabel } from '../../shared/domain/vocabulary';
 

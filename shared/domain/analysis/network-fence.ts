@@ -13,7 +13,7 @@ import { InvalidInputError } from '../errors';
 /** The plane's setting (an environment variable, read once by loadConfig). */
 export const SOURCE_ALLOWLIST_VARIABLE = 'ANALYSIS_SOURCE_ALLOWLIST';
 
-/** Where the plane runs (shared/config.ts' ControlPlaneMode, repeated to keep this module free of it). */
+/** Where the plane runs (shared/app/config.ts' ControlPlaneMode, repeated to keep this module free of it). */
 export type FenceMode = 'deployed' | 'local';
 
 /** What the operator allows beyond the fence. */

@@ -5,4 +5,3 @@ export * from './pin-inference-service';
 export { changesPin, computeNextStatus, formatConditionTime, isPausedByDrift, toPinningSubject } from './pin-status';
 export { createRevision, RevisionCache, takeRevisionFromCollector } from '../revisions';
 export { fetchLiveRuntime, loadRuntimeCatalog, RuntimeCatalog, toRuntimeRecord, type RuntimeRef } from './runtime-source';
-export { createPinningDeps } from './deps';

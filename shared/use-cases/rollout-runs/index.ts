@@ -1,6 +1,5 @@
 /** Rollout runs: opening, executing and closing them, plan status, repin and promote. */
 export { createRolloutWorkloadWriter, RolloutRunMessage, type RolloutWorkloadWriterDeps } from './rollout-workload-writer';
-export { rolloutAwareWorkloadWriter } from './engine-writer';
 export { advanceRolloutRun, type AdvanceRolloutRunDeps, type AdvanceRolloutRunResult } from './advance-rollout-run';
 export { refreshPlanStatus, listPolicyConsumers, referencesPolicy, type RefreshPlanStatusResult } from './refresh-plan-status';
 export {
@@ -11,16 +10,6 @@ export {
   type RepinMetrics,
   type RepinRequestKey,
 } from './apply-repin';
-export {
-  advanceUnderLease,
-  createRepinMetrics,
-  handleRepinApplyHint,
-  handleRolloutRunHint,
-  reconcileDepsOf,
-  sweepRolloutRuns,
-  type PolicyStatusOutcome,
-  type SweepSummary,
-} from './hint-use-cases';
 export { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type RefreshPolicyStatusDeps, type RefreshPolicyStatusResult } from './refresh-policy-status';
 export { commitStatus, ROLLOUT_CONTROLLER } from './rollout-status';
 export {

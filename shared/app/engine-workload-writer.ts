@@ -1,12 +1,12 @@
-import { assertOwnedDeployment, createDirectWorkloadWriter, workloadOwnerOf } from '../direct-workload-writer';
-import type { Clock } from '../../ports/clock';
-import type { ClusterClient } from '../../ports/cluster';
-import type { EngineWorkloadRequest, EngineWorkloadWriter } from '../../ports/workloads';
-import { fenceDeploymentWrites } from './fenced-deployments';
-import { createRolloutWorkloadWriter } from './rollout-workload-writer';
-import { getOptional } from './workloads';
-import type { MetricsBinding } from '../../domain/rollout/analysis';
-import type { RolloutIsvc } from './rollout-status';
+import { assertOwnedDeployment, createDirectWorkloadWriter, workloadOwnerOf } from '../use-cases/direct-workload-writer';
+import type { Clock } from '../ports/clock';
+import type { ClusterClient } from '../ports/cluster';
+import type { EngineWorkloadRequest, EngineWorkloadWriter } from '../ports/workloads';
+import { fenceDeploymentWrites } from '../use-cases/rollout-runs/fenced-deployments';
+import { createRolloutWorkloadWriter } from '../use-cases/rollout-runs/rollout-workload-writer';
+import { getOptional } from '../use-cases/rollout-runs/workloads';
+import type { MetricsBinding } from '../domain/rollout/analysis';
+import type { RolloutIsvc } from '../use-cases/rollout-runs/rollout-status';
 
 /**
  * The engine workload writer the functions use: an engine in a rollout group rolls out

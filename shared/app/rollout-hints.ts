@@ -5,24 +5,24 @@
  */
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { AppContext, ClusterHandle } from '../../app/context';
-import type { HintInvocation } from '../../app/hint-handler';
-import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../reconcile-under-lease';
-import { fenceDeploymentWrites } from './fenced-deployments';
-import { toHintEvent, type HintDetail } from '../../domain/hint-event';
-import type { EventPublisher } from '../../ports/event-publisher';
-import { Resources } from '../../domain/model/resources';
-import type { Clock } from '../../ports/clock';
-import { WorkloadLabel, REPIN_METRIC } from '../../domain/vocabulary';
-import { advanceRolloutRun, type AdvanceRolloutRunDeps, type AdvanceRolloutRunResult } from './advance-rollout-run';
-import { applyRepinRequest, type ApplyRepinResult, type RepinMetrics } from './apply-repin';
-import { listPolicyConsumers, refreshPlanStatus, type RefreshPlanStatusResult } from './refresh-plan-status';
-import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type RefreshPolicyStatusResult } from './refresh-policy-status';
-import type { PolicyConsumer } from '../../domain/rollout/policy-status';
-import type { RolloutIsvc } from './rollout-status';
-import { getOptional, type Deployment } from './workloads';
+import type { AppContext, ClusterHandle } from './context';
+import type { HintInvocation } from './hint-handler';
+import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../use-cases/reconcile-under-lease';
+import { fenceDeploymentWrites } from '../use-cases/rollout-runs/fenced-deployments';
+import { toHintEvent, type HintDetail } from '../domain/hint-event';
+import type { EventPublisher } from '../ports/event-publisher';
+import { Resources } from '../domain/model/resources';
+import type { Clock } from '../ports/clock';
+import { WorkloadLabel, REPIN_METRIC } from '../domain/vocabulary';
+import { advanceRolloutRun, type AdvanceRolloutRunDeps, type AdvanceRolloutRunResult } from '../use-cases/rollout-runs/advance-rollout-run';
+import { applyRepinRequest, type ApplyRepinResult, type RepinMetrics } from '../use-cases/rollout-runs/apply-repin';
+import { listPolicyConsumers, refreshPlanStatus, type RefreshPlanStatusResult } from '../use-cases/rollout-runs/refresh-plan-status';
+import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type RefreshPolicyStatusResult } from '../use-cases/rollout-runs/refresh-policy-status';
+import type { PolicyConsumer } from '../domain/rollout/policy-status';
+import type { RolloutIsvc } from '../use-cases/rollout-runs/rollout-status';
+import { getOptional, type Deployment } from '../use-cases/rollout-runs/workloads';
 import { bindingOnly, type AnalysisWiring, type ClusterAnalysis } from './analysis-wiring';
-import type { MetricsBindingSource } from '../../domain/rollout/analysis';
+import type { MetricsBindingSource } from '../domain/rollout/analysis';
 
 /** `ome_rollout_repin_total` as an EMF metric with dimensions namespace and outcome. */
 export function createRepinMetrics(metrics: Metrics): RepinMetrics {

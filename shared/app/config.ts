@@ -3,13 +3,13 @@
  * their first invocation (never at import time), `npm start` builds the same object from
  * its flags, and tests construct it directly.
  */
-import { parseSourceAllowlist, SOURCE_ALLOWLIST_VARIABLE, type MetricsFence } from './domain/analysis/network-fence';
-import { InvalidInputError } from './domain/errors';
-import { parseDurationSetting } from './domain/go-duration';
-import { DEFAULT_OME_NAMESPACE } from './domain/vocabulary';
-import { FUNCTION_NAMES, type ControlPlaneConfig, type ControlPlaneMode, type FunctionName } from './ports/config';
+import { parseSourceAllowlist, SOURCE_ALLOWLIST_VARIABLE, type MetricsFence } from '../domain/analysis/network-fence';
+import { InvalidInputError } from '../domain/errors';
+import { parseDurationSetting } from '../domain/go-duration';
+import { DEFAULT_OME_NAMESPACE } from '../domain/vocabulary';
+import { FUNCTION_NAMES, type ControlPlaneConfig, type ControlPlaneMode, type FunctionName } from '../ports/config';
 
-export { FUNCTION_NAMES, type ControlPlaneConfig, type ControlPlaneMode, type FunctionName } from './ports/config';
+export { FUNCTION_NAMES, type ControlPlaneConfig, type ControlPlaneMode, type FunctionName } from '../ports/config';
 
 /** CONTROL_PLANE_MODE: `deployed` outside Lambda forces deployed mode; `local` is refused inside a Lambda. */
 export const MODE_VARIABLE = 'CONTROL_PLANE_MODE';

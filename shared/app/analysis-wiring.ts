@@ -5,12 +5,12 @@
  * use the same binding, or RolloutPlanReady and `status.rollout.groups[]` would flap
  * between passes that bind a provider and passes that do not.
  */
-import { clusterMetricsConfigReader, clusterSecretReader, createPrometheusExecutor, type FetchFn } from '../../adapters/prometheus';
-import { metricsBinding } from '../../domain/analysis/metrics-config';
-import { EMPTY_SOURCE_ALLOWLIST, type MetricsFence } from '../../domain/analysis/network-fence';
-import type { AnalysisExecutor } from '../../ports/analysis';
-import type { ClusterClient } from '../../ports/cluster';
-import type { MetricsBinding } from '../../domain/rollout/analysis';
+import { clusterMetricsConfigReader, clusterSecretReader, createPrometheusExecutor, type FetchFn } from '../adapters/prometheus';
+import { metricsBinding } from '../domain/analysis/metrics-config';
+import { EMPTY_SOURCE_ALLOWLIST, type MetricsFence } from '../domain/analysis/network-fence';
+import type { AnalysisExecutor } from '../ports/analysis';
+import type { ClusterClient } from '../ports/cluster';
+import type { MetricsBinding } from '../domain/rollout/analysis';
 
 /** A cluster as the wiring sees it: its client (with the calling function's identity) and OME's namespace. */
 export interface AnalysisCluster {
