@@ -15,7 +15,7 @@ import type {
   OnInconclusive,
   RolloutAnalysis,
 } from './types';
-import { formatKubeTime } from './run';
+import { formatKubeTime } from './kube-time';
 
 export const ON_INCONCLUSIVE_VALUES: readonly OnInconclusive[] = ['Hold', 'Rollback', 'RollbackOnStall'];
 export const COMPARISON_OPERATORS: readonly ComparisonOperator[] = ['LT', 'LTE', 'GT', 'GTE'];

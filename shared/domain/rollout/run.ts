@@ -4,11 +4,9 @@
 import { hashShort } from './digest';
 import type { RenderedPlan } from './plan';
 import type { PinnedGroup, RolloutRun, RolloutRunRecord, RunOutcome, RunTarget } from './types';
+import { formatKubeTime } from './kube-time';
 
-/** RFC 3339 at second precision, as `metav1.Time` marshals. */
-export function formatKubeTime(at: Date): string {
-  return at.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
+export { formatKubeTime } from './kube-time';
 
 /**
  * `<isvc>-` + 12 hex of sha256 over `<component>=<revision>;` for each target in the
