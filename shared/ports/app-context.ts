@@ -14,7 +14,7 @@ export interface ClusterHandle {
   client: ClusterClient;
   /** OME's namespace in this cluster, where revisions live. */
   omeNamespace: string;
-  /** Whether the plane controls the cluster or works beside upstream's controller (cluster-mode.ts). */
+  /** Whether the plane controls the cluster or works beside upstream's controller (shared/domain/cluster-mode.ts). */
   mode: ClusterMode;
 }
 

@@ -4,7 +4,8 @@
  * sets `ome.io/runtime-sync` (a lever upstream gives every user) on the InferenceServices
  * that drift from that runtime, then waits for upstream's acknowledgement before it
  * touches the next cluster. Pure: no I/O, no clock of its own; the use-case in
- * `advance-sync-wave.ts` reads the clusters and the table and applies these decisions.
+ * `shared/use-cases/fleet/advance-sync-wave.ts` reads the clusters and the table and
+ * applies these decisions.
  */
 import { createHash } from 'node:crypto';
 import type { InferenceService } from '../model/inference-service';

@@ -12,7 +12,8 @@ export type WebhookFailurePolicy = 'Fail' | 'Ignore';
 /**
  * `timeoutSeconds` of both webhooks in infra/k8s/webhook.yaml.tmpl, and the function's
  * timeout in serverless.yml: the API server waits this long, so the function never needs
- * longer. The review's budget stays well below it (webhook-request.ts).
+ * longer. The review's budget stays well below it
+ * (shared/use-cases/admission/webhook-request.ts).
  */
 export const WEBHOOK_TIMEOUT_SECONDS = 10;
 

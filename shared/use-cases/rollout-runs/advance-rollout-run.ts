@@ -54,7 +54,7 @@ export interface AdvanceRolloutRunDeps {
    * sample reads inconclusive (`unboundSample`) and follows onInconclusive.
    */
   analysis?: AnalysisExecutor;
-  /** What the cluster binds for analysis (see analysis-wiring.ts). Nothing by default. */
+  /** What the cluster binds for analysis (see shared/app/analysis-wiring.ts). Nothing by default. */
   metrics?: MetricsBindingSource;
 }
 
