@@ -6,20 +6,20 @@ export default {
   vitest: { configFile: 'vitest.mutation.config.ts' },
   plugins: ['@stryker-mutator/vitest-runner'],
   mutate: [
-    'shared/runtime/**/*.ts',
-    'shared/rollout/**/*.ts',
-    'shared/events/**/*.ts',
-    'shared/go-duration.ts',
-    'shared/go-json.ts',
+    'shared/domain/runtime/**/*.ts',
+    'shared/domain/rollout/**/*.ts',
+    'shared/domain/hint-event.ts',
+    'shared/domain/go-duration.ts',
+    'shared/domain/go-json.ts',
     // The EventBridge pattern matcher the local bus routes with.
     'local/bus/pattern.ts',
     // Types and re-exports only: nothing to mutate.
-    '!shared/runtime/index.ts',
-    '!shared/rollout/types.ts',
+    '!shared/domain/runtime/index.ts',
+    '!shared/domain/rollout/types.ts',
     // Data, not logic: upstream's Go field table, transcribed (1,900 string literals,
     // each a static mutant that runs every test). The revision-hash golden tests check
     // the fields the seed runtime uses; docs/testing.md says why the rest is out of scope.
-    '!shared/runtime/go-types.ts',
+    '!shared/domain/runtime/go-types.ts',
   ],
   coverageAnalysis: 'perTest',
   // Only mutants in changed code, or covered by changed tests, are run again.

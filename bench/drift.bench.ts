@@ -11,14 +11,14 @@
  * `DRIFT_BENCH_ISVCS` sets the count (default 10,000).
  */
 import { startEmbeddedCluster } from '../local/cluster';
-import { createEventRecorder } from '../shared/adapters/kubernetes/events';
-import type { InferenceService } from '../shared/model/inference-service';
-import { Resources } from '../shared/model/resources';
-import { checkRuntimeDrift, createDirectWorkloadWriter, type DriftCheckDeps } from '../shared/pinning';
+import { createEventRecorder } from '../shared/use-cases/record-event';
+import type { InferenceService } from '../shared/domain/model/inference-service';
+import { Resources } from '../shared/domain/model/resources';
+import { checkRuntimeDrift, createDirectWorkloadWriter, type DriftCheckDeps } from '../shared/use-cases/pinning';
 import { systemClock } from '../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
-import { buildControllerRevision, resolveRuntimeChain } from '../shared/runtime';
-import { createMemoryStores } from '../shared/stores/memory';
+import { buildControllerRevision, resolveRuntimeChain } from '../shared/domain/runtime';
+import { createMemoryStores } from '../shared/adapters/memory';
 import { buildSeedRuntimeSpec } from '../test/runtime/fixtures/seed-runtime';
 import { compare } from './harness';
 import type { BenchResult, BenchSuite } from './harness';

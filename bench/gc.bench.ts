@@ -24,11 +24,11 @@
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { startEmbeddedCluster } from '../local/cluster';
-import { Resources } from '../shared/model/resources';
+import { Resources } from '../shared/domain/model/resources';
 import type { ClusterClient, KubeObject, ListOptions, ListPage, ResourceType } from '../shared/ports/cluster';
-import { formatGcMark } from '../shared/runtime/gc';
-import { DEFAULT_GC_WRITE_CONCURRENCY, sweepRevisions } from '../shared/revision-gc/sweep-revisions';
-import { Annotation, CREATED_BY_OME, Label, RuntimeKind } from '../shared/vocabulary';
+import { formatGcMark } from '../shared/domain/runtime/gc';
+import { DEFAULT_GC_WRITE_CONCURRENCY, sweepRevisions } from '../shared/use-cases/revision-gc/sweep-revisions';
+import { Annotation, CREATED_BY_OME, Label, RuntimeKind } from '../shared/domain/vocabulary';
 import { compare } from './harness';
 import type { BenchResult, BenchSuite } from './harness';
 

@@ -5,7 +5,7 @@
  * prints them.
  */
 import { apiFailureOf } from '../shared/adapters/kubernetes/errors';
-import { NotFoundError } from '../shared/errors';
+import { NotFoundError } from '../shared/domain/errors';
 
 export interface RefusedRequest {
   /** The API verb: get, list, patch. */

@@ -37,8 +37,8 @@ import { runRuntimeHistory } from './runtime/history';
 import { runRuntimeSync } from './runtime/sync';
 import { runVersion, versionReport } from './version';
 import { DEFAULT_POLL_INTERVAL_MS, DEFAULT_WAIT_TIMEOUT_MS, RUNTIME_SYNC_ACKNOWLEDGED, runWait } from './wait';
-import { Resources } from '../shared/model/resources';
-import { DEFAULT_OME_NAMESPACE } from '../shared/vocabulary';
+import { Resources } from '../shared/domain/model/resources';
+import { DEFAULT_OME_NAMESPACE } from '../shared/domain/vocabulary';
 
 export type { AppDeps, Command, Connection, ConnectOptions } from './command';
 

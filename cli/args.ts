@@ -7,7 +7,7 @@
 import { parseArgs as tokenize } from 'node:util';
 
 import { CliError } from './errors';
-import { parseDurationSetting } from '../shared/go-duration';
+import { parseDurationSetting } from '../shared/domain/go-duration';
 
 export interface FlagSpec {
   name: string;

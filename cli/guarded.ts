@@ -3,7 +3,7 @@
  * confirm it, then send one JSON Patch whose `test` operations make the API server apply
  * nothing if the target changed after the CLI read it.
  */
-import { ConflictError, ControlPlaneError, InvalidInputError, UnavailableError } from '../shared/errors';
+import { ConflictError, ControlPlaneError, InvalidInputError, UnavailableError } from '../shared/domain/errors';
 import type { KubeObject } from '../shared/ports/cluster';
 import type { ActionTarget, DryRunMode } from './action-result';
 import { describeApiRefusal, INFERENCE_SERVICE_RESOURCE } from './api-refusal';

@@ -4,7 +4,7 @@
  * it cannot use, never as a crash.
  */
 import type { KubeObject } from '../shared/ports/cluster';
-import type { CanaryState, RolloutGroup, RolloutStatus, StatusCondition } from '../shared/rollout/types';
+import type { CanaryState, RolloutGroup, RolloutStatus, StatusCondition } from '../shared/domain/rollout/types';
 
 export interface RuntimeRef {
   name?: string;

@@ -1,5 +1,5 @@
 /** Reads for the read-only commands: API errors surface with what was being read. */
-import { NotFoundError } from '../shared/errors';
+import { NotFoundError } from '../shared/domain/errors';
 import { collectRuntimeEvidence, type RuntimeEvidence } from './domain/runtime';
 import type { CommandEnv } from './env';
 import { withTimeout } from './env';

@@ -1,5 +1,5 @@
 /** The kinds the plugin reads and patches, from the control plane's resource table. */
-import { Resources } from '../shared/model/resources';
+import { Resources } from '../shared/domain/model/resources';
 
 export const InferenceServices = Resources.inferenceServices;
 export const ControllerRevisions = Resources.controllerRevisions;

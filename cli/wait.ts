@@ -3,8 +3,8 @@
  * InferenceService until the controller has recorded the sync token, and exits 0 on a
  * match, 2 when the wait ends without one, 1 on an error.
  */
-import { NotFoundError } from '../shared/errors';
-import { Annotation, ConditionType } from '../shared/vocabulary';
+import { NotFoundError } from '../shared/domain/errors';
+import { Annotation, ConditionType } from '../shared/domain/vocabulary';
 import { REPORT_API_VERSION, formatTimestamp } from './action-result';
 import { withTimeout, type CommandEnv } from './env';
 import { CliError, ExitCode } from './errors';

@@ -19,19 +19,19 @@ import { randomUUID } from 'node:crypto';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { Context } from 'aws-lambda';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../infra/paths';
-import { renderWebhookConfiguration as renderForCluster } from '../shared/admission/webhook-configuration';
-import { WebhookEnv } from '../shared/admission/webhook-settings';
-import { deriveWebhookToken, frontDoorEntryOf } from '../shared/admission/webhook-token';
+import { renderWebhookConfiguration as renderForCluster } from '../shared/use-cases/admission/webhook-configuration';
+import { WebhookEnv } from '../shared/domain/webhook/webhook-settings';
+import { deriveWebhookToken, frontDoorEntryOf } from '../shared/domain/webhook/webhook-token';
 import { createFileFrontDoorStore } from '../shared/adapters/front-door';
 import { createDynamoClient, createDynamoStores } from '../shared/adapters/dynamodb';
 import { createEventPublisher } from '../shared/adapters/eventbridge/publisher';
 import { connectLocalCluster, loadKubeConfig } from '../shared/adapters/kubernetes';
 import { createAppContext, runAsFunction, setAppContext } from '../shared/app/context';
 import type { AppContext } from '../shared/app/context';
-import { SOURCE_ALLOWLIST_VARIABLE } from '../shared/analysis/network-fence';
-import { loadConfig } from '../shared/config';
-import { ConcurrencyLimit, assignShard, listWatchedResources, recordingLogger, runForwarder, runForwarderShard } from '../shared/forwarder';
-import type { ForwarderLogger } from '../shared/forwarder';
+import { SOURCE_ALLOWLIST_VARIABLE } from '../shared/domain/analysis/network-fence';
+import { loadConfig } from '../shared/app/config';
+import { ConcurrencyLimit, assignShard, listWatchedResources, recordingLogger, runForwarder, runForwarderShard } from '../shared/use-cases/forwarder';
+import type { ForwarderLogger } from '../shared/use-cases/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import type { ClusterMode, ClusterRecord, Stores } from '../shared/ports/store';
 import { startLocalBus } from './bus';
@@ -114,7 +114,7 @@ export interface ControlPlaneOptions {
   realCluster?: { nodes?: number };
   context?: string;
   /**
-   * The mode the clusters are registered in (shared/app/cluster-mode.ts): by default
+   * The mode the clusters are registered in (shared/domain/cluster-mode.ts): by default
    * `standalone` for embedded clusters (no OME controller runs in them) and `delegate` for
    * `kubeconfig` (a real cluster is taken to run OME's own controller).
    */

@@ -15,7 +15,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { runInNewContext } from 'node:vm';
-import { ORIGIN_SECRET_HEADER } from '../shared/admission/webhook-token';
+import { ORIGIN_SECRET_HEADER } from '../shared/domain/webhook/webhook-token';
 import { watchFileFrontDoorStore } from '../shared/adapters/front-door';
 import { FRONT_DOOR_FUNCTION } from '../infra/paths';
 

@@ -6,7 +6,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOCAL_REGISTRY_FILE } from '../cli/dashboard/local-registry';
-import { parseClusterMode, type ClusterMode } from '../shared/app/cluster-mode';
+import { parseClusterMode, type ClusterMode } from '../shared/domain/cluster-mode';
 import type { ControlPlane } from './control-plane';
 
 const USAGE = `Usage: npm start -- [options]

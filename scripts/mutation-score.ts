@@ -19,7 +19,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const MUTATION_REPORT = 'reports/mutation/mutation.json';
 export const MODULE_THRESHOLD = 85;
 /** The modules in scope; a file belongs to the first module its path starts with. */
-export const MUTATION_MODULES = ['shared/runtime/', 'shared/rollout/', 'shared/events/', 'shared/go-json.ts', 'local/bus/pattern.ts'] as const;
+export const MUTATION_MODULES = ['shared/domain/runtime/', 'shared/domain/rollout/', 'shared/domain/hint-event.ts', 'shared/domain/go-json.ts', 'local/bus/pattern.ts'] as const;
 
 const DETECTED = new Set(['Killed', 'Timeout']);
 const UNDETECTED = new Set(['Survived', 'NoCoverage']);

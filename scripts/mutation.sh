@@ -4,7 +4,7 @@
 # module scores below 85 %.
 #
 #   npm run mutation                       every module in scope (incremental)
-#   npm run mutation -- shared/rollout/plan.ts shared/runtime/gc.ts
+#   npm run mutation -- shared/domain/rollout/plan.ts shared/domain/runtime/gc.ts
 #                                          only these files
 #   npm run mutation -- --changed [BASE]   only the domain files changed since BASE
 #                                          (default origin/main), e.g. before a merge
@@ -16,10 +16,10 @@ if [ "${1:-}" = "--changed" ]; then
   base="${2:-origin/main}"
   while IFS= read -r file; do
     case "$file" in
-      shared/runtime/index.ts|shared/runtime/go-types.ts|shared/rollout/types.ts) ;;
+      shared/domain/runtime/index.ts|shared/domain/runtime/go-types.ts|shared/domain/rollout/types.ts) ;;
       *) [ -f "$file" ] && files+=("$file") ;;
     esac
-  done < <(git diff --name-only "$base"...HEAD -- 'shared/runtime/*.ts' 'shared/rollout/*.ts' 'shared/events/*.ts')
+  done < <(git diff --name-only "$base"...HEAD -- 'shared/domain/runtime/*.ts' 'shared/domain/rollout/*.ts' 'shared/domain/hint-event.ts')
   if [ "${#files[@]}" -eq 0 ]; then
     echo "mutation: no domain file changed since $base"
     exit 0

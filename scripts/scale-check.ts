@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startControlPlane } from '../local/control-plane';
-import { Resources } from '../shared/model/resources';
-import { AlreadyExistsError } from '../shared/errors';
+import { Resources } from '../shared/domain/model/resources';
+import { AlreadyExistsError } from '../shared/domain/errors';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import { buildSeedRuntimeSpec } from '../test/runtime/fixtures/seed-runtime';
 

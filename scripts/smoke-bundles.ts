@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { toSqsEvent } from '../local/bus/sqs';
-import { WebhookMessage } from '../shared/admission/webhook-request';
+import { WebhookMessage } from '../shared/use-cases/admission/webhook-request';
 import { REPOSITORY_ROOT, buildFunctions, listFunctionEntries } from './build';
 
 /** The cluster every smoke event names; it is registered nowhere. */

@@ -10,9 +10,9 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../infra/paths';
-import { renderWebhookConfiguration } from '../shared/admission/webhook-configuration';
-import { deriveWebhookToken, frontDoorEntryOf, MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText } from '../shared/admission/webhook-token';
-import { DEFAULT_OME_NAMESPACE } from '../shared/vocabulary';
+import { renderWebhookConfiguration } from '../shared/use-cases/admission/webhook-configuration';
+import { deriveWebhookToken, frontDoorEntryOf, MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText } from '../shared/domain/webhook/webhook-token';
+import { DEFAULT_OME_NAMESPACE } from '../shared/domain/vocabulary';
 
 export const USAGE = `Usage: npm run -s webhook-config -- --cluster ID --url URL [options] < KEY
 

@@ -7,7 +7,7 @@
  */
 import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import type { KubeObject } from '../../shared/ports/cluster';
-import { AlreadyExistsError, NotFoundError } from '../../shared/errors';
+import { AlreadyExistsError, NotFoundError } from '../../shared/domain/errors';
 import type { Command } from '../command';
 import { CliError } from '../errors';
 import { resourceTypeOf } from './cluster-kinds';

@@ -1,6 +1,6 @@
 /** The kinds `admin cluster` installs and removes, by kind name. */
 import type { ResourceType } from '../../shared/ports/cluster';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 
 const RBAC = { group: 'rbac.authorization.k8s.io', version: 'v1' } as const;
 

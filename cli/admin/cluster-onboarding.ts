@@ -5,18 +5,18 @@
  * the webhook with the cluster's URL and token), then writes the record; deregister removes
  * them again.
  */
-import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
-import { deriveWebhookToken, frontDoorEntryOf } from '../../shared/admission/webhook-token';
+import { renderWebhookConfiguration } from '../../shared/use-cases/admission/webhook-configuration';
+import { deriveWebhookToken, frontDoorEntryOf } from '../../shared/domain/webhook/webhook-token';
 import type { FrontDoorStore } from '../../shared/adapters/front-door';
-import type { WebhookFailurePolicy } from '../../shared/admission/webhook-settings';
-import { AlreadyExistsError, NotFoundError } from '../../shared/errors';
+import type { WebhookFailurePolicy } from '../../shared/domain/webhook/webhook-settings';
+import { AlreadyExistsError, NotFoundError } from '../../shared/domain/errors';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
 import type { ClusterCredentials, ClusterMode, ClusterRecord } from '../../shared/ports/store';
 import { CliError } from '../errors';
 import { resourceTypeOf } from './cluster-kinds';
 import type { OnboardingManifests } from './cluster-manifests';
 
-/** How the plane serves the cluster (shared/app/cluster-mode.ts), in the order `--mode` lists them. */
+/** How the plane serves the cluster (shared/domain/cluster-mode.ts), in the order `--mode` lists them. */
 export const CLUSTER_MODES: readonly ClusterMode[] = ['standalone', 'delegate'];
 
 /** The registry record register writes. */

@@ -6,11 +6,11 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 
-import { webhookKeyFromText, MIN_WEBHOOK_KEY_BYTES } from '../../shared/admission/webhook-token';
+import { webhookKeyFromText, MIN_WEBHOOK_KEY_BYTES } from '../../shared/domain/webhook/webhook-token';
 import { createFileFrontDoorStore, createKvsFrontDoorStore, type FrontDoorStore } from '../../shared/adapters/front-door';
-import { forwarderLeaseKey } from '../../shared/forwarder/forwarder-lease';
+import { forwarderLeaseKey } from '../../shared/use-cases/forwarder/forwarder-lease';
 import type { ClusterCredentials, ClusterRecord } from '../../shared/ports/store';
-import { DEFAULT_OME_NAMESPACE } from '../../shared/vocabulary';
+import { DEFAULT_OME_NAMESPACE } from '../../shared/domain/vocabulary';
 import { booleanFlag, stringFlag, type FlagSpec, type ParsedArgs } from '../args';
 import type { AppDeps, Command, Invocation, RegistryOptions } from '../command';
 import { CliError } from '../errors';

@@ -10,11 +10,11 @@ import { booleanFlag, formatFlagHelp, parseArgs, stringFlag, type FlagSpec, type
 import type { CliIO } from '../env';
 import { CliError, CliMessage } from '../errors';
 import { boundCell, formatStructured, formatTable, parseOutputFormat, type OutputFormat } from '../output';
-import { ControlPlaneError } from '../../shared/errors';
-import type { FleetDriftReport } from '../../shared/fleet/fleet-drift';
-import { startSyncWave } from '../../shared/fleet/advance-sync-wave';
-import { DEFAULT_WAVE_ACK_TIMEOUT, describeWaveRuntime, parseWaveRuntime } from '../../shared/fleet/sync-wave';
-import type { SyncWave } from '../../shared/fleet/sync-wave';
+import { ControlPlaneError } from '../../shared/domain/errors';
+import type { FleetDriftReport } from '../../shared/domain/fleet/fleet-drift';
+import { startSyncWave } from '../../shared/use-cases/fleet/advance-sync-wave';
+import { DEFAULT_WAVE_ACK_TIMEOUT, describeWaveRuntime, parseWaveRuntime } from '../../shared/domain/fleet/sync-wave';
+import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import type { ClusterRegistry, FleetStore } from '../../shared/ports/store';
 
 /** What the fleet commands need: the plane's table, through its stores. */

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import type { ClusterRecord } from '../../shared/ports/store';
-import { DEFAULT_REVISION_RETENTION } from '../../shared/runtime/gc';
+import { DEFAULT_REVISION_RETENTION } from '../../shared/domain/runtime/gc';
 import { parseDurationFlag, stringFlag, stringsFlag, type FlagSpec, type ParsedArgs } from '../args';
 import { openClusterRegistry, REGISTRY_FLAGS } from '../admin/cluster';
 import type { Command, Invocation } from '../command';

@@ -5,13 +5,13 @@
  * tests call it directly. A cluster that cannot be read shows its error in its row; the
  * others still show.
  */
-import type { CanaryStatus, Condition, InferenceService } from '../../shared/model';
-import { Resources } from '../../shared/model/resources';
+import type { CanaryStatus, Condition, InferenceService } from '../../shared/domain/model';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject, ResourceType } from '../../shared/ports/cluster';
 import type { ClusterRecord } from '../../shared/ports/store';
-import { canaryEntrypointOf } from '../../shared/rollout/canary';
-import { DEFAULT_REVISION_RETENTION, planRevisionGc } from '../../shared/runtime/gc';
-import { Annotation, ConditionType, ROLLOUT_PAUSED_ANNOTATION, RolloutHoldName } from '../../shared/vocabulary';
+import { canaryEntrypointOf } from '../../shared/domain/rollout/canary';
+import { DEFAULT_REVISION_RETENTION, planRevisionGc } from '../../shared/domain/runtime/gc';
+import { Annotation, ConditionType, ROLLOUT_PAUSED_ANNOTATION, RolloutHoldName } from '../../shared/domain/vocabulary';
 
 /** Rows kept per section, and characters per value: the page stays bounded whatever the fleet holds. */
 export const DASHBOARD_LIMITS = { rowsPerSection: 200, valueChars: 256, pageSize: 500, pagesPerList: 40 } as const;

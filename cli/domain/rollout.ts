@@ -1,11 +1,11 @@
 /**
  * The rollout rules the plugin applies before it sends a repin or promote, expressed with
- * the pure rollout module: digests, topology and drift come from `shared/rollout`.
+ * the pure rollout module: digests, topology and drift come from `shared/domain/rollout`.
  */
-import { isCanaryFinished } from '../../shared/rollout/canary';
-import { declaredKindOf } from '../../shared/rollout/plan';
-import { checkRepinRefusal } from '../../shared/rollout/repin';
-import { Annotation } from '../../shared/vocabulary';
+import { isCanaryFinished } from '../../shared/domain/rollout/canary';
+import { declaredKindOf } from '../../shared/domain/rollout/plan';
+import { checkRepinRefusal } from '../../shared/domain/rollout/repin';
+import { Annotation } from '../../shared/domain/vocabulary';
 import { annotationOf, type InferenceServiceObject } from '../isvc';
 
 export interface RepinRequest {

@@ -1,18 +1,18 @@
 /**
  * Runtime evidence for one InferenceService: the live runtime as defined now, the spec it is
  * meant to run (its pinned revision, or the live one), and how the pin, sync token and
- * RuntimeDrifted condition stand. Hashes and names come from `shared/runtime`.
+ * RuntimeDrifted condition stand. Hashes and names come from `shared/domain/runtime`.
  */
-import { NotFoundError } from '../../shared/errors';
+import { NotFoundError } from '../../shared/domain/errors';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
-import { MAX_INHERITANCE_DEPTH, resolveLiveRuntime, type RuntimeKey, type RuntimeRecord } from '../../shared/runtime/inheritance';
+import { MAX_INHERITANCE_DEPTH, resolveLiveRuntime, type RuntimeKey, type RuntimeRecord } from '../../shared/domain/runtime/inheritance';
 import {
   computeRevisionHash,
   computeRevisionName,
   normalizeRuntimeKind,
   type RevisionSource,
-} from '../../shared/runtime/revision';
-import { Annotation, ConditionType, CREATED_BY_OME, DriftReason, Label, RuntimeKind } from '../../shared/vocabulary';
+} from '../../shared/domain/runtime/revision';
+import { Annotation, ConditionType, CREATED_BY_OME, DriftReason, Label, RuntimeKind } from '../../shared/domain/vocabulary';
 import { annotationOf, findCondition, type InferenceServiceObject } from '../isvc';
 import { ClusterServingRuntimes, ControllerRevisions, ServingRuntimes } from '../resources';
 

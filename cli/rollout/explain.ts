@@ -3,12 +3,12 @@
  * follows it, with READY, DRIFT, HOLD, PHASE, REVISIONS and TRAFFIC. The rows come from
  * the shared rollout rules; this command only reads and prints.
  */
-import type { CanaryStatus } from '../../shared/model';
+import type { CanaryStatus } from '../../shared/domain/model';
 import type { KubeObject } from '../../shared/ports/cluster';
-import { canaryEntrypointOf } from '../../shared/rollout/canary';
-import { buildExplainRows, formatExplainTable, type ObservedGroup } from '../../shared/rollout/explain';
-import type { RolloutPolicySpec, RolloutPolicyView } from '../../shared/rollout/types';
-import { Resources } from '../../shared/model/resources';
+import { canaryEntrypointOf } from '../../shared/domain/rollout/canary';
+import { buildExplainRows, formatExplainTable, type ObservedGroup } from '../../shared/domain/rollout/explain';
+import type { RolloutPolicySpec, RolloutPolicyView } from '../../shared/domain/rollout/types';
+import { Resources } from '../../shared/domain/model/resources';
 import { REPORT_API_VERSION, formatTimestamp } from '../action-result';
 import { withTimeout, type CommandEnv } from '../env';
 import { formatStructured, type OutputFormat } from '../output';

@@ -2,7 +2,7 @@
  * `kubectl ome rollout promote`: passes the manual gate a canary waits at, by setting
  * `ome.io/rollout-promote` to the canary revision.
  */
-import { Annotation } from '../../shared/vocabulary';
+import { Annotation } from '../../shared/domain/vocabulary';
 import { buildActionResult, formatActionResult, ResultMessage } from '../action-result';
 import { evaluatePromote } from '../domain/rollout';
 import type { CommandEnv } from '../env';

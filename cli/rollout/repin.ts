@@ -2,7 +2,7 @@
  * `kubectl ome rollout repin`: asks the controller to move the active run onto the live
  * plan, by setting `ome.io/rollout-repin` to the live plan's digest.
  */
-import { Annotation } from '../../shared/vocabulary';
+import { Annotation } from '../../shared/domain/vocabulary';
 import { buildActionResult, formatActionResult, ResultMessage } from '../action-result';
 import { evaluateRepin } from '../domain/rollout';
 import type { CommandEnv } from '../env';

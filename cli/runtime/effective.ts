@@ -9,7 +9,7 @@ import type { CommandEnv } from '../env';
 import { readRuntimeEvidence } from '../read';
 import { formatStructured, formatTable, type OutputFormat } from '../output';
 import type { InferenceServiceObject } from '../isvc';
-import { resolveDeploymentMode, type ComponentModeFields } from '../../shared/runtime/deployment-mode';
+import { resolveDeploymentMode, type ComponentModeFields } from '../../shared/domain/runtime/deployment-mode';
 
 export interface RuntimeEffectiveOptions {
   name: string;

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 
 import type { KubeObject } from '../../shared/ports/cluster';
-import { Label } from '../../shared/vocabulary';
+import { Label } from '../../shared/domain/vocabulary';
 import { REPORT_API_VERSION, formatTimestamp } from '../action-result';
 import { checkRevision, runtimeFullName, type RuntimeEvidence } from '../domain/runtime';
 import { withTimeout, type CommandEnv } from '../env';

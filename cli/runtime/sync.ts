@@ -4,11 +4,11 @@
  * the pin is managed, has drifted with RevisionMismatch and nothing else is in flight.
  */
 import type { KubeObject } from '../../shared/ports/cluster';
-import { computeRevisionName } from '../../shared/runtime/revision';
-import { previewAnnotationValue } from '../../shared/annotation-value';
-import type { Event as EventObject } from '../../shared/model/core';
-import { Resources } from '../../shared/model/resources';
-import { Annotation, EventReason, RuntimeKind, SyncTokenMessage } from '../../shared/vocabulary';
+import { computeRevisionName } from '../../shared/domain/runtime/revision';
+import { previewAnnotationValue } from '../../shared/domain/annotation-value';
+import type { Event as EventObject } from '../../shared/domain/model/core';
+import { Resources } from '../../shared/domain/model/resources';
+import { Annotation, EventReason, RuntimeKind, SyncTokenMessage } from '../../shared/domain/vocabulary';
 import { buildActionResult, formatActionResult, ResultMessage } from '../action-result';
 import { collectRuntimeEvidence, type RuntimeEvidence } from '../domain/runtime';
 import { DeadlineExceededError, type CommandEnv, type Deadline } from '../env';

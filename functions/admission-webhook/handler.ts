@@ -2,7 +2,7 @@
  * admission-webhook: the clusters' API servers call this function URL with an
  * AdmissionReview at `/clusters/<id>/<token>/validate/<kind>`, through the front door
  * (infra/front-door/), which adds its origin secret; the secret, then the token against
- * the webhook's key, are checked before anything else (shared/admission/webhook-request.ts).
+ * the webhook's key, are checked before anything else (shared/use-cases/admission/webhook-request.ts).
  * Only then is the named cluster's registry record read: for its mode (a delegate cluster's
  * objects are judged by upstream OME's webhooks, so this one allows them) and to look a
  * runtime up.
@@ -11,38 +11,13 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { cacheWebhookKeys, createOriginSecretReader, createWebhookKeyReader, type WebhookKeyReader } from '../../shared/adapters/webhook-key';
-import { createRuntimeLookup } from '../../shared/admission/review-admission';
-import { serveAdmissionRequest, WebhookMessage, type WebhookHttpRequest, type WebhookHttpResponse } from '../../shared/admission/webhook-request';
-import { loadWebhookConfig, WebhookEnv, type WebhookConfig } from '../../shared/admission/webhook-settings';
+import { createRuntimeLookup } from '../../shared/use-cases/admission/review-admission';
+import { serveAdmissionRequest, WebhookMessage, type WebhookHttpRequest, type WebhookHttpResponse } from '../../shared/use-cases/admission/webhook-request';
+import { webhookWiringOf, type WebhookWiring } from '../../shared/app/webhook-wiring';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext } from '../../shared/app/context';
 
 const logger = new Logger({ serviceName: 'admission-webhook' });
-
-interface Wiring {
-  config: WebhookConfig;
-  keys: WebhookKeyReader;
-  originSecret?: () => Promise<Buffer>;
-}
-
-/**
- * Read on the first call and kept. In Lambda the environment never changes; in one local
- * process a new control plane may point the webhook at another key file, which is read then.
- */
-let wiring: { source: string; value: Wiring } | undefined;
-
-function wiringOf(env: Record<string, string | undefined>): Wiring {
-  const source = JSON.stringify(Object.values(WebhookEnv).map((name) => env[name] ?? ''));
-  if (wiring?.source !== source) {
-    const config = loadWebhookConfig(env);
-    const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
-    const keys = cacheWebhookKeys(createWebhookKeyReader(config.key, region));
-    const originSecret = config.origin ? cacheWebhookKeys(createOriginSecretReader(config.origin, region)) : undefined;
-    wiring = { source, value: { config, keys, ...(originSecret ? { originSecret } : {}) } };
-  }
-  return wiring.value;
-}
 
 /**
  * Answers one request without Lambda types; the local control plane serves the same
@@ -58,9 +33,9 @@ export async function serveAdmissionHttp(
     logger.error(message, { error: error instanceof Error ? error.message : String(error) });
     return { statusCode: 503, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: WebhookMessage.unavailable }) };
   };
-  let current: Wiring;
+  let current: WebhookWiring;
   try {
-    current = wiringOf(options.env ?? process.env);
+    current = webhookWiringOf(options.env ?? process.env);
   } catch (error) {
     return unavailable('admission webhook misconfigured', error);
   }

@@ -6,16 +6,13 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { runAsSweep } from '../../shared/app/context';
+import { lazyEventPublisher } from '../../shared/app/event-publisher';
 import { createHintHandler } from '../../shared/app/hint-handler';
-import { reportDelegatedRuntimeChange } from '../../shared/delegate';
-import { UnavailableError } from '../../shared/errors';
-import { HINT_EVENT_SOURCE, HintDetailType } from '../../shared/events/hint-event';
-import { checkRuntimeDrift, createPinningDeps } from '../../shared/pinning';
-import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
-import { metricsBindingReader } from '../../shared/rollout-runs/analysis-wiring';
+import { pinningDepsOf, republishHint } from '../../shared/app/pinning-deps';
+import { reportDelegatedRuntimeChange } from '../../shared/use-cases/delegate';
+import { checkRuntimeDrift } from '../../shared/use-cases/pinning';
 
 const publisherOf = lazyEventPublisher(new Logger({ serviceName: 'drift-check' }));
 
@@ -30,15 +27,10 @@ export const handler = createHintHandler(
       ...(typeof hint.continuation === 'number' ? { continuation: hint.continuation } : {}),
     };
     // A fan-out out of time publishes the same hint again, carrying its continuation's version.
-    const continueLater = async (next: { continuation?: number }): Promise<void> => {
-      const result = await publisherOf(invocation.app.config).publish([
-        { source: HINT_EVENT_SOURCE, detailType: HintDetailType.objectChanged, detail: { ...hint, ...(next.continuation === undefined ? {} : { continuation: next.continuation }) } },
-      ]);
-      if (result.published !== 1) throw new UnavailableError(`drift check: the continuation hint of ${hint.kind} ${hint.name} was not published`);
-    };
+    const continueLater = republishHint(invocation, () => publisherOf(invocation.app.config));
     return forClusterMode(invocation.cluster, {
       standalone: async () => {
-        const deps = { ...createPinningDeps(invocation, rolloutAwareWorkloadWriter(invocation.app.clock, metricsBindingReader(invocation.cluster, invocation.app.config.prometheusAddress))), continuations: invocation.app.stores.continuations, continueLater };
+        const deps = { ...pinningDepsOf(invocation), continuations: invocation.app.stores.continuations, continueLater };
         // A sweep: its cluster requests yield to user work (docs/decisions.md).
         const report = await runAsSweep(() => checkRuntimeDrift(deps, trigger));
         metrics.addMetric('DriftStatusWrites', MetricUnit.Count, report.statusWrites);

@@ -13,13 +13,13 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
-import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
+import { lazyEventPublisher } from '../../shared/app/event-publisher';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
-import { InvalidInputError } from '../../shared/errors';
-import { recordingLogger, runForwarderFor, runForwarderShardOnce } from '../../shared/forwarder';
-import type { ForwarderStats } from '../../shared/forwarder';
+import { recordingLogger, runForwarderFor, runForwarderShardOnce } from '../../shared/use-cases/forwarder';
+import type { ForwarderStats } from '../../shared/use-cases/forwarder';
 import { publishMetrics } from '../../shared/app/publish-metrics';
+import { forwarderShardOf } from '../../shared/app/forwarder-shard';
 
 const SERVICE = 'forward-watch-events';
 /** Left for Lambda after the run: logs, metrics and the response. */
@@ -71,17 +71,6 @@ async function forwardCluster(app: AppContext, clusterId: string, budgetMs: numb
   }
 }
 
-/** The schedule's shard index; absent only when there is a single shard. */
-function shardOf(event: ForwarderEvent | undefined, shardCount: number): number {
-  const raw = event?.shard;
-  if (raw === undefined) {
-    if (shardCount === 1) return 0;
-    throw new InvalidInputError(`the forwarder runs in ${shardCount} shards (FORWARDER_SHARDS); the event must name one as {"shard": 0..${shardCount - 1}}`);
-  }
-  if (typeof raw !== 'number') throw new InvalidInputError(`"shard" must be a number (got ${JSON.stringify(raw)})`);
-  return raw;
-}
-
 /** One line per metric: a single metric is published as soon as its value is added. */
 function addShardMetric(shard: number | undefined, name: string, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number): void {
   const metric = metrics.singleMetric();
@@ -112,7 +101,7 @@ async function forward(event: ForwarderEvent | undefined, context: Context): Pro
     return { clusters: stats ? [stats] : [] };
   }
   const shardCount = app.config.forwarderShards ?? 1;
-  const shard = shardOf(event, shardCount);
+  const shard = forwarderShardOf(event, shardCount);
   const run = await runForwarderShardOnce({
     shard,
     shardCount,

@@ -7,10 +7,9 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
-import { reportDelegatedInferenceService } from '../../shared/delegate';
-import { createPinningDeps, pinInferenceService } from '../../shared/pinning';
-import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
-import { metricsBindingReader } from '../../shared/rollout-runs/analysis-wiring';
+import { reportDelegatedInferenceService } from '../../shared/use-cases/delegate';
+import { pinningDepsOf } from '../../shared/app/pinning-deps';
+import { pinInferenceService } from '../../shared/use-cases/pinning';
 
 export const handler = createHintHandler(
   async (invocation) => {
@@ -18,7 +17,7 @@ export const handler = createHintHandler(
     const target = { namespace: hint.namespace ?? '', name: hint.name, uid: hint.uid };
     return forClusterMode(invocation.cluster, {
       standalone: async () => {
-        const deps = createPinningDeps(invocation, rolloutAwareWorkloadWriter(invocation.app.clock, metricsBindingReader(invocation.cluster, invocation.app.config.prometheusAddress)));
+        const deps = pinningDepsOf(invocation);
         const result = await pinInferenceService(deps, target);
         if (result.statusWritten) metrics.addMetric('PinStatusWrites', MetricUnit.Count, 1);
         if (result.tokenApplied !== undefined) metrics.addMetric('RuntimeSyncApplied', MetricUnit.Count, 1);

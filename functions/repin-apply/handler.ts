@@ -6,9 +6,9 @@
  */
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
-import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
-import { createRepinMetrics, handleRepinApplyHint } from '../../shared/rollout-runs';
-import { prometheusAnalysisWiring } from '../../shared/rollout-runs/analysis-wiring';
+import { DELEGATED, reportDelegatedInferenceService } from '../../shared/use-cases/delegate';
+import { createRepinMetrics, handleRepinApplyHint } from '../../shared/app/rollout-hints';
+import { prometheusAnalysisWiring } from '../../shared/app/analysis-wiring';
 
 export const handler = createHintHandler(
   async (invocation) => {

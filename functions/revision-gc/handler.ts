@@ -12,7 +12,7 @@ import type { Context, SQSEvent } from 'aws-lambda';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { createHintHandler } from '../../shared/app/hint-handler';
-import { sweepClusters, type ClusterSweepOutcome } from '../../shared/revision-gc/sweep-clusters';
+import { sweepClusters, type ClusterSweepOutcome } from '../../shared/use-cases/revision-gc/sweep-clusters';
 import { publishMetrics } from '../../shared/app/publish-metrics';
 
 const SERVICE = 'revision-gc';

@@ -2,7 +2,7 @@
  * rollout-run: advances rollout runs on InferenceService changes and on readiness changes
  * of the Deployments we render (hints from its queue), and sweeps every active run once a
  * minute for timed pauses and analysis samples (its schedule). Analysis steps sample the
- * cluster's Prometheus (see shared/rollout-runs/analysis-wiring.ts). In a delegate cluster
+ * cluster's Prometheus (see shared/app/analysis-wiring.ts). In a delegate cluster
  * upstream OME runs the rollouts and their analysis: a hint reports its run and hold,
  * nothing samples, and the sweep passes the cluster by.
  */
@@ -10,14 +10,14 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { lazyEventPublisher } from '../../shared/adapters/eventbridge/publisher';
+import { lazyEventPublisher } from '../../shared/app/event-publisher';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
-import { metricsFenceOf } from '../../shared/config';
-import { DELEGATED, reportDelegatedInferenceService } from '../../shared/delegate';
-import { handleRolloutRunHint, sweepRolloutRuns } from '../../shared/rollout-runs';
-import { prometheusAnalysisWiring, wiringPerInvocation } from '../../shared/rollout-runs/analysis-wiring';
+import { metricsFenceOf } from '../../shared/app/config';
+import { DELEGATED, reportDelegatedInferenceService } from '../../shared/use-cases/delegate';
+import { handleRolloutRunHint, sweepRolloutRuns } from '../../shared/app/rollout-hints';
+import { prometheusAnalysisWiring, wiringPerInvocation } from '../../shared/app/analysis-wiring';
 
 const SERVICE_NAME = 'rollout-run';
 const logger = new Logger({ serviceName: SERVICE_NAME });

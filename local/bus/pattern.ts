@@ -17,7 +17,7 @@
  *
  * Pure module; no I/O.
  */
-import { InvalidInputError } from '../../shared/errors.js';
+import { InvalidInputError } from '../../shared/domain/errors.js';
 
 export type PatternValue = string | number | boolean | null;
 export type PatternFilter = PatternValue | Record<string, unknown>;

@@ -11,7 +11,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
-import { InvalidInputError } from '../../shared/errors.js';
+import { InvalidInputError } from '../../shared/domain/errors.js';
 import { validatePattern } from './pattern.js';
 import type { EventPattern } from './pattern.js';
 

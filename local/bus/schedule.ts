@@ -3,7 +3,7 @@
  * `cron(minutes hours day-of-month month day-of-week year)` in UTC, with `*`, `?`, lists,
  * ranges, steps and month/day names. `L`, `W` and `#` are not supported and are rejected.
  */
-import { InvalidInputError } from '../../shared/errors.js';
+import { InvalidInputError } from '../../shared/domain/errors.js';
 
 export type Schedule = { kind: 'rate'; periodMs: number } | { kind: 'cron'; fields: CronFields };
 

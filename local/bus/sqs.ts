@@ -6,7 +6,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
-import type { EventBridgeEnvelope } from '../../shared/events/hint-event.js';
+import type { EventBridgeEnvelope } from '../../shared/domain/hint-event.js';
 
 export interface SqsMessageView {
   messageId: string;

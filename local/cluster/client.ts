@@ -13,7 +13,7 @@ import {
   NotFoundError,
   ThrottledError,
   UnavailableError,
-} from '../../shared/errors';
+} from '../../shared/domain/errors';
 import type {
   ClusterClient,
   DeleteOptions,

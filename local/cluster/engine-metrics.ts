@@ -17,8 +17,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CANARY_ROLE, readyReplicasOf, revisionOf, ROLLOUT_ROLE_LABEL, type Deployment } from '../../shared/rollout-runs/workloads';
-import { WorkloadLabel } from '../../shared/vocabulary';
+import { CANARY_ROLE, readyReplicasOf, revisionOf, ROLLOUT_ROLE_LABEL, type Deployment } from '../../shared/use-cases/rollout-runs/workloads';
+import { WorkloadLabel } from '../../shared/domain/vocabulary';
 import type { KubeObject } from './registry';
 
 /** Annotations on an InferenceService that change what its simulated pods report. */

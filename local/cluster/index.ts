@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { FUNCTION_SERVICE_ACCOUNTS, isAccessManifest, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
 import type { ClusterClient } from '../../shared/ports/cluster';
-import { DEFAULT_OME_NAMESPACE } from '../../shared/vocabulary';
+import { DEFAULT_OME_NAMESPACE } from '../../shared/domain/vocabulary';
 import { AccessControl, type AccessRecord } from './access';
 import { ClusterApi, type PruneRecord } from './api';
 import { bootstrapPolicy } from './bootstrap-policy';

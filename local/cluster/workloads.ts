@@ -3,8 +3,17 @@
  * Deployment's status shows every desired replica updated, ready and available for
  * its current generation, so rollouts progress on a cluster without nodes.
  */
-import type { ClusterApi } from './api';
 import { storageKey, type KubeObject, type ResourceDef } from './registry';
+import type { ObjectStore } from './store';
+
+/**
+ * What the simulator needs of the API server (ClusterApi, which starts it): the stored
+ * objects, and a status write made as the server's own controllers make theirs.
+ */
+export interface DeploymentStatusWriter {
+  readonly store: Pick<ObjectStore, 'get'>;
+  update(def: ResourceDef, namespace: string | undefined, name: string, body: unknown, subresource: string, options: { internal: boolean }): Promise<unknown>;
+}
 
 function record(value: unknown): Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
@@ -50,7 +59,7 @@ export class DeploymentSimulator {
   private stopped = false;
 
   constructor(
-    private readonly api: ClusterApi,
+    private readonly api: DeploymentStatusWriter,
     private readonly delayMs: number,
   ) {}
 

@@ -9,7 +9,7 @@
  * this evaluator cannot judge never grants anything by accident.
  */
 
-import { InvalidInputError } from '../../shared/errors';
+import { InvalidInputError } from '../../shared/domain/errors';
 
 export type Effect = 'Allow' | 'Deny';
 

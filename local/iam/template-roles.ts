@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { InvalidInputError } from '../../shared/errors';
+import { InvalidInputError } from '../../shared/domain/errors';
 import type { PolicyStatement } from './policy';
 
 export interface TemplateScope {

@@ -17,10 +17,10 @@
  * function's ServiceAccount).
  */
 import type { AccessRecord, RequestCounts } from '../../local/cluster';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
-import { buildControllerRevision } from '../../shared/runtime/revision';
-import { Annotation, Label, RuntimeKind } from '../../shared/vocabulary';
+import { buildControllerRevision } from '../../shared/domain/runtime/revision';
+import { Annotation, Label, RuntimeKind } from '../../shared/domain/vocabulary';
 
 export const FAN_OUT_RUNTIME = 'sim-fanout';
 const FAN_OUT_PREFIX = 'fan-';

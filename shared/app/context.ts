@@ -15,23 +15,18 @@ import type { RequestPriority } from '../adapters/kubernetes/rate-limit';
 import type { ClusterConnection, ResolvedCredentials } from '../adapters/kubernetes/connection';
 import { connectionFromRecord } from '../adapters/kubernetes/record-connection';
 import type { ConnectionPolicy } from '../adapters/kubernetes/record-connection';
-import type { ControlPlaneConfig } from '../config';
-import { loadConfig } from '../config';
-import { NotFoundError } from '../errors';
+import type { ControlPlaneConfig } from './config';
+import { loadConfig } from './config';
+import { NotFoundError } from '../domain/errors';
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../ports/clock';
-import type { ClusterClient } from '../ports/cluster';
-import type { ClusterMode, ClusterRecord, Stores } from '../ports/store';
-import { clusterModeOf } from './cluster-mode';
+import type { ClusterRecord, Stores } from '../ports/store';
+import { clusterModeOf } from '../domain/cluster-mode';
+import type { AppContext, ClusterHandle } from '../ports/app-context';
+import { isSweeping } from '../use-cases/sweep-priority';
 
-export interface ClusterHandle {
-  id: string;
-  client: ClusterClient;
-  /** OME's namespace in this cluster, where revisions live. */
-  omeNamespace: string;
-  /** Whether the plane controls the cluster or works beside upstream's controller (cluster-mode.ts). */
-  mode: ClusterMode;
-}
+export type { AppContext, ClusterHandle } from '../ports/app-context';
+export { runAsSweep } from '../use-cases/sweep-priority';
 
 /** Turns a secret or EKS cluster record into a usable credential for one function; kubeconfig records need none. */
 export interface CredentialResolver {
@@ -75,34 +70,13 @@ export function runWithinInvocation<T>(context: InvocationClock, work: () => T):
   return invocation.run(context, work);
 }
 
-/**
- * Work that sweeps (a drift fan-out, a GC sweep) rather than answers a user's request: its
- * cluster requests yield to user work in the cluster's rate limit (docs/decisions.md).
- */
-const sweeping = new AsyncLocalStorage<true>();
-
-/** Runs `work` as a sweep: its cluster requests take rate-limit tokens only after user work's. */
-export function runAsSweep<T>(work: () => T): T {
-  return sweeping.run(true, work);
-}
-
-/** The priority of the work running now. */
+/** The priority of the work running now: a sweep's requests yield to user work's. */
 export function currentPriority(): RequestPriority {
-  return sweeping.getStore() === true ? 'sweep' : 'user';
+  return isSweeping() ? 'sweep' : 'user';
 }
 
 function invocationRemainingMs(): number | undefined {
   return invocation.getStore()?.getRemainingTimeInMillis();
-}
-
-export interface AppContext {
-  config: ControlPlaneConfig;
-  clock: Clock;
-  stores: Stores;
-  /** The mode of a registered cluster, read from its record; NotFoundError or ClusterModeError as `cluster`. */
-  clusterMode(clusterId: string): Promise<ClusterMode>;
-  /** The client for a registered cluster; NotFoundError for an unknown id, ClusterModeError for a record without a mode. */
-  cluster(clusterId: string): Promise<ClusterHandle>;
 }
 
 export interface AppContextOptions {

@@ -25,16 +25,16 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { createSqsHintRequeue } from '../adapters/sqs/hint-requeue';
-import { isRetryable } from '../errors';
-import { readHintDetail } from '../events/hint-event';
-import type { HintDetail } from '../events/hint-event';
+import { isRetryable } from '../domain/errors';
+import { readHintDetail } from '../domain/hint-event';
+import type { HintDetail } from '../domain/hint-event';
 import { systemClock } from '../ports/clock';
 import type { Clock } from '../ports/clock';
 import type { RequeueHint } from '../ports/hint-queue';
 import type { AppContext, ClusterHandle } from './context';
 import { getAppContext, runWithinInvocation } from './context';
 import { publishMetrics } from './publish-metrics';
-import { LeaseBusyError } from './reconcile';
+import { LeaseBusyError } from '../use-cases/reconcile-under-lease';
 
 /**
  * A hint whose lease was held comes back after the lease's remaining time plus up to

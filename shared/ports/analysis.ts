@@ -5,8 +5,8 @@
  * metrics source exists, plans with analysis steps park at run open (RolloutPlanReady
  * False/ProviderUnbound).
  */
-import type { AnalysisVerdict } from '../rollout/analysis';
-import type { AnalysisPrometheus, RolloutAnalysis } from '../rollout/types';
+import type { AnalysisVerdict } from '../domain/rollout/analysis';
+import type { AnalysisPrometheus, RolloutAnalysis } from '../domain/rollout/types';
 
 export interface AnalysisSampleRequest {
   readonly namespace: string;

@@ -1,42 +1,14 @@
 /**
  * The narrow view of a Kubernetes API server that use-cases depend on. The adapter over
  * `@kubernetes/client-node` implements it for real clusters and the embedded one; unit
- * tests use the in-memory fake. Every failure is a typed error from `shared/errors.ts`
+ * tests use the in-memory fake. Every failure is a typed error from `shared/domain/errors.ts`
  * (NotFoundError, ConflictError, AlreadyExistsError, ThrottledError, UnavailableError,
  * ExpiredError, InvalidInputError for 400/422).
  */
 
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  generateName?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>;
-}
+import type { KubeObject, ResourceType, WatchEventType } from '../domain/model/kube-object';
 
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  [field: string]: unknown;
-}
-
-/** Where a kind is served: enough to build its REST path. */
-export interface ResourceType {
-  /** '' for the core group. */
-  group: string;
-  version: string;
-  /** Lower-case plural used in paths, e.g. `inferenceservices`. */
-  plural: string;
-  kind: string;
-  namespaced: boolean;
-}
+export type { KubeObject, ObjectMeta, ResourceType, WatchEventType } from '../domain/model/kube-object';
 
 export interface ListOptions {
   namespace?: string;
@@ -71,7 +43,6 @@ export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
 }
 
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
 
 export interface WatchEvent<T extends KubeObject = KubeObject> {
   type: WatchEventType;

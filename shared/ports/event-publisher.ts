@@ -5,7 +5,7 @@
  * failing after the retries), so the forwarder only advances its checkpoint past what
  * was published or deliberately skipped.
  */
-import type { HintEvent } from '../events/hint-event.js';
+import type { HintEvent } from '../domain/hint-event.js';
 
 export interface SkippedEvent {
   event: HintEvent;

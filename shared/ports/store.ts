@@ -4,8 +4,11 @@
  * implementation and the DynamoDB one pass the same contract suite.
  */
 import { createHash } from 'node:crypto';
-import type { FleetDriftReport } from '../fleet/fleet-drift';
-import type { SyncWave } from '../fleet/sync-wave';
+import type { FleetDriftReport } from '../domain/fleet/fleet-drift';
+import type { SyncWave } from '../domain/fleet/sync-wave';
+import type { ClusterMode } from '../domain/cluster-mode';
+
+export type { ClusterMode } from '../domain/cluster-mode';
 
 export interface Lease {
   key: string;
@@ -137,12 +140,6 @@ export type ClusterCredentials =
   | { kind: 'secret'; secretArn?: string }
   | { kind: 'eks'; clusterName: string; region: string };
 
-/**
- * Who controls the cluster's OME objects (shared/app/cluster-mode.ts): `standalone`, the
- * plane (no OME controller runs there); `delegate`, upstream OME's own controller, beside
- * which the plane only pulls upstream's levers and reads its status.
- */
-export type ClusterMode = 'standalone' | 'delegate';
 
 export interface ClusterRecord {
   id: string;

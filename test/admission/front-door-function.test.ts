@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadViewerRequestFunction } from '../../local/front-door';
-import { deriveWebhookToken, frontDoorEntryOf } from '../../shared/admission/webhook-token';
+import { deriveWebhookToken, frontDoorEntryOf } from '../../shared/domain/webhook/webhook-token';
 
 const KEY = Buffer.alloc(32, 7);
 const TOKEN = deriveWebhookToken(KEY, 'prod-eu-1');

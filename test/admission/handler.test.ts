@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handler, serveAdmissionHttp } from '../../functions/admission-webhook/handler';
-import { WebhookMessage } from '../../shared/admission/webhook-request';
-import { WebhookEnv } from '../../shared/admission/webhook-settings';
-import { deriveWebhookToken } from '../../shared/admission/webhook-token';
+import { WebhookMessage } from '../../shared/use-cases/admission/webhook-request';
+import { WebhookEnv } from '../../shared/domain/webhook/webhook-settings';
+import { deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import type { ClusterConnector } from '../../shared/app/context';
-import { loadConfig } from '../../shared/config';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { loadConfig } from '../../shared/app/config';
+import { createMemoryStores } from '../../shared/adapters/memory';
 
 const KEY = 'handler-test-key-with-at-least-thirty-two-bytes';
 const context = { functionName: 'admission-webhook', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;

@@ -9,9 +9,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOCAL_ORIGIN_SECRET_FILE, LOCAL_WEBHOOK_KEY_FILE } from '../../local/webhook-key';
-import { WebhookMessage } from '../../shared/admission/webhook-request';
-import { deriveWebhookToken, ORIGIN_SECRET_HEADER } from '../../shared/admission/webhook-token';
-import { WebhookName } from '../../shared/vocabulary';
+import { WebhookMessage } from '../../shared/use-cases/admission/webhook-request';
+import { deriveWebhookToken, ORIGIN_SECRET_HEADER } from '../../shared/domain/webhook/webhook-token';
+import { WebhookName } from '../../shared/domain/vocabulary';
 import { ISVC, NS, START_TIMEOUT_MS, kubectl, seedManifests, startObservedControlPlane, type ObservedControlPlane } from '../control-plane/support';
 import { ON_SERVER } from '../support/test-cluster';
 

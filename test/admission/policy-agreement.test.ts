@@ -1,6 +1,6 @@
 /**
  * The admission check that needs no lookup, held twice: by the webhook
- * (shared/admission/review-admission.ts) and by the ValidatingAdmissionPolicy of
+ * (shared/use-cases/admission/review-admission.ts) and by the ValidatingAdmissionPolicy of
  * infra/k8s/policy-admission-checks.yaml, as the embedded server evaluates it. The same
  * request goes to both: each is admitted by both or refused by both, with the webhook's
  * words; what the policy leaves to the webhook (a lookup, the rollout shapes, the revision
@@ -18,8 +18,8 @@ import { builtinResources } from '../../local/cluster/builtins';
 import { resourcesFromCrd } from '../../local/cluster/crds';
 import { parseManifests } from '../../local/cluster/manifests';
 import type { KubeObject, ResourceDef } from '../../local/cluster/registry';
-import { reviewAdmissionRequest, type RuntimeLookup } from '../../shared/admission/review-admission';
-import { REVISION_REQUIRES_PINNING_MESSAGE } from '../../shared/vocabulary';
+import { reviewAdmissionRequest, type RuntimeLookup } from '../../shared/use-cases/admission/review-admission';
+import { REVISION_REQUIRES_PINNING_MESSAGE } from '../../shared/domain/vocabulary';
 
 const file = join(CLUSTER_MANIFEST_DIRECTORY, 'policy-admission-checks.yaml');
 const manifests = parseManifests(readFileSync(file, 'utf8'), file);

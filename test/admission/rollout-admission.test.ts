@@ -5,8 +5,8 @@
  * being deleted is admitted.
  */
 import { describe, expect, it } from 'vitest';
-import { reviewAdmission } from '../../shared/admission/review-admission';
-import { checkCanaryPlan, checkRolloutShape } from '../../shared/rollout/admission';
+import { reviewAdmission } from '../../shared/use-cases/admission/review-admission';
+import { checkCanaryPlan, checkRolloutShape } from '../../shared/domain/rollout/admission';
 
 type Json = Record<string, unknown>;
 

@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { runWebhookConfigCommand, USAGE } from '../../scripts/webhook-config';
-import { parseWebhookPath, deriveWebhookToken } from '../../shared/admission/webhook-token';
-import { WebhookName } from '../../shared/vocabulary';
+import { parseWebhookPath, deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
+import { WebhookName } from '../../shared/domain/vocabulary';
 
 const KEY = 'webhook-config-key-0123456789abcdefghijklmnop';
 const BASE = 'https://abc123.lambda-url.eu-west-1.on.aws';

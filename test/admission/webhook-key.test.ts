@@ -7,8 +7,8 @@ import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient 
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { cacheWebhookKeys, createSecretsManagerWebhookKeyReader } from '../../shared/adapters/webhook-key';
-import { loadWebhookConfig } from '../../shared/admission/webhook-settings';
-import { InvalidInputError, NotFoundError } from '../../shared/errors';
+import { loadWebhookConfig } from '../../shared/domain/webhook/webhook-settings';
+import { InvalidInputError, NotFoundError } from '../../shared/domain/errors';
 
 const secrets = mockClient(SecretsManagerClient);
 const SECRET = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ome-pinning/prod/admission-webhook-key-AbCdEf';

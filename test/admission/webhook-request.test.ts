@@ -4,10 +4,10 @@
  * holds; a review that cannot finish in its budget is answered as the failure policy says.
  */
 import { describe, expect, it } from 'vitest';
-import type { RuntimeLookup } from '../../shared/admission/review-admission';
-import { computeTimeBudgetMs, serveAdmissionRequest, WebhookMessage, type DeadlineTimer, type WebhookHttpRequest, type WebhookRequestDeps } from '../../shared/admission/webhook-request';
-import { MAX_REVIEW_BYTES, type WebhookSettings } from '../../shared/admission/webhook-settings';
-import { deriveWebhookToken, ORIGIN_SECRET_HEADER, webhookUrlOf, type WebhookKeys } from '../../shared/admission/webhook-token';
+import type { RuntimeLookup } from '../../shared/use-cases/admission/review-admission';
+import { computeTimeBudgetMs, serveAdmissionRequest, WebhookMessage, type DeadlineTimer, type WebhookHttpRequest, type WebhookRequestDeps } from '../../shared/use-cases/admission/webhook-request';
+import { MAX_REVIEW_BYTES, type WebhookSettings } from '../../shared/domain/webhook/webhook-settings';
+import { deriveWebhookToken, ORIGIN_SECRET_HEADER, webhookUrlOf, type WebhookKeys } from '../../shared/domain/webhook/webhook-token';
 
 const KEY = Buffer.from('a-local-test-key-of-forty-eight-characters-long!');
 const OLD_KEY = Buffer.from('the-key-before-the-rotation-also-forty-eight-ch!');

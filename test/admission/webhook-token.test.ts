@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { deriveWebhookToken, parseWebhookPath, verifyWebhookToken, webhookUrlOf, WebhookRoute } from '../../shared/admission/webhook-token';
+import { deriveWebhookToken, parseWebhookPath, verifyWebhookToken, webhookUrlOf, WebhookRoute } from '../../shared/domain/webhook/webhook-token';
 
 const KEY = Buffer.from('k'.repeat(48));
 const OLD_KEY = Buffer.from('o'.repeat(48));

@@ -8,9 +8,9 @@
  */
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Resources } from '../../shared/model/resources';
-import { buildControllerRevision } from '../../shared/runtime/revision';
-import { RuntimeKind } from '../../shared/vocabulary';
+import { Resources } from '../../shared/domain/model/resources';
+import { buildControllerRevision } from '../../shared/domain/runtime/revision';
+import { RuntimeKind } from '../../shared/domain/vocabulary';
 import { KubectlHarness } from '../cluster/support';
 import { ON_SERVER, startTestCluster, type TestCluster } from '../support/test-cluster';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { clusterMetricsConfigReader, clusterSecretReader, ConfigMaps, createPrometheusExecutor, Secrets } from '../../shared/adapters/prometheus';
-import { metricsBinding } from '../../shared/analysis/metrics-config';
-import { NotFoundError } from '../../shared/errors';
+import { metricsBinding } from '../../shared/domain/analysis/metrics-config';
+import { NotFoundError } from '../../shared/domain/errors';
 import type { KubeObject } from '../../shared/ports/cluster';
 import { startHttpPeer, vectorAnswer, viaTls, type HttpPeer } from '../support/http-peer';
 

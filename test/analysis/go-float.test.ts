@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatGoFloat, parseGoFloat } from '../../shared/analysis/go-float';
+import { formatGoFloat, parseGoFloat } from '../../shared/domain/analysis/go-float';
 
 describe('Function: formatGoFloat', () => {
   // Expected texts are C's %g (identical to Go's FormatFloat 'g' with precision 6).

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { judgeMetric, judgeSample, setupFailureSample, templateErrorReading, worstValue } from '../../shared/analysis/judge';
-import type { QueryReading } from '../../shared/analysis/query-result';
-import { QueryTemplateError } from '../../shared/analysis/template';
-import type { AnalysisMetric, AnalysisMetricResult, ComparisonOperator } from '../../shared/rollout/types';
+import { judgeMetric, judgeSample, setupFailureSample, templateErrorReading, worstValue } from '../../shared/domain/analysis/judge';
+import type { QueryReading } from '../../shared/domain/analysis/query-result';
+import { QueryTemplateError } from '../../shared/domain/analysis/template';
+import type { AnalysisMetric, AnalysisMetricResult, ComparisonOperator } from '../../shared/domain/rollout/types';
 
 const at = '2026-12-01T20:00:00Z';
 const metric = (operator: ComparisonOperator, threshold = '0.05'): AnalysisMetric => ({ name: 'err', query: 'q', operator, threshold });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { metricsBinding, parseMetricsConfig, resolveMetricsSource, type MetricsConfig } from '../../shared/analysis/metrics-config';
-import type { AnalysisPrometheus } from '../../shared/rollout/types';
+import { metricsBinding, parseMetricsConfig, resolveMetricsSource, type MetricsConfig } from '../../shared/domain/analysis/metrics-config';
+import type { AnalysisPrometheus } from '../../shared/domain/rollout/types';
 
 const bindings = JSON.stringify({
   'cluster-prometheus': {

@@ -8,9 +8,9 @@ import {
   type FenceCandidate,
   type MetricsFence,
   type SourceAllowlist,
-} from '../../shared/analysis/network-fence';
-import { loadConfig, metricsFenceOf } from '../../shared/config';
-import { InvalidInputError } from '../../shared/errors';
+} from '../../shared/domain/analysis/network-fence';
+import { loadConfig, metricsFenceOf } from '../../shared/app/config';
+import { InvalidInputError } from '../../shared/domain/errors';
 
 describe('Function: classifyAddress', () => {
   it.each<[string, AddressClass]>([

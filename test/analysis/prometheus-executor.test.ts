@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrometheusExecutor, type PrometheusExecutorDeps } from '../../shared/adapters/prometheus/executor';
-import { parseMetricsConfig, type MetricsConfig } from '../../shared/analysis/metrics-config';
-import { NotFoundError } from '../../shared/errors';
+import { parseMetricsConfig, type MetricsConfig } from '../../shared/domain/analysis/metrics-config';
+import { NotFoundError } from '../../shared/domain/errors';
 import type { AnalysisSampleRequest } from '../../shared/ports/analysis';
-import type { AnalysisMetric, AnalysisPrometheus, ComparisonOperator } from '../../shared/rollout/types';
-import type { MetricsFence } from '../../shared/analysis/network-fence';
+import type { AnalysisMetric, AnalysisPrometheus, ComparisonOperator } from '../../shared/domain/rollout/types';
+import type { MetricsFence } from '../../shared/domain/analysis/network-fence';
 import { json, startHttpPeer, vectorAnswer, viaTls, type HttpPeer } from '../support/http-peer';
 import { freePort, startTestPrometheus, type TestPrometheus } from '../support/test-prometheus';
 

@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createPrometheusExecutor, type PrometheusExecutorDeps } from '../../shared/adapters/prometheus/executor';
 import type { LookupAllFn } from '../../shared/adapters/prometheus/pinned-fetch';
-import { parseMetricsConfig, type MetricsConfig } from '../../shared/analysis/metrics-config';
-import type { MetricsFence } from '../../shared/analysis/network-fence';
+import { parseMetricsConfig, type MetricsConfig } from '../../shared/domain/analysis/metrics-config';
+import type { MetricsFence } from '../../shared/domain/analysis/network-fence';
 import type { AnalysisSampleRequest } from '../../shared/ports/analysis';
-import type { AnalysisPrometheus } from '../../shared/rollout/types';
+import type { AnalysisPrometheus } from '../../shared/domain/rollout/types';
 import { startHttpPeer, vectorAnswer, viaTls, type HttpPeer } from '../support/http-peer';
 
 const now = new Date('2026-12-01T20:00:00Z');

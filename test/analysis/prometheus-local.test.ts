@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulationAnnotation, startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { findPrometheusBinary, startPrometheus, type LocalPrometheus } from '../../local/prometheus';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
-import { renderCanaryDeployment, withWorkloadRevision, WORKLOAD_REVISION_ANNOTATION, type Deployment } from '../../shared/rollout-runs/workloads';
-import { renderEngineDeployment } from '../../shared/runtime/workload';
+import { renderCanaryDeployment, withWorkloadRevision, WORKLOAD_REVISION_ANNOTATION, type Deployment } from '../../shared/use-cases/rollout-runs/workloads';
+import { renderEngineDeployment } from '../../shared/domain/runtime/workload';
 
 const NAMESPACE = 'prod';
 const ISVC = 'chat';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQueryResponse, type QueryReading } from '../../shared/analysis/query-result';
+import { parseQueryResponse, type QueryReading } from '../../shared/domain/analysis/query-result';
 
 const ok = (data: unknown) => JSON.stringify({ status: 'success', data });
 const vector = (...values: string[]) => ok({ resultType: 'vector', result: values.map((value, i) => ({ metric: { pod: `p${i}` }, value: [1700000000, value] })) });

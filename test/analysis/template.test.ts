@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { perRevisionServiceName, QueryTemplateError, renderQuery, type QueryTemplateVars } from '../../shared/analysis/template';
+import { perRevisionServiceName, QueryTemplateError, renderQuery, type QueryTemplateVars } from '../../shared/domain/analysis/template';
 
 const vars: QueryTemplateVars = {
   Namespace: 'prod',

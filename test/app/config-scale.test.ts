@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../shared/config';
-import { InvalidInputError } from '../../shared/errors';
+import { loadConfig } from '../../shared/app/config';
+import { InvalidInputError } from '../../shared/domain/errors';
 
 describe('Function: loadConfig — forwarder shards and API budgets', () => {
   it('defaults to one shard, a one-second hand-over poll and controller-runtime’s 20 QPS, burst 30', () => {

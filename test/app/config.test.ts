@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../shared/config';
-import { InvalidInputError } from '../../shared/errors';
+import { loadConfig } from '../../shared/app/config';
+import { InvalidInputError } from '../../shared/domain/errors';
 
 describe('Function: loadConfig', () => {
   it('fills in the documented defaults', () => {

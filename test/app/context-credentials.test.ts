@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createAppContext, runAsFunction } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
-import { InvalidInputError } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
-import { createMemoryStores } from '../../shared/stores/memory';
+import type { ControlPlaneConfig } from '../../shared/app/config';
+import { InvalidInputError } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { reply, startCannedServer } from '../adapters/kubernetes/canned-server';
 import type { CannedServer } from '../adapters/kubernetes/canned-server';
 

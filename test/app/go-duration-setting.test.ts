@@ -4,8 +4,8 @@
  * milliseconds, with the setting named in every refusal.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../shared/errors';
-import { parseDurationSetting } from '../../shared/go-duration';
+import { InvalidInputError } from '../../shared/domain/errors';
+import { parseDurationSetting } from '../../shared/domain/go-duration';
 
 describe('Function: parseDurationSetting', () => {
   it.each([

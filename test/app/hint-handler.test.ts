@@ -22,10 +22,10 @@ import {
   mayRequeueForLease,
   readLeaseBusyState,
 } from '../../shared/app/hint-handler';
-import { LeaseBusyError } from '../../shared/app/reconcile';
-import { InvalidInputError, NotFoundError, UnavailableError } from '../../shared/errors';
-import { toHintEvent } from '../../shared/events/hint-event';
-import type { EventBridgeEnvelope } from '../../shared/events/hint-event';
+import { LeaseBusyError } from '../../shared/use-cases/reconcile-under-lease';
+import { InvalidInputError, NotFoundError, UnavailableError } from '../../shared/domain/errors';
+import { toHintEvent } from '../../shared/domain/hint-event';
+import type { EventBridgeEnvelope } from '../../shared/domain/hint-event';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { RequeuedHint } from '../../shared/ports/hint-queue';
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictRetriesExhaustedError, LeaseBusyError, objectLeaseKey, reconcileUnderLease } from '../../shared/app/reconcile';
-import type { ReconcileDeps } from '../../shared/app/reconcile';
-import { ConflictError, InvalidInputError, UnavailableError } from '../../shared/errors';
+import { ConflictRetriesExhaustedError, LeaseBusyError, objectLeaseKey, reconcileUnderLease } from '../../shared/use-cases/reconcile-under-lease';
+import type { ReconcileDeps } from '../../shared/use-cases/reconcile-under-lease';
+import { ConflictError, InvalidInputError, UnavailableError } from '../../shared/domain/errors';
 import type { Clock } from '../../shared/ports/clock';
 import type { LeaseStore } from '../../shared/ports/store';
-import { MemoryLeaseStore } from '../../shared/stores/memory';
+import { MemoryLeaseStore } from '../../shared/adapters/memory';
 
 /** A clock that sleeping moves forward, so waits take no real time. */
 function fakeTime(): { clock: Clock; sleep: (ms: number) => Promise<void> } {

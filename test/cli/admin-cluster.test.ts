@@ -15,7 +15,7 @@ import {
   type RegisterInput,
 } from '../../cli/admin/cluster-onboarding';
 import { SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
-import { NotFoundError } from '../../shared/errors';
+import { NotFoundError } from '../../shared/domain/errors';
 import type { KubeObject } from '../../shared/ports/cluster';
 import type { ClusterMode, ClusterRecord } from '../../shared/ports/store';
 

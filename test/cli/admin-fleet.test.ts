@@ -5,9 +5,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { runApp, type AppDeps } from '../../cli/app';
 import type { FleetAccess } from '../../cli/admin/fleet';
-import { haltWave, startCluster } from '../../shared/fleet/sync-wave';
+import { haltWave, startCluster } from '../../shared/domain/fleet/sync-wave';
 import type { ClusterRecord, Stores } from '../../shared/ports/store';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 
 const NOW = new Date('2026-12-01T10:00:00Z');
 

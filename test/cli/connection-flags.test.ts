@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import { driftedChat } from './fixtures';
 
 const SERVICE_ACCOUNTS = { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true } as const;

@@ -2,7 +2,7 @@
  * An in-memory stand-in for the plugin's narrow cluster client: objects by kind, namespace
  * and name; JSON Patch with `test` and `add`; resourceVersion bumps; injectable failures.
  */
-import { ConflictError, InvalidInputError, NotFoundError } from '../../shared/errors';
+import { ConflictError, InvalidInputError, NotFoundError } from '../../shared/domain/errors';
 import type { KubeObject, ListOptions, ListPage, PatchOptions, ResourceType } from '../../shared/ports/cluster';
 import type { CliClusterClient } from '../../cli/env';
 

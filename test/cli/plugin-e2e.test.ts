@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import { driftedChat } from './fixtures';
 import { driftedLlama, OLD_REVISION, seedRevision, seedRuntime } from './runtime-fixtures';

@@ -8,7 +8,7 @@ import { connectOptionsOf, runApp, type AppDeps, type ConnectOptions } from '../
 import { GLOBAL_FLAGS, parseArgs, stringFlag, stringsFlag, type FlagSpec } from '../../cli/args';
 import { formatRequestLog, requestLogger } from '../../cli/request-log';
 import { InferenceServices } from '../../cli/resources';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import { FakeCluster } from './fake-cluster';
 import { driftedChat } from './fixtures';
 import { createEnv } from './harness';

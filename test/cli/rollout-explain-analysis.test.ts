@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { Resources } from '../../shared/model/resources';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import type { CanaryStep } from '../../shared/rollout/types';
+import { Resources } from '../../shared/domain/model/resources';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import type { CanaryStep } from '../../shared/domain/rollout/types';
 
 const BIN = resolve(__dirname, '../../bin');
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InferenceServices } from '../../cli/resources';
 import { runReportingErrors } from '../../cli/run';
 import { runRolloutRepin, type RolloutRepinOptions } from '../../cli/rollout/repin';
-import { ConflictError, UnavailableError } from '../../shared/errors';
+import { ConflictError, UnavailableError } from '../../shared/domain/errors';
 import { FakeCluster } from './fake-cluster';
 import { driftedChat, REPIN_NOW } from './fixtures';
 import { createEnv } from './harness';

@@ -1,6 +1,6 @@
 /** The seed's pinned InferenceService, its ServingRuntime (edited to 0.85) and both revisions. */
 import type { KubeObject } from '../../shared/ports/cluster';
-import { buildControllerRevision, normalizeRuntimeSpec } from '../../shared/runtime';
+import { buildControllerRevision, normalizeRuntimeSpec } from '../../shared/domain/runtime';
 import type { InferenceServiceObject } from '../../cli/isvc';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 

@@ -8,8 +8,9 @@ import { readFileSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
-import { connectionFromKubeconfigText, createClusterClient, createEventRecorder } from '../../shared/adapters/kubernetes';
-import { Resources } from '../../shared/model/resources';
+import { connectionFromKubeconfigText, createClusterClient } from '../../shared/adapters/kubernetes';
+import { createEventRecorder } from '../../shared/use-cases/record-event';
+import { Resources } from '../../shared/domain/model/resources';
 import { ON_SERVER, startTestCluster, type TestCluster } from '../support/test-cluster';
 import { KubectlHarness } from './support';
 
@@ -22,7 +23,7 @@ const EVENTS_DENIAL = "ValidatingAdmissionPolicy 'ome-pinning-plane-events' with
 const ISVC_REF = { apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', namespace: NS, uid: '7d7c1f43-0000-4000-8000-000000000001' };
 
 /**
- * A core/v1 Event as the plane's recorder writes it (shared/adapters/kubernetes/events.ts),
+ * A core/v1 Event as the plane's recorder writes it (shared/use-cases/record-event.ts),
  * or with `eventTime` in the newer form, whose namespaces kube-apiserver does not compare.
  */
 function event(name: string, namespace: string, involvedObject: Record<string, unknown>, form: 'legacy' | 'eventTime' = 'legacy'): string {

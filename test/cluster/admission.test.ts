@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { InvalidInputError, UnavailableError } from '../../shared/errors';
+import { InvalidInputError, UnavailableError } from '../../shared/domain/errors';
 import type { KubeObject, ResourceType } from '../../shared/ports/cluster';
 import { FIXTURE_CRDS } from './support';
 

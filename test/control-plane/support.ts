@@ -13,7 +13,7 @@ import { failedMessageIds, isSqsEvent } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
 import type { ControlPlane, ControlPlaneOptions } from '../../local/control-plane';
-import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
+import type { EventBridgeEnvelope, HintDetail } from '../../shared/domain/hint-event';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 import { TEST_CLUSTER } from '../support/test-cluster';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assignShard } from '../../shared/forwarder';
+import { assignShard } from '../../shared/use-cases/forwarder';
 import { ISVC, START_TIMEOUT_MS, REV_090, completed, deliveriesOf, distinctEvents, kubectlApply, pinnedRevision, seedManifests, startObservedControlPlane, waitFor } from './support';
 import type { ObservedControlPlane } from './support';
 

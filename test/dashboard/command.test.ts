@@ -17,7 +17,7 @@ import { parseClusterContexts } from '../../cli/dashboard/command';
 import type { FleetSnapshot } from '../../cli/dashboard/gather';
 import { LOCAL_REGISTRY_FILE } from '../../cli/dashboard/local-registry';
 import type { RegistryOptions } from '../../cli/command';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterRecord } from '../../shared/ports/store';
 import { FakeCluster } from '../cli/fake-cluster';
 import { createEnv } from '../cli/harness';

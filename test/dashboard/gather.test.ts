@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatherFleet, type DashboardRegistry, type FleetSnapshot } from '../../cli/dashboard/gather';
 import { durationText, escapeHtml, renderFleet } from '../../cli/dashboard/page';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { ClusterRecord } from '../../shared/ports/store';
-import { formatGcMark } from '../../shared/runtime/gc';
+import { formatGcMark } from '../../shared/domain/runtime/gc';
 import { createNamespace, createRevision, createRevisions, DAY, T0 } from '../revision-gc/fixtures';
 
 const NOW = T0 + 10 * DAY;

@@ -4,12 +4,13 @@
  * (the app context that functions, the forwarder and the webhook connect through).
  */
 import { describe, expect, it } from 'vitest';
-import { clusterModeOf, ClusterModeError, forClusterMode, formatClusterModeProblem, parseClusterMode } from '../../shared/app/cluster-mode';
+import { forClusterMode } from '../../shared/app/cluster-mode';
+import { clusterModeOf, ClusterModeError, formatClusterModeProblem, parseClusterMode } from '../../shared/domain/cluster-mode';
 import { createAppContext } from '../../shared/app/context';
-import { loadConfig } from '../../shared/config';
-import { isRetryable } from '../../shared/errors';
+import { loadConfig } from '../../shared/app/config';
+import { isRetryable } from '../../shared/domain/errors';
 import type { ClusterRecord } from '../../shared/ports/store';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 
 const FIX = 'set "mode" to "standalone" (no OME controller runs in the cluster; the plane renders and writes status) or "delegate" (OME\'s controller runs there; the plane acts through annotations and spec.runtime.revision)';
 

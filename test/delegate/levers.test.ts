@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { ConflictError, InvalidInputError } from '../../shared/errors';
-import { isSyncAcknowledged, pinRevision, readUpstreamState, reportDelegatedInferenceService, reportDelegatedRuntimeChange, requestRolloutAction, requestRuntimeSync, ensureRevision } from '../../shared/delegate';
-import type { InferenceService } from '../../shared/model/inference-service';
-import { Resources } from '../../shared/model/resources';
-import { fetchLiveRuntime } from '../../shared/pinning';
+import { ConflictError, InvalidInputError } from '../../shared/domain/errors';
+import { isSyncAcknowledged, pinRevision, readUpstreamState, reportDelegatedInferenceService, reportDelegatedRuntimeChange, requestRolloutAction, requestRuntimeSync, ensureRevision } from '../../shared/use-cases/delegate';
+import type { InferenceService } from '../../shared/domain/model/inference-service';
+import { Resources } from '../../shared/domain/model/resources';
+import { fetchLiveRuntime } from '../../shared/use-cases/pinning';
 import { pollUntil } from '../e2e/support';
 import { applyRuntime, CountingClient, getIsvc, ISVC, NS, pinColumns, REV_085, REV_090, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 import { startUpstreamController, type UpstreamController } from '../support/upstream-controller';

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRevisionGc } from '../../functions/revision-gc/handler';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createAppContext, type AppContext } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
-import { Resources } from '../../shared/model/resources';
+import type { ControlPlaneConfig } from '../../shared/app/config';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterRecord } from '../../shared/ports/store';
-import { sweepRolloutRuns } from '../../shared/rollout-runs';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { sweepRolloutRuns } from '../../shared/app/rollout-hints';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { DAY, T0, createNamespace, createRevisions, listRevisionNames } from '../revision-gc/fixtures';
 
 const config: ControlPlaneConfig = {

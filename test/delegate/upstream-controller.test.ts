@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import { pollUntil } from '../e2e/support';
 import { annotateSync, applyRuntime, engineView, getIsvc, ISVC, NS, pinColumns, REV_085, REV_090, seedIsvc, seedRuntime, warningEvents } from '../pinning/support';

@@ -5,10 +5,10 @@
  * the failure policy says.
  */
 import { describe, expect, it } from 'vitest';
-import { serveAdmissionRequest, WebhookMessage, type WebhookRequestDeps } from '../../shared/admission/webhook-request';
-import { MAX_REVIEW_BYTES } from '../../shared/admission/webhook-settings';
-import { deriveWebhookToken, webhookUrlOf } from '../../shared/admission/webhook-token';
-import { ClusterModeError, type ClusterMode } from '../../shared/app/cluster-mode';
+import { serveAdmissionRequest, WebhookMessage, type WebhookRequestDeps } from '../../shared/use-cases/admission/webhook-request';
+import { MAX_REVIEW_BYTES } from '../../shared/domain/webhook/webhook-settings';
+import { deriveWebhookToken, webhookUrlOf } from '../../shared/domain/webhook/webhook-token';
+import { ClusterModeError, type ClusterMode } from '../../shared/domain/cluster-mode';
 
 const KEY = Buffer.from('a-local-test-key-of-forty-eight-characters-long!');
 const pathOf = (clusterId: string) => new URL(webhookUrlOf('https://hook.invalid', clusterId, deriveWebhookToken(KEY, clusterId), 'inferenceservice')).pathname;

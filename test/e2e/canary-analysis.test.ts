@@ -20,10 +20,10 @@ import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../local/control-plane';
 import { DEBIAN_PROMETHEUS_BINARY } from '../../local/prometheus';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import type { CanaryState, OnInconclusive } from '../../shared/rollout/types';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import type { CanaryState, OnInconclusive } from '../../shared/domain/rollout/types';
 import { eventually, sh, shOk } from './rollout-support';
 import { prunedWrites } from './support';
 

@@ -15,7 +15,7 @@ import { eventsOfInvocation } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
 import type { ControlPlane } from '../../local/control-plane';
-import type { ClusterMode } from '../../shared/app/cluster-mode';
+import type { ClusterMode } from '../../shared/domain/cluster-mode';
 import { startUpstreamInCluster, type UpstreamInCluster } from './support';
 
 const BIN_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin');

@@ -9,9 +9,9 @@ import {
   isWorthForwarding,
   readHintDetail,
   toHintEvent,
-} from '../../shared/events/hint-event.js';
-import type { ObservedChange } from '../../shared/events/hint-event.js';
-import { InvalidInputError } from '../../shared/errors.js';
+} from '../../shared/domain/hint-event.js';
+import type { ObservedChange } from '../../shared/domain/hint-event.js';
+import { InvalidInputError } from '../../shared/domain/errors.js';
 import type { KubeObject } from '../../shared/ports/cluster.js';
 
 const OBSERVED_AT = '2026-01-02T03:04:05.000Z';

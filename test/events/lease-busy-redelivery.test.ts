@@ -19,10 +19,10 @@ import { HintRequeueError, createSqsHintRequeue } from '../../shared/adapters/sq
 import type { AppContext } from '../../shared/app/context';
 import { LEASE_BUSY_MAX_WAIT_MS, LEASE_BUSY_REQUEUES_ATTRIBUTE, createHintHandler } from '../../shared/app/hint-handler';
 import type { HintUseCase } from '../../shared/app/hint-handler';
-import { objectLeaseKey, reconcileUnderLease } from '../../shared/app/reconcile';
-import { UnavailableError } from '../../shared/errors';
-import { toHintEvent } from '../../shared/events/hint-event';
-import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
+import { objectLeaseKey, reconcileUnderLease } from '../../shared/use-cases/reconcile-under-lease';
+import { UnavailableError } from '../../shared/domain/errors';
+import { toHintEvent } from '../../shared/domain/hint-event';
+import type { EventBridgeEnvelope, HintDetail } from '../../shared/domain/hint-event';
 import { systemClock } from '../../shared/ports/clock';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { Stores } from '../../shared/ports/store';

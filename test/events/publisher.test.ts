@@ -10,8 +10,8 @@ import {
   createEventPublisher,
   packBatches,
 } from '../../shared/adapters/eventbridge/publisher.js';
-import { HINT_EVENT_SOURCE, HintDetailType } from '../../shared/events/hint-event.js';
-import type { HintEvent } from '../../shared/events/hint-event.js';
+import { HINT_EVENT_SOURCE, HintDetailType } from '../../shared/domain/hint-event.js';
+import type { HintEvent } from '../../shared/domain/hint-event.js';
 
 expect.extend(allCustomMatcher);
 

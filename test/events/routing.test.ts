@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nextFireTime, parseSchedule, parseServerlessRouting } from '../../local/bus/index.js';
-import { InvalidInputError } from '../../shared/errors.js';
+import { InvalidInputError } from '../../shared/domain/errors.js';
 
 describe('Function: parseSchedule / nextFireTime', () => {
   const at = Date.UTC(2026, 0, 5, 10, 7, 30); // Monday 2026-01-05 10:07:30Z

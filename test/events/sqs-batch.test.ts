@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { eventsOfInvocation, failedMessageIds, isSqsEvent, toSqsEvent } from '../../local/bus/index.js';
-import type { EventBridgeEnvelope } from '../../shared/events/hint-event.js';
+import type { EventBridgeEnvelope } from '../../shared/domain/hint-event.js';
 
 const BATCH = [{ messageId: 'm1' }, { messageId: 'm2' }, { messageId: 'm3' }];
 

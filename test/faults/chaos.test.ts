@@ -27,14 +27,14 @@
  * without a new token), and a token whose key holds another payload refused, never applied.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { IdempotencyPayloadMismatchError, UnavailableError, isRetryable } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { IdempotencyPayloadMismatchError, UnavailableError, isRetryable } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient, ResourceType } from '../../shared/ports/cluster';
 import { idempotencyKey } from '../../shared/ports/store';
-import { pinInferenceService, type PinningDeps } from '../../shared/pinning';
-import { hashIdempotencyPayload } from '../../shared/stores/idempotency-rules';
-import { MemoryIdempotencyStore, MemoryLeaseStore } from '../../shared/stores/memory';
+import { pinInferenceService, type PinningDeps } from '../../shared/use-cases/pinning';
+import { hashIdempotencyPayload } from '../../shared/domain/idempotency-rules';
+import { MemoryIdempotencyStore, MemoryLeaseStore } from '../../shared/adapters/memory';
 import type { FaultSpec } from '../../local/cluster';
 import {
   annotateSync,

@@ -6,10 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdempotencyPayloadMismatchError, isRetryable } from '../../shared/errors';
+import { IdempotencyPayloadMismatchError, isRetryable } from '../../shared/domain/errors';
 import type { IdempotencyStore } from '../../shared/ports/store';
-import { boundInProgressTtl, hashIdempotencyPayload, MAX_IN_PROGRESS_MS, MIN_IN_PROGRESS_MS } from '../../shared/stores/idempotency-rules';
-import { MemoryIdempotencyStore } from '../../shared/stores/memory';
+import { boundInProgressTtl, hashIdempotencyPayload, MAX_IN_PROGRESS_MS, MIN_IN_PROGRESS_MS } from '../../shared/domain/idempotency-rules';
+import { MemoryIdempotencyStore } from '../../shared/adapters/memory';
 import { ShiftedClock, startDynamoTable, type DynamoTable } from './support';
 
 describe('Function: boundInProgressTtl', () => {

@@ -5,13 +5,13 @@
  * effects are read from the API server's watch stream.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { objectLeaseKey, reconcileUnderLease } from '../../shared/app/reconcile';
-import { LeaseLostError } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { objectLeaseKey, reconcileUnderLease } from '../../shared/use-cases/reconcile-under-lease';
+import { LeaseLostError } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient } from '../../shared/ports/cluster';
-import { pinInferenceService } from '../../shared/pinning';
-import { MemoryLeaseStore } from '../../shared/stores/memory';
+import { pinInferenceService } from '../../shared/use-cases/pinning';
+import { MemoryLeaseStore } from '../../shared/adapters/memory';
 import {
   annotateSync,
   applyRuntime,

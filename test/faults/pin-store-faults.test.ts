@@ -9,11 +9,11 @@
  */
 import { DeleteCommand, PutCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ControlPlaneError, IdempotencyPayloadMismatchError, isRetryable } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { ControlPlaneError, IdempotencyPayloadMismatchError, isRetryable } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import { idempotencyKey } from '../../shared/ports/store';
-import { hashIdempotencyPayload, MAX_IN_PROGRESS_MS, MIN_IN_PROGRESS_MS } from '../../shared/stores/idempotency-rules';
+import { hashIdempotencyPayload, MAX_IN_PROGRESS_MS, MIN_IN_PROGRESS_MS } from '../../shared/domain/idempotency-rules';
 import {
   annotateSync,
   applyRuntime,

@@ -5,12 +5,12 @@
  * are counted from the API server's watch stream: a change of the active run's plan.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdempotencyPayloadMismatchError, isRetryable } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { IdempotencyPayloadMismatchError, isRetryable } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import type { IdempotencyStore } from '../../shared/ports/store';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import { digestPlan } from '../../shared/rollout/digest';
-import { hashIdempotencyPayload } from '../../shared/stores/idempotency-rules';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import { digestPlan } from '../../shared/domain/rollout/digest';
+import { hashIdempotencyPayload } from '../../shared/domain/idempotency-rules';
 import {
   advanceUntil,
   annotate,

@@ -9,8 +9,8 @@ import { EventBridgeClient, PutEventsCommand, type PutEventsCommandInput, type P
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher';
-import { HINT_EVENT_SOURCE, HintDetailType, type HintDetail, type HintEvent } from '../../shared/events/hint-event';
-import { HintBatcher, type BatcherCounters } from '../../shared/forwarder/hint-batcher';
+import { HINT_EVENT_SOURCE, HintDetailType, type HintDetail, type HintEvent } from '../../shared/domain/hint-event';
+import { HintBatcher, type BatcherCounters } from '../../shared/use-cases/forwarder/hint-batcher';
 
 const eventBridge = mockClient(EventBridgeClient);
 afterEach(() => eventBridge.reset());

@@ -8,9 +8,9 @@
  * value wins.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { objectLeaseKey } from '../../shared/app/reconcile';
-import { isRetryable } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { objectLeaseKey } from '../../shared/use-cases/reconcile-under-lease';
+import { isRetryable } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import type { LeaseStore } from '../../shared/ports/store';
 import { annotateSync, applyRuntime, deliver, engineRenderedFrom, getIsvc, seedIsvc, seedRuntime, startFaultWorld, type FaultWorld } from './support';

@@ -7,13 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestCluster, type TestCluster } from '../support/test-cluster';
-import { LeaseLostError, UnownedDeploymentError } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { LeaseLostError, UnownedDeploymentError } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import type { WorkloadFence } from '../../shared/ports/workloads';
-import { createDirectWorkloadWriter, LEASE_FENCE_ANNOTATION, WorkloadSupersededError } from '../../shared/pinning/direct-workload-writer';
-import { fenceDeploymentWrites } from '../../shared/rollout-runs/fenced-deployments';
-import { renderEngineDeployment } from '../../shared/runtime';
+import { createDirectWorkloadWriter, LEASE_FENCE_ANNOTATION, WorkloadSupersededError } from '../../shared/use-cases/direct-workload-writer';
+import { fenceDeploymentWrites } from '../../shared/use-cases/rollout-runs/fenced-deployments';
+import { renderEngineDeployment } from '../../shared/domain/runtime';
 
 const NS = 'fence';
 let cluster: TestCluster;

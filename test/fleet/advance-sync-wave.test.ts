@@ -6,12 +6,12 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { UnavailableError } from '../../shared/errors';
-import { advanceSyncWave, startSyncWave, type FleetDeps } from '../../shared/fleet/advance-sync-wave';
-import { Resources } from '../../shared/model/resources';
+import { UnavailableError } from '../../shared/domain/errors';
+import { advanceSyncWave, startSyncWave, type FleetDeps } from '../../shared/use-cases/fleet/advance-sync-wave';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { Stores } from '../../shared/ports/store';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { FakeClock } from '../store/fake-clock';
 import { applyRuntime, getIsvc, NS, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 

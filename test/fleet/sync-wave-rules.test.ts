@@ -20,10 +20,10 @@ import {
   parseWaveRuntime,
   startCluster,
   waveToken,
-} from '../../shared/fleet/sync-wave';
-import type { SyncWave, TargetObservation, WaveRuntime, WaveTarget } from '../../shared/fleet/sync-wave';
-import type { Event } from '../../shared/model/core';
-import type { InferenceService } from '../../shared/model/inference-service';
+} from '../../shared/domain/fleet/sync-wave';
+import type { SyncWave, TargetObservation, WaveRuntime, WaveTarget } from '../../shared/domain/fleet/sync-wave';
+import type { Event } from '../../shared/domain/model/core';
+import type { InferenceService } from '../../shared/domain/model/inference-service';
 
 const RUNTIME: WaveRuntime = { kind: 'ServingRuntime', namespace: 'ns', name: 'rt' };
 const TOKEN = waveToken('w1');

@@ -21,10 +21,10 @@ import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local
 import type * as ResyncHandler from '../../functions/resync/handler';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import { createAppContext, runAsFunction, type AppContext } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
-import { startSyncWave } from '../../shared/fleet/advance-sync-wave';
-import type { SyncWave } from '../../shared/fleet/sync-wave';
-import { Resources } from '../../shared/model/resources';
+import type { ControlPlaneConfig } from '../../shared/app/config';
+import { startSyncWave } from '../../shared/use-cases/fleet/advance-sync-wave';
+import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterRecord, Stores } from '../../shared/ports/store';
 import { pollUntil } from '../e2e/support';
 import { applyRuntime, getIsvc, ISVC, NS, pinColumns, REV_085, REV_090, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConcurrencyLimit } from '../../shared/forwarder';
+import { ConcurrencyLimit } from '../../shared/use-cases/forwarder';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve = (): void => undefined;

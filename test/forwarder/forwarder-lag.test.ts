@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ObservedChange } from '../../shared/events/hint-event';
-import { computeChangeTime, recordLag } from '../../shared/forwarder/forwarder-lag';
+import type { ObservedChange } from '../../shared/domain/hint-event';
+import { computeChangeTime, recordLag } from '../../shared/use-cases/forwarder/forwarder-lag';
 import type { KubeObject } from '../../shared/ports/cluster';
 
 const OBSERVED = Date.parse('2026-12-01T12:00:00Z');

@@ -9,10 +9,10 @@ import type { PutEventsCommandInput, PutEventsCommandOutput } from '@aws-sdk/cli
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher';
-import type { HintDetail, HintEvent } from '../../shared/events/hint-event';
-import { runForwarder, listWatchedResources } from '../../shared/forwarder';
-import type { ForwarderStats } from '../../shared/forwarder';
-import { Resources } from '../../shared/model/resources';
+import type { HintDetail, HintEvent } from '../../shared/domain/hint-event';
+import { runForwarder, listWatchedResources } from '../../shared/use-cases/forwarder';
+import type { ForwarderStats } from '../../shared/use-cases/forwarder';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
 import type { Stores } from '../../shared/ports/store';

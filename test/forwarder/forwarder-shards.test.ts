@@ -12,11 +12,11 @@ import type { ForwarderResult } from '../../functions/forward-watch-events/handl
 import { startLocalBus } from '../../local/bus';
 import type { LocalBus } from '../../local/bus';
 import { createAppContext, setAppContext } from '../../shared/app/context';
-import { loadConfig } from '../../shared/config';
-import type { HintDetail } from '../../shared/events/hint-event';
-import { assignShard, runForwarder, runForwarderFor } from '../../shared/forwarder';
-import type { ForwarderStats } from '../../shared/forwarder';
-import { Resources } from '../../shared/model/resources';
+import { loadConfig } from '../../shared/app/config';
+import type { HintDetail } from '../../shared/domain/hint-event';
+import { assignShard, runForwarder, runForwarderFor } from '../../shared/use-cases/forwarder';
+import type { ForwarderStats } from '../../shared/use-cases/forwarder';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject, ResourceType, WatchEvent, WatchOptions } from '../../shared/ports/cluster';
 import { RecordingPublisher, createNamespace, eventually, expectAllForwarded, inferenceService, startForwarderWorld, testLogger } from './support';
 import type { ForwarderWorld } from './support';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assignShard, runForwarderShard, runForwarderShardOnce } from '../../shared/forwarder';
+import { assignShard, runForwarderShard, runForwarderShardOnce } from '../../shared/use-cases/forwarder';
 
 const SHARDS = 3;
 const REGISTRY = Array.from({ length: 30 }, (_, index) => `cluster-${index}`);

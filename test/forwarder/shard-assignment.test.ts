@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../shared/errors';
-import { MAX_FORWARDER_SHARDS, assignShard, selectShardClusters, validateShard } from '../../shared/forwarder';
+import { InvalidInputError } from '../../shared/domain/errors';
+import { MAX_FORWARDER_SHARDS, assignShard, selectShardClusters, validateShard } from '../../shared/use-cases/forwarder';
 
 const FLEET = Array.from({ length: 1_000 }, (_, index) => `cluster-${index}`);
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parseServerlessRouting } from '../../local/bus/rules';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/app/config';
 
 const text = readFileSync(fileURLToPath(new URL('../../serverless.yml', import.meta.url)), 'utf8');
 

@@ -10,7 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createClusterClient } from '../../shared/adapters/kubernetes';
 import { connectionFromKubeconfigText } from '../../shared/adapters/kubernetes/record-connection';
-import { InvalidInputError } from '../../shared/errors';
+import { InvalidInputError } from '../../shared/domain/errors';
 import type { KubeObject, ResourceType } from '../../shared/ports/cluster';
 import { KubectlHarness } from '../cluster/support';
 

@@ -4,10 +4,10 @@
  * is bypassed or down): RuntimeMismatch with a message naming both, and nothing rolled out.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Resources } from '../../shared/model/resources';
-import { applyRuntimeSpecDefaults } from '../../shared/runtime/defaults';
-import { normalizeGoJson } from '../../shared/runtime/go-json';
-import { buildControllerRevision } from '../../shared/runtime/revision';
+import { Resources } from '../../shared/domain/model/resources';
+import { applyRuntimeSpecDefaults } from '../../shared/domain/runtime/defaults';
+import { normalizeGoJson } from '../../shared/domain/runtime/go-json';
+import { buildControllerRevision } from '../../shared/domain/runtime/revision';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 import { applyRuntime, editIsvc, engineView, getIsvc, NS, pinColumns, REV_090, RUNTIME, revisionNames, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from '../pinning/support';
 

@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
-import { Resources } from '../../shared/model/resources';
-import { formatTokenReusedMessage, pinInferenceService } from '../../shared/pinning';
+import { Resources } from '../../shared/domain/model/resources';
+import { formatTokenReusedMessage, pinInferenceService } from '../../shared/use-cases/pinning';
 import { systemClock } from '../../shared/ports/clock';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
 import {

@@ -13,7 +13,7 @@ import type { DynamoDbLocal } from '../../local/dynamodb-local';
 import { REPOSITORY_ROOT } from '../../scripts/build';
 import { expect } from 'vitest';
 import { createDynamoClient, createDynamoStores, ensureTable } from '../../shared/adapters/dynamodb';
-import { ControlPlaneError } from '../../shared/errors';
+import { ControlPlaneError } from '../../shared/domain/errors';
 import type { Stores } from '../../shared/ports/store';
 
 /** The access key id a function signs with: letters only, as AWS key ids are. */

@@ -1,7 +1,7 @@
 /** Reading function roles out of a serverless.yml: variables, CloudFormation functions, refusals. */
 import { describe, expect, it } from 'vitest';
 import { parseTemplateRoles } from '../../local/iam/template-roles';
-import { InvalidInputError } from '../../shared/errors';
+import { InvalidInputError } from '../../shared/domain/errors';
 
 const FILE = `
 service: svc

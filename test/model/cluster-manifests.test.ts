@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
 import { CLUSTER_MANIFEST_DIRECTORY, WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
-import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/admission/webhook-settings';
-import { WebhookName } from '../../shared/vocabulary';
+import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/domain/webhook/webhook-settings';
+import { WebhookName } from '../../shared/domain/vocabulary';
 import { readManifests, type Manifest } from './manifests';
 
 interface Rule {

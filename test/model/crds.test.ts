@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Resources } from '../../shared/model';
+import { Resources } from '../../shared/domain/model';
 import { readManifests, type Manifest } from './manifests';
 
 interface Schema {

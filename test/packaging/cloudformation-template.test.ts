@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FRONT_DOOR_FUNCTION } from '../../infra/paths';
 import { loadServerlessRouting } from '../../local/bus';
 import type { ServerlessRouting } from '../../local/bus';
-import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/admission/webhook-settings';
-import { ORIGIN_SECRET_HEADER } from '../../shared/admission/webhook-token';
+import { WEBHOOK_TIMEOUT_SECONDS } from '../../shared/domain/webhook/webhook-settings';
+import { ORIGIN_SECRET_HEADER } from '../../shared/domain/webhook/webhook-token';
 import { packageService } from './package-service';
 import type { PackagedService } from './package-service';
 

@@ -15,13 +15,13 @@ import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster'
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import { createAppContext, setAppContext, type AppContext } from '../../shared/app/context';
-import { loadConfig } from '../../shared/config';
-import { Resources } from '../../shared/model/resources';
-import { createDirectWorkloadWriter } from '../../shared/pinning';
-import { createRolloutWorkloadWriter } from '../../shared/rollout-runs';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import type { Deployment } from '../../shared/rollout-runs/workloads';
-import { renderEngineDeployment } from '../../shared/runtime/workload';
+import { loadConfig } from '../../shared/app/config';
+import { Resources } from '../../shared/domain/model/resources';
+import { createDirectWorkloadWriter } from '../../shared/use-cases/pinning';
+import { createRolloutWorkloadWriter } from '../../shared/use-cases/rollout-runs';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import type { Deployment } from '../../shared/use-cases/rollout-runs/workloads';
+import { renderEngineDeployment } from '../../shared/domain/runtime/workload';
 import { annotateSync, applyRuntime, NS, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 
 const CLUSTER_ID = 'counted';

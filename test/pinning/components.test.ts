@@ -4,7 +4,7 @@
  * names them, each from the pinned revision's config block.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 import { applyRuntime, editIsvc, ISVC, NS, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from './support';
 

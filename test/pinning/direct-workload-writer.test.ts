@@ -1,10 +1,10 @@
 /** The direct engine workload writer against the embedded cluster's defaulting API server. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InferenceService } from '../../shared/model/inference-service';
-import { Resources } from '../../shared/model/resources';
-import { containsRendered, createDirectWorkloadWriter, RENDERED_HASH_ANNOTATION } from '../../shared/pinning';
+import type { InferenceService } from '../../shared/domain/model/inference-service';
+import { Resources } from '../../shared/domain/model/resources';
+import { containsRendered, createDirectWorkloadWriter, RENDERED_HASH_ANNOTATION } from '../../shared/use-cases/pinning';
 import type { KubeObject } from '../../shared/ports/cluster';
-import { normalizeRuntimeSpec, renderEngineDeployment } from '../../shared/runtime';
+import { normalizeRuntimeSpec, renderEngineDeployment } from '../../shared/domain/runtime';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 import { NS, seedIsvc, startPinningWorld, type PinningWorld } from './support';
 

@@ -3,8 +3,8 @@
  * through the use-cases on the embedded cluster.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Resources } from '../../shared/model/resources';
-import { RuntimePinError } from '../../shared/pinning';
+import { Resources } from '../../shared/domain/model/resources';
+import { RuntimePinError } from '../../shared/use-cases/pinning';
 import {
   annotateSync,
   applyRuntime,

@@ -6,14 +6,14 @@
  * duplicate continuation hints are dropped and a newer runtime change supersedes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InferenceService } from '../../shared/model/inference-service';
-import { Resources } from '../../shared/model/resources';
-import { checkRuntimeDrift, type DriftCheckDeps, type DriftTrigger } from '../../shared/pinning/check-runtime-drift';
-import { driftWork, planFanOutStart } from '../../shared/pinning/check-runtime-drift';
-import { ExpiredError } from '../../shared/errors';
+import type { InferenceService } from '../../shared/domain/model/inference-service';
+import { Resources } from '../../shared/domain/model/resources';
+import { checkRuntimeDrift, type DriftCheckDeps, type DriftTrigger } from '../../shared/use-cases/pinning/check-runtime-drift';
+import { driftWork, planFanOutStart } from '../../shared/use-cases/pinning/check-runtime-drift';
+import { ExpiredError } from '../../shared/domain/errors';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { Continuation } from '../../shared/ports/store';
-import { MemoryContinuationStore } from '../../shared/stores/memory';
+import { MemoryContinuationStore } from '../../shared/adapters/memory';
 import { applyRuntime, NS, RUNTIME, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from './support';
 
 const COUNT = 23;

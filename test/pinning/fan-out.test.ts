@@ -4,10 +4,10 @@
  * use-case.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InferenceService } from '../../shared/model/inference-service';
-import { Resources } from '../../shared/model/resources';
-import { checkRuntimeDrift } from '../../shared/pinning';
-import { decidePin, type PinInput } from '../../shared/runtime';
+import type { InferenceService } from '../../shared/domain/model/inference-service';
+import { Resources } from '../../shared/domain/model/resources';
+import { checkRuntimeDrift } from '../../shared/use-cases/pinning';
+import { decidePin, type PinInput } from '../../shared/domain/runtime';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 import { applyRuntime, engineView, NS, seedRuntime, startPinningWorld, type PinningWorld } from './support';
 

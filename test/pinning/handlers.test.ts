@@ -10,9 +10,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { toSqsEvent } from '../../local/bus';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createAppContext, setAppContext } from '../../shared/app/context';
-import type { EventBridgeEnvelope, HintDetail } from '../../shared/events/hint-event';
-import { Resources } from '../../shared/model/resources';
-import { createMemoryStores } from '../../shared/stores/memory';
+import type { EventBridgeEnvelope, HintDetail } from '../../shared/domain/hint-event';
+import { Resources } from '../../shared/domain/model/resources';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { applyRuntime, engineView, getIsvc, NS, pinColumns, REV_090, seedIsvc, seedRuntime } from './support';
 
 let cluster: EmbeddedCluster;

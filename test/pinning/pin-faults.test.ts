@@ -3,11 +3,11 @@
  * at once, injected conflicts and a lease store that is down.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ConflictError, UnavailableError } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { ConflictError, UnavailableError } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import type { Lease, LeaseStore } from '../../shared/ports/store';
-import { createDirectWorkloadWriter, pinInferenceService, type PinTarget } from '../../shared/pinning';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createDirectWorkloadWriter, pinInferenceService, type PinTarget } from '../../shared/use-cases/pinning';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import {
   annotateSync,
   applyRuntime,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { InferenceServiceStatus } from '../../shared/model/inference-service';
-import { computeNextStatus } from '../../shared/pinning/pin-status';
-import type { PinDecision } from '../../shared/runtime';
+import type { InferenceServiceStatus } from '../../shared/domain/model/inference-service';
+import { computeNextStatus } from '../../shared/use-cases/pinning/pin-status';
+import type { PinDecision } from '../../shared/domain/runtime';
 
 const REVISION = 'r-llama-demo-sglang-llama-3-2-3b-590753e8';
 const NOW = Date.parse('2026-09-28T14:15:57Z');

@@ -4,9 +4,9 @@
  * namespace (the same name may be a different runtime in each).
  */
 import { describe, expect, it } from 'vitest';
-import { RuntimeCatalog, type RuntimeRef } from '../../shared/pinning';
-import type { RuntimeRecord } from '../../shared/runtime';
-import { RuntimeKind } from '../../shared/vocabulary';
+import { RuntimeCatalog, type RuntimeRef } from '../../shared/use-cases/pinning';
+import type { RuntimeRecord } from '../../shared/domain/runtime';
+import { RuntimeKind } from '../../shared/domain/vocabulary';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 
 const records: RuntimeRecord[] = [

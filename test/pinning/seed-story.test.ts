@@ -5,8 +5,8 @@
  * user would print.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { pinInferenceService } from '../../shared/pinning';
-import { Resources } from '../../shared/model/resources';
+import { pinInferenceService } from '../../shared/use-cases/pinning';
+import { Resources } from '../../shared/domain/model/resources';
 import {
   annotateSync,
   applyRuntime,

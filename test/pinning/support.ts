@@ -4,15 +4,15 @@
  * read back what a user would see.
  */
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { createEventRecorder } from '../../shared/adapters/kubernetes/events';
-import { isRetryable, NotFoundError } from '../../shared/errors';
-import type { InferenceService } from '../../shared/model/inference-service';
-import { Resources } from '../../shared/model/resources';
+import { createEventRecorder } from '../../shared/use-cases/record-event';
+import { isRetryable, NotFoundError } from '../../shared/domain/errors';
+import type { InferenceService } from '../../shared/domain/model/inference-service';
+import { Resources } from '../../shared/domain/model/resources';
 import { systemClock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType } from '../../shared/ports/cluster';
 import type { IdempotencyStore, LeaseStore } from '../../shared/ports/store';
-import { checkRuntimeDrift, createDirectWorkloadWriter, pinInferenceService, type DriftCheckDeps, type DriftTrigger, type PinResult } from '../../shared/pinning';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { checkRuntimeDrift, createDirectWorkloadWriter, pinInferenceService, type DriftCheckDeps, type DriftTrigger, type PinResult } from '../../shared/use-cases/pinning';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { buildSeedRuntimeSpec } from '../runtime/fixtures/seed-runtime';
 
 export const NS = 'llama-demo';

@@ -9,9 +9,9 @@ import { connectionFromRecord } from '../../shared/adapters/kubernetes';
 import { createClusterClient } from '../../shared/adapters/kubernetes/cluster-client';
 import { TokenBucket } from '../../shared/adapters/kubernetes/rate-limit';
 import { currentPriority, runAsSweep } from '../../shared/app/context';
-import { Resources } from '../../shared/model/resources';
-import { checkRuntimeDrift, type DriftCheckDeps } from '../../shared/pinning/check-runtime-drift';
-import { pinInferenceService } from '../../shared/pinning/pin-inference-service';
+import { Resources } from '../../shared/domain/model/resources';
+import { checkRuntimeDrift, type DriftCheckDeps } from '../../shared/use-cases/pinning/check-runtime-drift';
+import { pinInferenceService } from '../../shared/use-cases/pinning/pin-inference-service';
 import { annotateSync, applyRuntime, NS, pinColumns, REV_085, RUNTIME, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from './support';
 
 const COUNT = 60;

@@ -7,12 +7,12 @@
  * rollout-aware one the functions use.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEventRecorder } from '../../shared/adapters/kubernetes/events';
-import { Resources } from '../../shared/model/resources';
+import { createEventRecorder } from '../../shared/use-cases/record-event';
+import { Resources } from '../../shared/domain/model/resources';
 import { systemClock } from '../../shared/ports/clock';
-import { createDirectWorkloadWriter } from '../../shared/pinning';
-import { rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
-import { EventReason, WorkloadMessage } from '../../shared/vocabulary';
+import { createDirectWorkloadWriter } from '../../shared/use-cases/pinning';
+import { rolloutAwareWorkloadWriter } from '../../shared/app/engine-workload-writer';
+import { EventReason, WorkloadMessage } from '../../shared/domain/vocabulary';
 import { KubectlHarness } from '../cluster/support';
 import { applyRuntime, getIsvc, NS, REV_090, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from './support';
 

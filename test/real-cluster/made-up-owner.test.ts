@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRealCluster, type RealCluster } from '../../local/real-cluster';
 import { connectionFromKubeconfigText, createClusterClient, type ClosableClusterClient } from '../../shared/adapters/kubernetes';
-import { NotFoundError } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
+import { NotFoundError } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
 
 const NS = 'default';

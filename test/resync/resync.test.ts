@@ -17,12 +17,12 @@ import { startTestCluster, type TestCluster } from '../support/test-cluster';
 import { createEventPublisher } from '../../shared/adapters/eventbridge/publisher';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
-import type { HintDetail } from '../../shared/events/hint-event';
-import { Resources } from '../../shared/model/resources';
+import type { ControlPlaneConfig } from '../../shared/app/config';
+import type { HintDetail } from '../../shared/domain/hint-event';
+import { Resources } from '../../shared/domain/model/resources';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
-import { resyncClusters } from '../../shared/resync/resync-clusters';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { resyncClusters } from '../../shared/use-cases/resync/resync-clusters';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { applyRuntime, NS, pinColumns, REV_090, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 
 const serverlessYmlPath = fileURLToPath(new URL('../../serverless.yml', import.meta.url));

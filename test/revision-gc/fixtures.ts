@@ -5,9 +5,9 @@
  * sweep's requests.
  */
 import { vi } from 'vitest';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject, ListOptions, ListPage, ResourceType } from '../../shared/ports/cluster';
-import { Annotation, CREATED_BY_OME, Label, RuntimeKind, type RuntimeKindName } from '../../shared/vocabulary';
+import { Annotation, CREATED_BY_OME, Label, RuntimeKind, type RuntimeKindName } from '../../shared/domain/vocabulary';
 
 export const T0 = Date.parse('2026-09-28T14:00:00Z');
 export const HOUR = 3_600_000;

@@ -3,9 +3,9 @@ import { runRevisionGc } from '../../functions/revision-gc/handler';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { renderKubeconfig } from '../../local/cluster/kubeconfig';
 import { createAppContext, type AppContext } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
-import { revisionGcLeaseKey } from '../../shared/revision-gc/sweep-clusters';
-import { createMemoryStores } from '../../shared/stores/memory';
+import type { ControlPlaneConfig } from '../../shared/app/config';
+import { revisionGcLeaseKey } from '../../shared/use-cases/revision-gc/sweep-clusters';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { DAY, T0, createNamespace, createRevisions, listRevisionNames } from './fixtures';
 
 const config: ControlPlaneConfig = {

@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createAppContext, type AppContext } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
-import { REVISION_GC_WORK, sweepClusters, type ClusterSweepOutcome } from '../../shared/revision-gc/sweep-clusters';
-import { createMemoryStores } from '../../shared/stores/memory';
+import type { ControlPlaneConfig } from '../../shared/app/config';
+import { REVISION_GC_WORK, sweepClusters, type ClusterSweepOutcome } from '../../shared/use-cases/revision-gc/sweep-clusters';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { CountingClient } from '../pinning/support';
 import { DAY, T0, createNamespace, createRevisions, listRevisionNames } from './fixtures';
 

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { Resources } from '../../shared/model/resources';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient } from '../../shared/ports/cluster';
-import { formatGcMark } from '../../shared/runtime/gc';
-import { sweepRevisions, type RevisionGcSweepOptions } from '../../shared/revision-gc/sweep-revisions';
-import { Annotation, RuntimeKind } from '../../shared/vocabulary';
+import { formatGcMark } from '../../shared/domain/runtime/gc';
+import { sweepRevisions, type RevisionGcSweepOptions } from '../../shared/use-cases/revision-gc/sweep-revisions';
+import { Annotation, RuntimeKind } from '../../shared/domain/vocabulary';
 import { CountingClient } from '../pinning/support';
 import { createIsvc, createNamespace, createRevision, createRevisions, DAY, HOUR, interleave, listRevisionNames, T0 } from './fixtures';
 

@@ -6,11 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppContext } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
-import { Resources } from '../../shared/model/resources';
+import type { ControlPlaneConfig } from '../../shared/app/config';
+import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject, ResourceType } from '../../shared/ports/cluster';
 import type { ClusterRecord } from '../../shared/ports/store';
-import { rolloutAwareWorkloadWriter, sweepRolloutRuns } from '../../shared/rollout-runs';
+import { rolloutAwareWorkloadWriter } from '../../shared/app/engine-workload-writer';
+import { sweepRolloutRuns } from '../../shared/app/rollout-hints';
 import {
   memoizeAnalysisWiring,
   metricsBindingReader,
@@ -18,11 +19,11 @@ import {
   wiringPerInvocation,
   type AnalysisCluster,
   type AnalysisWiring,
-} from '../../shared/rollout-runs/analysis-wiring';
-import { findUnboundProvider, NO_METRICS } from '../../shared/rollout/analysis';
-import type { GroupCanary, RolloutGroup } from '../../shared/rollout/types';
-import { renderEngineDeployment } from '../../shared/runtime/workload';
-import { createMemoryStores } from '../../shared/stores/memory';
+} from '../../shared/app/analysis-wiring';
+import { findUnboundProvider, NO_METRICS } from '../../shared/domain/rollout/analysis';
+import type { GroupCanary, RolloutGroup } from '../../shared/domain/rollout/types';
+import { renderEngineDeployment } from '../../shared/domain/runtime/workload';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { CLUSTER_ID, condition, createPolicy, getIsvc, NAMESPACE, startBench, type Bench } from './harness';
 
 const OME = 'ome';

@@ -5,17 +5,18 @@
  * under Rollback the first inconclusive sample rolls the canary back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Resources } from '../../shared/model/resources';
-import { createDirectWorkloadWriter } from '../../shared/pinning/direct-workload-writer';
+import { Resources } from '../../shared/domain/model/resources';
+import { createDirectWorkloadWriter } from '../../shared/use-cases/direct-workload-writer';
 import type { AnalysisExecutor, AnalysisSampleRequest } from '../../shared/ports/analysis';
-import { advanceRolloutRun, advanceUnderLease, createRolloutWorkloadWriter, handleRolloutRunHint, type AdvanceRolloutRunResult } from '../../shared/rollout-runs';
-import type { AnalysisWiring } from '../../shared/rollout-runs/analysis-wiring';
-import { ConflictError } from '../../shared/errors';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import type { AnalysisOutcome, MetricsBinding } from '../../shared/rollout/analysis';
-import { formatKubeTime } from '../../shared/rollout/run';
-import type { OnInconclusive } from '../../shared/rollout/types';
-import { renderEngineDeployment } from '../../shared/runtime/workload';
+import { advanceRolloutRun, createRolloutWorkloadWriter, type AdvanceRolloutRunResult } from '../../shared/use-cases/rollout-runs';
+import { advanceUnderLease, handleRolloutRunHint } from '../../shared/app/rollout-hints';
+import type { AnalysisWiring } from '../../shared/app/analysis-wiring';
+import { ConflictError } from '../../shared/domain/errors';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import type { AnalysisOutcome, MetricsBinding } from '../../shared/domain/rollout/analysis';
+import { formatKubeTime } from '../../shared/domain/rollout/run';
+import type { OnInconclusive } from '../../shared/domain/rollout/types';
+import { renderEngineDeployment } from '../../shared/domain/runtime/workload';
 import { CLUSTER_ID, getDeployment, getIsvc, invocationFor, NAMESPACE, requestHint, startBench, type Bench } from './harness';
 
 let bench: Bench;

@@ -6,9 +6,9 @@
  * opening a run or closing one as Completed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Resources } from '../../shared/model/resources';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import type { RolloutGroup } from '../../shared/rollout/types';
+import { Resources } from '../../shared/domain/model/resources';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import type { RolloutGroup } from '../../shared/domain/rollout/types';
 import {
   activeRunOf,
   advanceUntil,

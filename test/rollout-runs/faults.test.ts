@@ -6,12 +6,12 @@
  * DRIFT stuck True.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConflictError, ControlPlaneError } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
-import { commitStatus } from '../../shared/rollout-runs';
-import { removeAnnotationIfUnchanged } from '../../shared/rollout-runs/rollout-status';
-import { DEFAULT_GROUP_DIGEST, digestPlan } from '../../shared/rollout/digest';
-import { Message } from '../../shared/vocabulary';
+import { ConflictError, ControlPlaneError } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
+import { commitStatus } from '../../shared/use-cases/rollout-runs';
+import { removeAnnotationIfUnchanged } from '../../shared/use-cases/rollout-runs/rollout-status';
+import { DEFAULT_GROUP_DIGEST, digestPlan } from '../../shared/domain/rollout/digest';
+import { Message } from '../../shared/domain/vocabulary';
 import {
   activeRunOf,
   advanceUntil,

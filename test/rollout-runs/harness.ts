@@ -10,24 +10,19 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createAppContext } from '../../shared/app/context';
 import type { HintInvocation } from '../../shared/app/hint-handler';
-import type { ControlPlaneConfig } from '../../shared/config';
-import type { HintDetail } from '../../shared/events/hint-event';
-import { Resources } from '../../shared/model/resources';
-import { createDirectWorkloadWriter } from '../../shared/pinning/direct-workload-writer';
+import type { ControlPlaneConfig } from '../../shared/app/config';
+import type { HintDetail } from '../../shared/domain/hint-event';
+import { Resources } from '../../shared/domain/model/resources';
+import { createDirectWorkloadWriter } from '../../shared/use-cases/direct-workload-writer';
 import type { Clock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
 import type { Stores } from '../../shared/ports/store';
-import {
-  advanceUnderLease,
-  createRolloutWorkloadWriter,
-  handleRepinApplyHint,
-  type AdvanceRolloutRunResult,
-  type RepinMetrics,
-} from '../../shared/rollout-runs';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/rollout/types';
-import { renderComponentDeployment, renderEngineDeployment, type RenderedComponent } from '../../shared/runtime/workload';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createRolloutWorkloadWriter, type AdvanceRolloutRunResult, type RepinMetrics } from '../../shared/use-cases/rollout-runs';
+import { advanceUnderLease, handleRepinApplyHint } from '../../shared/app/rollout-hints';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/domain/rollout/types';
+import { renderComponentDeployment, renderEngineDeployment, type RenderedComponent } from '../../shared/domain/runtime/workload';
+import { createMemoryStores } from '../../shared/adapters/memory';
 
 export const CLUSTER_ID = 'local';
 export const NAMESPACE = 'prod';

@@ -3,9 +3,9 @@
  * without analysis steps or a providerRef resolve without the cluster's configuration read.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderLivePlan } from '../../shared/rollout-runs/rollout-status';
-import type { MetricsBinding } from '../../shared/rollout/analysis';
-import type { RolloutGroup } from '../../shared/rollout/types';
+import { renderLivePlan } from '../../shared/use-cases/rollout-runs/rollout-status';
+import type { MetricsBinding } from '../../shared/domain/rollout/analysis';
+import type { RolloutGroup } from '../../shared/domain/rollout/types';
 import { createIsvc, getIsvc, startBench, type Bench } from './harness';
 
 const analysisStep = { capacity: '50%', traffic: 50, analysis: { interval: '1m', failureLimit: 2, metrics: [{ name: 'err', query: 'vector(0)', operator: 'LT' as const, threshold: '0.05' }] } };

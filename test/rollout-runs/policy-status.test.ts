@@ -5,18 +5,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAppContext } from '../../shared/app/context';
-import type { ControlPlaneConfig } from '../../shared/config';
-import { NotFoundError } from '../../shared/errors';
+import type { ControlPlaneConfig } from '../../shared/app/config';
+import { NotFoundError } from '../../shared/domain/errors';
 import type { ClusterClient } from '../../shared/ports/cluster';
 import type { ClusterRecord } from '../../shared/ports/store';
-import { createMemoryStores } from '../../shared/stores/memory';
-import { Resources } from '../../shared/model/resources';
+import { createMemoryStores } from '../../shared/adapters/memory';
+import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
-import { policyConsumerOf, refreshPolicyStatuses, sweepRolloutRuns } from '../../shared/rollout-runs';
-import { renderLivePlan, type RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import { digestPolicySpec } from '../../shared/rollout/digest';
-import type { PolicyStatus } from '../../shared/rollout/policy-status';
-import type { RolloutPolicySpec } from '../../shared/rollout/types';
+import { policyConsumerOf, refreshPolicyStatuses } from '../../shared/use-cases/rollout-runs';
+import { sweepRolloutRuns } from '../../shared/app/rollout-hints';
+import { renderLivePlan, type RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import { digestPolicySpec } from '../../shared/domain/rollout/digest';
+import type { PolicyStatus } from '../../shared/domain/rollout/policy-status';
+import type { RolloutPolicySpec } from '../../shared/domain/rollout/types';
 import { condition, createIsvc, createPolicy, deliverToRepinApply, getIsvc, NAMESPACE, requestHint, startBench, type Bench } from './harness';
 
 let bench: Bench;

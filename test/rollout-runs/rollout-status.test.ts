@@ -3,14 +3,14 @@
  * the current run, so every change of status, reason or message restamps them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshPlanStatus } from '../../shared/rollout-runs';
-import { clearCanaryStates, readCanaryStates, upsertCondition, writeCanaryStates, type RolloutIsvcStatus } from '../../shared/rollout-runs/rollout-status';
-import type { CanaryState, PinnedGroup } from '../../shared/rollout/types';
-import { checkRepinRefusal } from '../../shared/rollout/repin';
-import type { StatusCondition } from '../../shared/rollout/types';
-import { Resources } from '../../shared/model/resources';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import { RepinRefusal } from '../../shared/vocabulary';
+import { refreshPlanStatus } from '../../shared/use-cases/rollout-runs';
+import { clearCanaryStates, readCanaryStates, upsertCondition, writeCanaryStates, type RolloutIsvcStatus } from '../../shared/use-cases/rollout-runs/rollout-status';
+import type { CanaryState, PinnedGroup } from '../../shared/domain/rollout/types';
+import { checkRepinRefusal } from '../../shared/domain/rollout/repin';
+import type { StatusCondition } from '../../shared/domain/rollout/types';
+import { Resources } from '../../shared/domain/model/resources';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import { RepinRefusal } from '../../shared/domain/vocabulary';
 import { condition, createIsvc, manualCanary, NAMESPACE, renderEngine, startBench, type Bench } from './harness';
 
 const before = new Date('2026-09-28T14:00:00Z');

@@ -5,11 +5,11 @@
  * seed shows, with its exact message; the CanaryPreStep hold and its release by promote.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Resources } from '../../shared/model/resources';
-import { digestPlan } from '../../shared/rollout/digest';
-import { recordedRunID } from '../../shared/rollout/run';
-import type { RolloutGroup } from '../../shared/rollout/types';
-import { Message, RepinMessage } from '../../shared/vocabulary';
+import { Resources } from '../../shared/domain/model/resources';
+import { digestPlan } from '../../shared/domain/rollout/digest';
+import { recordedRunID } from '../../shared/domain/rollout/run';
+import type { RolloutGroup } from '../../shared/domain/rollout/types';
+import { Message, RepinMessage } from '../../shared/domain/vocabulary';
 import {
   advanceUntil,
   annotate,

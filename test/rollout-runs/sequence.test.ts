@@ -5,12 +5,12 @@
  * render writes it once its turn has come.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Resources } from '../../shared/model/resources';
-import type { RolloutIsvc } from '../../shared/rollout-runs/rollout-status';
-import type { RolloutGroup } from '../../shared/rollout/types';
-import type { HintEvent } from '../../shared/events/hint-event';
+import { Resources } from '../../shared/domain/model/resources';
+import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
+import type { RolloutGroup } from '../../shared/domain/rollout/types';
+import type { HintEvent } from '../../shared/domain/hint-event';
 import type { EventPublisher } from '../../shared/ports/event-publisher';
-import { advanceAndRender } from '../../shared/rollout-runs/hint-use-cases';
+import { advanceAndRender } from '../../shared/app/rollout-hints';
 import { activeRunOf, advanceOnce, advanceUntil, CLUSTER_ID, eventsOf, getDeployment, getIsvc, NAMESPACE, renderPass, startBench, type Bench } from './harness';
 
 let bench: Bench;

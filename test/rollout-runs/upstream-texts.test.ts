@@ -5,8 +5,8 @@
  * NoActiveRun texts are upstream's, through the real use-cases on the embedded API server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Resources } from '../../shared/model/resources';
-import { digestPlan } from '../../shared/rollout/digest';
+import { Resources } from '../../shared/domain/model/resources';
+import { digestPlan } from '../../shared/domain/rollout/digest';
 import {
   activeRunOf,
   advanceUntil,

@@ -9,9 +9,9 @@ import {
   type AnalysisDecision,
   type AnalysisStepInput,
   type AnalysisVerdict,
-} from '../../shared/rollout/analysis';
-import { resolveLivePlan } from '../../shared/rollout/plan';
-import type { CanaryState, GroupCanary, OnInconclusive, RolloutAnalysis } from '../../shared/rollout/types';
+} from '../../shared/domain/rollout/analysis';
+import { resolveLivePlan } from '../../shared/domain/rollout/plan';
+import type { CanaryState, GroupCanary, OnInconclusive, RolloutAnalysis } from '../../shared/domain/rollout/types';
 
 const metric = { name: 'err', query: 'rate(x[1m])', operator: 'LTE' as const, threshold: '0.05' };
 const gate = (extra: Partial<RolloutAnalysis> = {}): RolloutAnalysis => ({ interval: '1m', failureLimit: 2, metrics: [metric], ...extra });

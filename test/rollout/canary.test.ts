@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { advanceCanary, advanceReplacement, canaryReplicasFor, gateOf, isCanaryFinished, type CanaryTick, type CanaryTickInput } from '../../shared/rollout/canary';
-import type { CanaryState, CanaryStep } from '../../shared/rollout/types';
+import { advanceCanary, advanceReplacement, canaryReplicasFor, gateOf, isCanaryFinished, type CanaryTick, type CanaryTickInput } from '../../shared/domain/rollout/canary';
+import type { CanaryState, CanaryStep } from '../../shared/domain/rollout/types';
 import { NOW } from './fixtures';
-import type { AnalysisOutcome, AnalysisVerdict } from '../../shared/rollout/analysis';
+import type { AnalysisOutcome, AnalysisVerdict } from '../../shared/domain/rollout/analysis';
 
 const ENTERED = '2026-08-31T18:00:00Z'; // 30 minutes before NOW
 const manual: CanaryStep[] = [{ capacity: '25%', traffic: 10, pause: {} }, { capacity: '100%', traffic: 100 }];

@@ -6,8 +6,8 @@ import {
   digestPlan,
   digestPolicySpec,
   digestProgression,
-} from '../../shared/rollout/digest';
-import type { RolloutGroup } from '../../shared/rollout/types';
+} from '../../shared/domain/rollout/digest';
+import type { RolloutGroup } from '../../shared/domain/rollout/types';
 
 const rp1 = (text: string): string => `rp1:${createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_GROUP_DIGEST } from '../../shared/rollout/digest';
-import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, findDriftedGroup } from '../../shared/rollout/drift';
-import { resolveLivePlan } from '../../shared/rollout/plan';
-import { openRun } from '../../shared/rollout/run';
-import type { GroupResolutionStatus, PinnedGroup, RolloutGroup, RolloutPolicyView } from '../../shared/rollout/types';
+import { DEFAULT_GROUP_DIGEST } from '../../shared/domain/rollout/digest';
+import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, findDriftedGroup } from '../../shared/domain/rollout/drift';
+import { resolveLivePlan } from '../../shared/domain/rollout/plan';
+import { openRun } from '../../shared/domain/rollout/run';
+import type { GroupResolutionStatus, PinnedGroup, RolloutGroup, RolloutPolicyView } from '../../shared/domain/rollout/types';
 import { manualCanary, NOW, policies, policy } from './fixtures';
 
 const guarded = policy('guarded', { canary: { steps: [{ capacity: '50%', traffic: 20, pause: {} }] } });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { analysisStateOf, buildExplainRows, formatExplainTable, type ExplainInput } from '../../shared/rollout/explain';
-import type { RolloutGroup, RolloutRun } from '../../shared/rollout/types';
+import { analysisStateOf, buildExplainRows, formatExplainTable, type ExplainInput } from '../../shared/domain/rollout/explain';
+import type { RolloutGroup, RolloutRun } from '../../shared/domain/rollout/types';
 import { manualCanary, policies, policy } from './fixtures';
 
 const pinnedFromPolicy: RolloutRun = {

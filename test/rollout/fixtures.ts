@@ -1,4 +1,4 @@
-import type { RolloutGroup, RolloutPolicyView } from '../../shared/rollout/types';
+import type { RolloutGroup, RolloutPolicyView } from '../../shared/domain/rollout/types';
 
 export const manualCanary = (traffic = 10, capacity: string | number = '25%'): RolloutGroup => ({
   components: ['engine'],

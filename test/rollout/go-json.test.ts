@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { formatGoDuration, normalizeGoDuration, parseGoDuration } from '../../shared/go-duration';
-import { quoteGoString } from '../../shared/go-string';
-import { goBool, goDuration, goInt, goIntOrString, goMap, goPointer, goSlice, goString, goStruct, marshalGoJson, type GoType } from '../../shared/go-json';
-import { rolloutGroupSchema, rolloutPolicySpecSchema } from '../../shared/rollout/schema';
+import { formatGoDuration, normalizeGoDuration, parseGoDuration } from '../../shared/domain/go-duration';
+import { quoteGoString } from '../../shared/domain/go-string';
+import { goBool, goDuration, goInt, goIntOrString, goMap, goPointer, goSlice, goString, goStruct, marshalGoJson, type GoType } from '../../shared/domain/go-json';
+import { rolloutGroupSchema, rolloutPolicySpecSchema } from '../../shared/domain/rollout/schema';
 
 describe('Function: normalizeGoDuration', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_GROUP_DIGEST, digestPolicySpec } from '../../shared/rollout/digest';
-import { parseCapacity, resolveLivePlan, sameTopology, topologyOf } from '../../shared/rollout/plan';
-import type { RolloutGroup } from '../../shared/rollout/types';
+import { DEFAULT_GROUP_DIGEST, digestPolicySpec } from '../../shared/domain/rollout/digest';
+import { parseCapacity, resolveLivePlan, sameTopology, topologyOf } from '../../shared/domain/rollout/plan';
+import type { RolloutGroup } from '../../shared/domain/rollout/types';
 import { manualCanary, policies, policy } from './fixtures';
 
 const guardedBody = { canary: { steps: [{ capacity: '50%', traffic: 20, pause: {} }, { capacity: '100%', traffic: 100 }] } };

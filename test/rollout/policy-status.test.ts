@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { checkRolloutPolicySpec } from '../../shared/rollout/admission';
-import { digestPolicySpec } from '../../shared/rollout/digest';
-import { computePolicyStatus, countAttachedGroups, setPolicyCondition, type PolicyCondition } from '../../shared/rollout/policy-status';
-import type { RolloutPolicySpec } from '../../shared/rollout/types';
+import { checkRolloutPolicySpec } from '../../shared/domain/rollout/admission';
+import { digestPolicySpec } from '../../shared/domain/rollout/digest';
+import { computePolicyStatus, countAttachedGroups, setPolicyCondition, type PolicyCondition } from '../../shared/domain/rollout/policy-status';
+import type { RolloutPolicySpec } from '../../shared/domain/rollout/types';
 
 const NOW = new Date('2026-09-28T14:15:57Z');
 const EARLIER = '2026-09-28T13:00:00Z';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady } from '../../shared/rollout/drift';
-import { digestPlan } from '../../shared/rollout/digest';
-import { resolveLivePlan } from '../../shared/rollout/plan';
-import { checkRepinRefusal, decideRepin, digestPinnedPlan, fitCanaryToSteps, type RepinCheckInput } from '../../shared/rollout/repin';
-import { openRun } from '../../shared/rollout/run';
-import type { CanaryState, GroupResolutionStatus, PinnedGroup, RolloutGroup, RolloutPolicyRef, RolloutRun, StatusCondition } from '../../shared/rollout/types';
+import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady } from '../../shared/domain/rollout/drift';
+import { digestPlan } from '../../shared/domain/rollout/digest';
+import { resolveLivePlan } from '../../shared/domain/rollout/plan';
+import { checkRepinRefusal, decideRepin, digestPinnedPlan, fitCanaryToSteps, type RepinCheckInput } from '../../shared/domain/rollout/repin';
+import { openRun } from '../../shared/domain/rollout/run';
+import type { CanaryState, GroupResolutionStatus, PinnedGroup, RolloutGroup, RolloutPolicyRef, RolloutRun, StatusCondition } from '../../shared/domain/rollout/types';
 import { manualCanary, NOW, policies, policy } from './fixtures';
 
 const OPENED = new Date('2026-08-31T18:00:00Z');

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { resolveLivePlan } from '../../shared/rollout/plan';
-import { closeRun, computeRunID, formatKubeTime, keepNewerPin, nextPinnedAt, openRun, orderTargetsByPlan, recordedRunID } from '../../shared/rollout/run';
+import { resolveLivePlan } from '../../shared/domain/rollout/plan';
+import { closeRun, computeRunID, formatKubeTime, keepNewerPin, nextPinnedAt, openRun, orderTargetsByPlan, recordedRunID } from '../../shared/domain/rollout/run';
 import { manualCanary, NOW, policies } from './fixtures';
 
 const hash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 12);

@@ -6,8 +6,8 @@ import {
   type CoordinationGroupStatus,
   type SequenceGroupObservation,
   type SequenceMember,
-} from '../../shared/rollout/sequence';
-import type { RolloutGroup } from '../../shared/rollout/types';
+} from '../../shared/domain/rollout/sequence';
+import type { RolloutGroup } from '../../shared/domain/rollout/types';
 
 const blueGreen = (component: string, extra: Partial<RolloutGroup> = {}): RolloutGroup => ({ components: [component], blueGreen: {}, ...extra }) as RolloutGroup;
 const bare = (component: string): RolloutGroup => ({ components: [component] }) as RolloutGroup;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkControllerRevisionUpdate, checkNamedRuntimeAvailable, checkRuntimeRevisionPin, type RevisionSnapshot } from '../../shared/runtime/admission';
+import { checkControllerRevisionUpdate, checkNamedRuntimeAvailable, checkRuntimeRevisionPin, type RevisionSnapshot } from '../../shared/domain/runtime/admission';
 
 const isvc = { namespace: 'llama-demo', modelName: 'llama-3-2-3b-instruct', hasEngine: true };
 

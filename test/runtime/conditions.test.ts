@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { removeCondition, setCondition, type StatusCondition } from '../../shared/runtime/conditions';
+import { removeCondition, setCondition, type StatusCondition } from '../../shared/domain/runtime/conditions';
 
 const ready: StatusCondition = { type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' };
 const drifted: StatusCondition = { type: 'RuntimeDrifted', status: 'True', reason: 'RevisionMismatch', message: 'm1', lastTransitionTime: '2026-01-01T00:00:00Z' };

@@ -5,8 +5,8 @@
  * leader or worker on an engine or decoder, then RawDeployment.
  */
 import { describe, expect, it } from 'vitest';
-import { usesOmeNative } from '../../shared/rollout-runs/workloads';
-import { declaresOmeNative, resolveDeploymentMode, type DeploymentModeInput } from '../../shared/runtime/deployment-mode';
+import { usesOmeNative } from '../../shared/use-cases/rollout-runs/workloads';
+import { declaresOmeNative, resolveDeploymentMode, type DeploymentModeInput } from '../../shared/domain/runtime/deployment-mode';
 
 const annotated = (mode: string) => ({ annotations: { 'ome.io/deploymentMode': mode } });
 

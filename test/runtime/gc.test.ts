@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeGcGroupKey, decideRevision, formatGcMark, NewestRevisions, planRevisionGc, type RevisionMeta } from '../../shared/runtime/gc';
+import { computeGcGroupKey, decideRevision, formatGcMark, NewestRevisions, planRevisionGc, type RevisionMeta } from '../../shared/domain/runtime/gc';
 
 const NOW = Date.parse('2026-09-30T12:00:00Z');
 const HOUR = 3_600_000;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { compareGoStrings, quoteGoString } from '../../shared/go-string';
-import { flattenGoStruct, marshalGoJson, type GoStructTable } from '../../shared/runtime/go-json';
-import { canonicalizeQuantity } from '../../shared/runtime/quantity';
-import { InvalidInputError } from '../../shared/errors';
+import { compareGoStrings, quoteGoString } from '../../shared/domain/go-string';
+import { flattenGoStruct, marshalGoJson, type GoStructTable } from '../../shared/domain/runtime/go-json';
+import { canonicalizeQuantity } from '../../shared/domain/runtime/quantity';
+import { InvalidInputError } from '../../shared/domain/errors';
 
 describe('quoteGoString', () => {
   it.each([

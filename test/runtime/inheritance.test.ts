@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { resolveLiveRuntime, resolveRuntimeChain, type RuntimeKey, type RuntimeRecord } from '../../shared/runtime/inheritance';
-import { strategicMergeSpec, stripJsonNulls } from '../../shared/runtime/strategic-merge';
-import type { JsonValue } from '../../shared/runtime/go-json';
+import { resolveLiveRuntime, resolveRuntimeChain, type RuntimeKey, type RuntimeRecord } from '../../shared/domain/runtime/inheritance';
+import { strategicMergeSpec, stripJsonNulls } from '../../shared/domain/runtime/strategic-merge';
+import type { JsonValue } from '../../shared/domain/runtime/go-json';
 
 function lookupIn(runtimes: RuntimeRecord[]) {
   return (key: RuntimeKey) =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { applyRuntimeSpecDefaults } from '../../shared/runtime/defaults';
-import { normalizeGoJson, type JsonValue } from '../../shared/runtime/go-json';
-import { decidePin, findUnusableSyncToken, type PinInput, type PinningSubject, type StoredRevision } from '../../shared/runtime/pinning';
+import { applyRuntimeSpecDefaults } from '../../shared/domain/runtime/defaults';
+import { normalizeGoJson, type JsonValue } from '../../shared/domain/runtime/go-json';
+import { decidePin, findUnusableSyncToken, type PinInput, type PinningSubject, type StoredRevision } from '../../shared/domain/runtime/pinning';
 import { buildSeedRuntimeSpec } from './fixtures/seed-runtime';
 
 const V1 = normalizeGoJson(applyRuntimeSpecDefaults(buildSeedRuntimeSpec('0.9')));

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { applyRuntimeSpecDefaults } from '../../shared/runtime/defaults';
-import { marshalGoJson } from '../../shared/runtime/go-json';
+import { applyRuntimeSpecDefaults } from '../../shared/domain/runtime/defaults';
+import { marshalGoJson } from '../../shared/domain/runtime/go-json';
 import {
   buildControllerRevision,
   computeRevisionHash,
@@ -9,8 +9,8 @@ import {
   matchesRevisionName,
   parseRevisionName,
   validateRevisionName,
-} from '../../shared/runtime/revision';
-import { InvalidInputError } from '../../shared/errors';
+} from '../../shared/domain/runtime/revision';
+import { InvalidInputError } from '../../shared/domain/errors';
 import { buildSeedRuntimeSpec, SEED_RUNTIME_GO_JSON } from './fixtures/seed-runtime';
 
 const stableFixture = JSON.parse(readFileSync(new URL('./fixtures/stable-runtime.json', import.meta.url), 'utf8')) as {

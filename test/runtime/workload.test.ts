@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { applyRuntimeSpecDefaults } from '../../shared/runtime/defaults';
-import { normalizeGoJson } from '../../shared/runtime/go-json';
-import { deploymentOwnershipProblem, renderComponentDeployment, renderEngineDeployment, runtimeConfigures } from '../../shared/runtime/workload';
+import { applyRuntimeSpecDefaults } from '../../shared/domain/runtime/defaults';
+import { normalizeGoJson } from '../../shared/domain/runtime/go-json';
+import { deploymentOwnershipProblem, renderComponentDeployment, renderEngineDeployment, runtimeConfigures } from '../../shared/domain/runtime/workload';
 import type { KubeObject } from '../../shared/ports/cluster';
 import { buildSeedRuntimeSpec } from './fixtures/seed-runtime';
 

@@ -14,7 +14,7 @@ import {
   LeaseLostError,
   ThrottledError,
   UnavailableError,
-} from '../../shared/errors';
+} from '../../shared/domain/errors';
 import {
   DynamoCheckpointStore,
   DynamoIdempotencyStore,

@@ -5,12 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConflictError, LeaseLostError } from '../../shared/errors';
+import { ConflictError, LeaseLostError } from '../../shared/domain/errors';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import type { ClusterRecord, Stores } from '../../shared/ports/store';
-import { createSyncWave, haltWave, startCluster } from '../../shared/fleet/sync-wave';
-import type { SyncWave } from '../../shared/fleet/sync-wave';
-import { createMemoryStores } from '../../shared/stores/memory';
+import { createSyncWave, haltWave, startCluster } from '../../shared/domain/fleet/sync-wave';
+import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
+import { createMemoryStores } from '../../shared/adapters/memory';
 import { ensureTable, startDynamoDbLocal } from '../../local/dynamodb-local';
 import type { DynamoDbLocal } from '../../local/dynamodb-local';
 import { FakeClock } from './fake-clock';

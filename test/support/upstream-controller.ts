@@ -25,21 +25,23 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WEBHOOK_CONFIGURATION_TEMPLATE } from '../../infra/paths';
-import { recordEvent } from '../../shared/adapters/kubernetes/events';
-import { createRuntimeLookup, reviewAdmission } from '../../shared/admission/review-admission';
-import { renderWebhookConfiguration } from '../../shared/admission/webhook-configuration';
-import { deriveWebhookToken } from '../../shared/admission/webhook-token';
-import type { ReconcileDeps } from '../../shared/app/reconcile';
-import { ConflictError, ExpiredError, NotFoundError } from '../../shared/errors';
-import { Resources } from '../../shared/model/resources';
-import { checkRuntimeDrift, pinInferenceService, PIN_REPORTING_CONTROLLER, type DriftCheckDeps } from '../../shared/pinning';
+import { recordEvent } from '../../shared/use-cases/record-event';
+import { createRuntimeLookup, reviewAdmission } from '../../shared/use-cases/admission/review-admission';
+import { renderWebhookConfiguration } from '../../shared/use-cases/admission/webhook-configuration';
+import { deriveWebhookToken } from '../../shared/domain/webhook/webhook-token';
+import type { ReconcileDeps } from '../../shared/use-cases/reconcile-under-lease';
+import { ConflictError, ExpiredError, NotFoundError } from '../../shared/domain/errors';
+import { Resources } from '../../shared/domain/model/resources';
+import { checkRuntimeDrift, pinInferenceService, PIN_REPORTING_CONTROLLER, type DriftCheckDeps } from '../../shared/use-cases/pinning';
 import { systemClock, type Clock } from '../../shared/ports/clock';
 import type { ClusterClient, KubeObject, ResourceType, WatchEvent } from '../../shared/ports/cluster';
-import { advanceUnderLease, applyRepin, rolloutAwareWorkloadWriter } from '../../shared/rollout-runs';
-import { refreshPolicyStatus } from '../../shared/rollout-runs/refresh-policy-status';
-import type { RolloutWork } from '../../shared/rollout-runs/hint-use-cases';
-import { createMemoryStores } from '../../shared/stores/memory';
-import { Annotation, DEFAULT_OME_NAMESPACE, EventReason, WorkloadLabel } from '../../shared/vocabulary';
+import { applyRepin } from '../../shared/use-cases/rollout-runs';
+import { advanceUnderLease } from '../../shared/app/rollout-hints';
+import { rolloutAwareWorkloadWriter } from '../../shared/app/engine-workload-writer';
+import { refreshPolicyStatus } from '../../shared/use-cases/rollout-runs/refresh-policy-status';
+import type { RolloutWork } from '../../shared/app/rollout-hints';
+import { createMemoryStores } from '../../shared/adapters/memory';
+import { Annotation, DEFAULT_OME_NAMESPACE, EventReason, WorkloadLabel } from '../../shared/domain/vocabulary';
 
 /** controller-runtime's default field manager: the binary's name, `manager` in OME's image. */
 export const UPSTREAM_FIELD_MANAGER = 'manager';

@@ -3,7 +3,7 @@
  * failures never quote the secret: messages end up in logs.
  */
 import { parse as parseYaml } from 'yaml';
-import { InvalidInputError } from '../../errors';
+import { InvalidInputError } from '../../domain/errors';
 import type { ResolvedCredentials } from '../kubernetes/connection';
 
 /** The two documented secret formats, for messages. */

@@ -3,7 +3,7 @@
  * errors. A missing permission is a deployment mistake a redelivery cannot cure, so it is
  * terminal and names the IAM action to grant.
  */
-import { ControlPlaneError, InvalidInputError, NotFoundError, ThrottledError, UnavailableError } from '../../errors';
+import { ControlPlaneError, InvalidInputError, NotFoundError, ThrottledError, UnavailableError } from '../../domain/errors';
 import { NETWORK_CODES, sdkErrorShape } from '../sdk-error';
 
 const THROTTLING = new Set(['ThrottlingException', 'Throttling', 'TooManyRequestsException', 'RequestLimitExceeded']);

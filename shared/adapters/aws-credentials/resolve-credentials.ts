@@ -12,7 +12,7 @@ import { DescribeClusterCommand } from '@aws-sdk/client-eks';
 import type { EKSClient } from '@aws-sdk/client-eks';
 import { GetSecretValueCommand } from '@aws-sdk/client-secrets-manager';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { InvalidInputError, UnavailableError } from '../../errors';
+import { InvalidInputError, UnavailableError } from '../../domain/errors';
 import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
 import type { ClusterRecord } from '../../ports/store';

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LeaseLostError } from '../../errors';
+import { LeaseLostError } from '../../domain/errors';
 import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
 import type { CheckpointStore, ForwarderError, Lease } from '../../ports/store';

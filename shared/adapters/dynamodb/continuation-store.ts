@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '../../errors';
+import { ConflictError } from '../../domain/errors';
 import type { Continuation, ContinuationStore } from '../../ports/store';
 import { isConditionalCheckFailed, mapDynamoError } from './errors';
 import { DEFAULT_TABLE_NAME, continuationItemKey } from './table';

@@ -2,7 +2,7 @@
  * Turns DynamoDB failures into the control plane's typed errors. A failed condition is
  * not mapped here: each store decides what it means (lease taken, duplicate, fenced out).
  */
-import { ConflictError, ControlPlaneError, InvalidInputError, ThrottledError, UnavailableError } from '../../errors';
+import { ConflictError, ControlPlaneError, InvalidInputError, ThrottledError, UnavailableError } from '../../domain/errors';
 import { NETWORK_CODES, sdkErrorShape } from '../sdk-error';
 
 const THROTTLING = new Set([

@@ -1,8 +1,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '../../errors';
-import type { FleetDriftReport } from '../../fleet/fleet-drift';
-import type { SyncWave } from '../../fleet/sync-wave';
+import { ConflictError } from '../../domain/errors';
+import type { FleetDriftReport } from '../../domain/fleet/fleet-drift';
+import type { SyncWave } from '../../domain/fleet/sync-wave';
 import type { FleetStore } from '../../ports/store';
 import { isConditionalCheckFailed, mapDynamoError } from './errors';
 import { queryPartition } from './query';

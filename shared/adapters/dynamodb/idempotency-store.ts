@@ -1,10 +1,10 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConflictError, IdempotencyPayloadMismatchError } from '../../errors';
+import { ConflictError, IdempotencyPayloadMismatchError } from '../../domain/errors';
 import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
 import type { ClaimOptions, IdempotencyClaim, IdempotencyStore } from '../../ports/store';
-import { boundInProgressTtl } from '../../stores/idempotency-rules';
+import { boundInProgressTtl } from '../../domain/idempotency-rules';
 import { isConditionalCheckFailed, mapDynamoError } from './errors';
 import { DEFAULT_TABLE_NAME, IDEMPOTENCY_COMPLETED, IDEMPOTENCY_IN_PROGRESS, idempotencyItemKey } from './table';
 import type { DynamoStoreOptions, IdempotencyItem } from './table';

@@ -11,7 +11,7 @@
 import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { PutEventsRequestEntry, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
-import type { HintEvent } from '../../events/hint-event.js';
+import type { HintEvent } from '../../domain/hint-event.js';
 import { createEventBridgeClient } from './client.js';
 import type { EventPublisher, FailedEvent, PublishResult, SkippedEvent } from '../../ports/event-publisher.js';
 

@@ -10,7 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
-import { InvalidInputError } from '../../errors';
+import { InvalidInputError } from '../../domain/errors';
 
 export interface FrontDoorStore {
   /** Names the store in messages: the key value store's ARN, or the file. */

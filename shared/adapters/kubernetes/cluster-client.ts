@@ -11,9 +11,9 @@ import type {
   WatchOptions,
   WriteOptions,
 } from '../../ports/cluster';
-import { InvalidInputError, UnavailableError } from '../../errors';
-import { FIELD_MANAGER } from '../../vocabulary';
-import { apiVersionOf } from '../../model/resources';
+import { InvalidInputError, UnavailableError } from '../../domain/errors';
+import { FIELD_MANAGER } from '../../domain/vocabulary';
+import { apiVersionOf } from '../../domain/model/resources';
 import type { ClusterConnection } from './connection';
 import { errorFromStatus, errorFromTransport, type ApiStatus } from './errors';
 import { collectionPath, objectPath } from './paths';
@@ -71,7 +71,7 @@ function requireMetadata(type: ResourceType, object: KubeObject): void {
 
 /**
  * The ClusterClient port over one API server, for real clusters and the embedded one.
- * Every failure is a typed error of shared/errors.ts; see errors.ts for the mapping.
+ * Every failure is a typed error of shared/domain/errors.ts; see errors.ts for the mapping.
  */
 export function createClusterClient(connection: ClusterConnection, options: ClusterClientOptions = {}): ClosableClusterClient {
   const fieldManager = options.fieldManager ?? FIELD_MANAGER;

@@ -8,7 +8,7 @@ import {
   NotFoundError,
   ThrottledError,
   UnavailableError,
-} from '../../errors';
+} from '../../domain/errors';
 
 /** A `meta/v1` Status, the body of every API server failure. */
 export interface ApiStatus {

@@ -6,8 +6,6 @@ export type { ConnectionOverrides, Impersonation, LoadKubeConfigOptions } from '
 export { assertRecordAllowed, connectionFromRecord, connectionFromKubeconfigText, kubeconfigFileContextFor, DEPLOYED_CREDENTIALS_HINT } from './record-connection';
 export type { ConnectionPolicy } from './record-connection';
 export type { ClusterConnection, ConnectionRequestOptions, ResolvedCredentials } from './connection';
-export { createEventRecorder, recordEvent } from './events';
-export type { EventRecorder, EventRecorderOptions, EventSpec } from './events';
 export { apiFailureOf, errorFromStatus, errorFromTransport } from './errors';
 export type { ApiFailure, ApiStatus } from './errors';
 export { collectionPath, objectPath } from './paths';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Cluster, Context, User } from '@kubernetes/client-node';
-import { InvalidInputError } from '../../errors';
+import { InvalidInputError } from '../../domain/errors';
 import type { ClusterRecord } from '../../ports/store';
 import type { ClusterConnection, ResolvedCredentials } from './connection';
 import { assertRecordAllowed, connectionFromRecord, kubeconfigFileContextFor } from './record-connection';

@@ -1,5 +1,5 @@
 import type { ResourceType } from '../../ports/cluster';
-import { InvalidInputError } from '../../errors';
+import { InvalidInputError } from '../../domain/errors';
 
 function groupVersionPath(type: ResourceType): string {
   return type.group === '' ? `/api/${type.version}` : `/apis/${type.group}/${type.version}`;

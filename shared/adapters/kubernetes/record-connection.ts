@@ -14,8 +14,8 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { parse as parseYaml } from 'yaml';
-import { InvalidInputError } from '../../errors';
-import type { ControlPlaneMode } from '../../config';
+import { InvalidInputError } from '../../domain/errors';
+import type { ControlPlaneMode } from '../../ports/config';
 import type { ClusterRecord } from '../../ports/store';
 import type { ClusterConnection, ConnectionRequestOptions, ResolvedCredentials } from './connection';
 

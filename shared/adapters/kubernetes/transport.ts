@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import { InvalidInputError, ThrottledError, UnavailableError } from '../../errors';
+import { InvalidInputError, ThrottledError, UnavailableError } from '../../domain/errors';
 import type { ClusterConnection, ConnectionRequestOptions } from './connection';
 import { errorFromStatus, errorFromTransport, parseStatus } from './errors';
 import { parseRetryAfter } from './rate-limit';

@@ -5,8 +5,8 @@
  * a series cap: a source is configured by users and its answers are untrusted input.
  * Failures are typed (errors.ts); nothing here logs, so the token never leaves the request.
  */
-import { MAX_RESULT_SERIES, parseQueryResponse, PrometheusErrorType, type QueryReading } from '../../analysis/query-result';
-import { FenceMessage } from '../../analysis/network-fence';
+import { MAX_RESULT_SERIES, parseQueryResponse, PrometheusErrorType, type QueryReading } from '../../domain/analysis/query-result';
+import { FenceMessage } from '../../domain/analysis/network-fence';
 import { sdkErrorShape } from '../sdk-error';
 import {
   PrometheusAddressError,

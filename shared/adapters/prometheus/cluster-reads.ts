@@ -4,8 +4,8 @@
  * bearer-token Secrets that authRef and authSecretRef name. Both are read at every
  * sample, so an edited binding or a rotated token applies from the next one.
  */
-import { INFERENCESERVICE_CONFIG, parseMetricsConfig, type MetricsConfig } from '../../analysis/metrics-config';
-import { NotFoundError } from '../../errors';
+import { INFERENCESERVICE_CONFIG, parseMetricsConfig, type MetricsConfig } from '../../domain/analysis/metrics-config';
+import { NotFoundError } from '../../domain/errors';
 import type { ClusterClient, KubeObject, ResourceType } from '../../ports/cluster';
 
 export const ConfigMaps: ResourceType = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true };

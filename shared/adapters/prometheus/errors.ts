@@ -3,7 +3,7 @@
  * (client_golang) surfaces in `metricResults`, e.g. `bad_data: invalid parameter "query": …`
  * or `Post "http://…/api/v1/query": connection refused`. None carries a token or header.
  */
-import { ControlPlaneError } from '../../errors';
+import { ControlPlaneError } from '../../domain/errors';
 
 export class PrometheusQueryError extends ControlPlaneError {
   /** client_golang's error type, when the failure has one (`bad_data`, `server_error`, …). */

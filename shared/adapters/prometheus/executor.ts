@@ -7,17 +7,17 @@
  * an unreachable source, a refused query, a missing binding or Secret is an inconclusive
  * sample whose `metricResults` say why, never an exception and never a pass.
  */
-import { BEARER_TOKEN_PREFIX, Message, SampleEntry } from '../../analysis/messages';
-import { judgeMetric, judgeSample, setupFailureSample, templateErrorReading } from '../../analysis/judge';
-import { resolveMetricsSource, type MetricsConfig, type MetricsSource } from '../../analysis/metrics-config';
-import type { QueryReading } from '../../analysis/query-result';
-import { perRevisionServiceName, renderQuery, type QueryTemplateVars } from '../../analysis/template';
-import { NotFoundError } from '../../errors';
+import { BEARER_TOKEN_PREFIX, Message, SampleEntry } from '../../domain/analysis/messages';
+import { judgeMetric, judgeSample, setupFailureSample, templateErrorReading } from '../../domain/analysis/judge';
+import { resolveMetricsSource, type MetricsConfig, type MetricsSource } from '../../domain/analysis/metrics-config';
+import type { QueryReading } from '../../domain/analysis/query-result';
+import { perRevisionServiceName, renderQuery, type QueryTemplateVars } from '../../domain/analysis/template';
+import { NotFoundError } from '../../domain/errors';
 import type { AnalysisExecutor, AnalysisSampleRequest } from '../../ports/analysis';
-import type { AnalysisVerdict } from '../../rollout/analysis';
-import type { AnalysisMetric } from '../../rollout/types';
-import { formatKubeTime } from '../../rollout/run';
-import { checkMetricsSource, type MetricsFence } from '../../analysis/network-fence';
+import type { AnalysisVerdict } from '../../domain/rollout/analysis';
+import type { AnalysisMetric } from '../../domain/rollout/types';
+import { formatKubeTime } from '../../domain/rollout/run';
+import { checkMetricsSource, type MetricsFence } from '../../domain/analysis/network-fence';
 import { queryInstant, queryUrl, type FetchFn } from './client';
 import { fenceTarget, type LookupAllFn } from './pinned-fetch';
 

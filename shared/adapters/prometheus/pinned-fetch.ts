@@ -11,7 +11,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
-import { checkResolvedAddresses, hostOf, type SourceAllowlist } from '../../analysis/network-fence';
+import { checkResolvedAddresses, hostOf, type SourceAllowlist } from '../../domain/analysis/network-fence';
 import type { FetchFn } from './client';
 
 /** Resolves a host to all its addresses (dns.lookup with `all: true`). */

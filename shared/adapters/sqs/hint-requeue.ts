@@ -12,7 +12,7 @@
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
-import { ControlPlaneError, InvalidInputError } from '../../errors';
+import { ControlPlaneError, InvalidInputError } from '../../domain/errors';
 import type { RequeueHint } from '../../ports/hint-queue';
 import { sdkErrorShape } from '../sdk-error';
 

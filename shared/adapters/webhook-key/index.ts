@@ -5,9 +5,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { InvalidInputError, NotFoundError } from '../../errors';
-import { MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText, type WebhookKeys } from '../../admission/webhook-token';
-import type { OriginSecretSourceConfig, WebhookKeySourceConfig } from '../../admission/webhook-settings';
+import { InvalidInputError, NotFoundError } from '../../domain/errors';
+import { MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText, type WebhookKeys } from '../../domain/webhook/webhook-token';
+import type { OriginSecretSourceConfig, WebhookKeySourceConfig } from '../../domain/webhook/webhook-settings';
 import { mapAwsError } from '../aws-credentials/errors';
 
 export type WebhookKeyReader = () => Promise<WebhookKeys>;

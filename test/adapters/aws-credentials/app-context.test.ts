@@ -13,10 +13,10 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAwsCredentialResolver, EKS_TOKEN_PREFIX } from '../../../shared/adapters/aws-credentials';
 import { createAppContext } from '../../../shared/app/context';
-import { InvalidInputError } from '../../../shared/errors';
-import type { ControlPlaneConfig } from '../../../shared/config';
-import { Resources } from '../../../shared/model/resources';
-import { createMemoryStores } from '../../../shared/stores/memory';
+import { InvalidInputError } from '../../../shared/domain/errors';
+import type { ControlPlaneConfig } from '../../../shared/app/config';
+import { Resources } from '../../../shared/domain/model/resources';
+import { createMemoryStores } from '../../../shared/adapters/memory';
 import { reply, startCannedServer, status } from '../kubernetes/canned-server';
 import type { CannedServer, RecordedRequest, Route } from '../kubernetes/canned-server';
 

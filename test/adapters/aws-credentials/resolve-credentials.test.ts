@@ -12,7 +12,7 @@ import 'aws-sdk-client-mock-vitest/extend';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createAwsCredentialResolver, EKS_TOKEN_PREFIX } from '../../../shared/adapters/aws-credentials';
-import { ControlPlaneError, InvalidInputError, NotFoundError, ThrottledError, UnavailableError } from '../../../shared/errors';
+import { ControlPlaneError, InvalidInputError, NotFoundError, ThrottledError, UnavailableError } from '../../../shared/domain/errors';
 import type { ClusterRecord } from '../../../shared/ports/store';
 
 expect.extend(allCustomMatcher);

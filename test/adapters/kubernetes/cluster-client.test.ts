@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createClusterClient, type ClosableClusterClient } from '../../../shared/adapters/kubernetes';
-import { Resources } from '../../../shared/model';
-import type { ControllerRevision, InferenceService } from '../../../shared/model';
+import { Resources } from '../../../shared/domain/model';
+import type { ControllerRevision, InferenceService } from '../../../shared/domain/model';
 import type { WatchEvent } from '../../../shared/ports/cluster';
-import { FIELD_MANAGER } from '../../../shared/vocabulary';
+import { FIELD_MANAGER } from '../../../shared/domain/vocabulary';
 import { reply, startCannedServer, type CannedServer } from './canned-server';
 
 const isvc: InferenceService = {

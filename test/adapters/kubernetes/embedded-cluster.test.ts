@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../../local/cluster';
-import { connectionFromKubeConfig, createClusterClient, loadKubeConfig, recordEvent, type ClosableClusterClient } from '../../../shared/adapters/kubernetes';
-import { AlreadyExistsError, ConflictError, ExpiredError, InvalidInputError, NotFoundError, ThrottledError, UnavailableError } from '../../../shared/errors';
-import { Resources } from '../../../shared/model';
-import type { Event, InferenceService, ServingRuntime } from '../../../shared/model';
+import { connectionFromKubeConfig, createClusterClient, loadKubeConfig, type ClosableClusterClient } from '../../../shared/adapters/kubernetes';
+import { recordEvent } from '../../../shared/use-cases/record-event';
+import { AlreadyExistsError, ConflictError, ExpiredError, InvalidInputError, NotFoundError, ThrottledError, UnavailableError } from '../../../shared/domain/errors';
+import { Resources } from '../../../shared/domain/model';
+import type { Event, InferenceService, ServingRuntime } from '../../../shared/domain/model';
 import type { WatchEvent } from '../../../shared/ports/cluster';
 
 const namespace = 'llama-demo';

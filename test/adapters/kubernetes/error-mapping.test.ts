@@ -8,10 +8,10 @@ import {
   NotFoundError,
   ThrottledError,
   UnavailableError,
-} from '../../../shared/errors';
+} from '../../../shared/domain/errors';
 import { apiFailureOf, createClusterClient, type ClosableClusterClient } from '../../../shared/adapters/kubernetes';
-import { Resources } from '../../../shared/model';
-import type { InferenceService } from '../../../shared/model';
+import { Resources } from '../../../shared/domain/model';
+import type { InferenceService } from '../../../shared/domain/model';
 import { connectionFor, reply, startCannedServer, status, type CannedServer } from './canned-server';
 
 const isvc: InferenceService = {

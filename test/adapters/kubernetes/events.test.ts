@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClusterClient, createEventRecorder, recordEvent, type ClosableClusterClient } from '../../../shared/adapters/kubernetes';
-import type { ClusterServingRuntime, InferenceService } from '../../../shared/model';
-import { EventReason, Message } from '../../../shared/vocabulary';
+import { createClusterClient, type ClosableClusterClient } from '../../../shared/adapters/kubernetes';
+import { createEventRecorder, recordEvent } from '../../../shared/use-cases/record-event';
+import type { ClusterServingRuntime, InferenceService } from '../../../shared/domain/model';
+import { EventReason, Message } from '../../../shared/domain/vocabulary';
 import { reply, startCannedServer, status, type CannedServer } from './canned-server';
 
 const isvc: InferenceService = {

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { KubeConfig } from '@kubernetes/client-node';
 import { connectLocalCluster, connectionFromKubeConfig, loadKubeConfig, type ConnectionRequestOptions } from '../../../shared/adapters/kubernetes';
-import { InvalidInputError } from '../../../shared/errors';
+import { InvalidInputError } from '../../../shared/domain/errors';
 import type { ClusterRecord } from '../../../shared/ports/store';
 
 const dir = mkdtempSync(join(tmpdir(), 'kubeconfig-test-'));

@@ -12,8 +12,8 @@ import {
   type ConnectionRequestOptions,
   type ResolvedCredentials,
 } from '../../../shared/adapters/kubernetes';
-import { InvalidInputError } from '../../../shared/errors';
-import { Resources } from '../../../shared/model/resources';
+import { InvalidInputError } from '../../../shared/domain/errors';
+import { Resources } from '../../../shared/domain/model/resources';
 import type { ClusterRecord } from '../../../shared/ports/store';
 import { startCannedServer, type CannedServer } from './canned-server';
 

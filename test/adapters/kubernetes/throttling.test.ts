@@ -9,9 +9,9 @@ import { TokenBucket } from '../../../shared/adapters/kubernetes/rate-limit';
 import { KubeTransport, MAX_THROTTLED_RETRIES } from '../../../shared/adapters/kubernetes/transport';
 import type { TransportOptions } from '../../../shared/adapters/kubernetes/transport';
 import { createAppContext, runWithinInvocation } from '../../../shared/app/context';
-import { loadConfig } from '../../../shared/config';
-import { ThrottledError } from '../../../shared/errors';
-import { createMemoryStores } from '../../../shared/stores/memory';
+import { loadConfig } from '../../../shared/app/config';
+import { ThrottledError } from '../../../shared/domain/errors';
+import { createMemoryStores } from '../../../shared/adapters/memory';
 import { startEmbeddedCluster } from '../../../local/cluster';
 import type { EmbeddedCluster } from '../../../local/cluster';
 

@@ -21,7 +21,7 @@ import {
   createSqsHintRequeue,
   parseQueueArn,
 } from '../../../shared/adapters/sqs/hint-requeue';
-import { InvalidInputError } from '../../../shared/errors';
+import { InvalidInputError } from '../../../shared/domain/errors';
 
 const hint = (queueArn: string) => ({ queueArn, body: '{"detail":{}}', delaySeconds: 7, attributes: { LeaseBusyRequeues: 2 } });
 

@@ -1,0 +1,270 @@
+/**
+ * In-memory stores with the DynamoDB stores' semantics, for unit tests and single-process
+ * runs. Every check-and-write happens within one synchronous step, which is what a
+ * conditional write gives in DynamoDB. Values are copied in and out, as a network would.
+ */
+import { ConflictError, IdempotencyPayloadMismatchError, LeaseLostError } from '../../domain/errors';
+import type { Clock } from '../../ports/clock';
+import { boundInProgressTtl } from '../../domain/idempotency-rules';
+import { systemClock } from '../../ports/clock';
+import type { FleetDriftReport } from '../../domain/fleet/fleet-drift';
+import type { SyncWave } from '../../domain/fleet/sync-wave';
+import type {
+  CheckpointStore,
+  ForwarderError,
+  ClaimOptions,
+  FleetStore,
+  ClusterRecord,
+  ClusterRegistry,
+  Continuation,
+  ContinuationStore,
+  IdempotencyClaim,
+  IdempotencyStore,
+  Lease,
+  LeaseStore,
+  Stores,
+} from '../../ports/store';
+
+interface LeaseState {
+  holder?: string;
+  fencingToken: number;
+  expiresAt: number;
+}
+
+export class MemoryLeaseStore implements LeaseStore {
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly leases = new Map<string, LeaseState>(),
+  ) {}
+
+  /** The same leases seen through another clock: a second process whose wall clock differs. */
+  withClock(clock: Clock): MemoryLeaseStore {
+    return new MemoryLeaseStore(clock, this.leases);
+  }
+
+  async acquire(key: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
+    const now = this.clock.now();
+    const state = this.leases.get(key);
+    const takeable = state === undefined || state.holder === undefined || state.expiresAt < now || state.holder === holder;
+    if (!takeable) return undefined;
+    const next: LeaseState = { holder, fencingToken: (state?.fencingToken ?? 0) + 1, expiresAt: now + ttlMs };
+    this.leases.set(key, next);
+    const takenOver = state?.holder !== undefined && state.holder !== holder;
+    return { key, holder, fencingToken: next.fencingToken, expiresAt: next.expiresAt, ...(takenOver ? { takenOver } : {}) };
+  }
+
+  async renew(lease: Lease, ttlMs: number): Promise<Lease> {
+    const state = this.leases.get(lease.key);
+    if (state === undefined || state.holder !== lease.holder || state.fencingToken !== lease.fencingToken) {
+      throw new LeaseLostError(`lease ${lease.key} (token ${lease.fencingToken}) is no longer held by ${lease.holder}`);
+    }
+    state.expiresAt = this.clock.now() + ttlMs;
+    return { ...lease, expiresAt: state.expiresAt };
+  }
+
+  async release(lease: Lease): Promise<void> {
+    const state = this.leases.get(lease.key);
+    if (state === undefined || state.holder !== lease.holder || state.fencingToken !== lease.fencingToken) return;
+    // Keep the entry: it carries the fencing counter.
+    this.leases.set(lease.key, { fencingToken: state.fencingToken, expiresAt: 0 });
+  }
+}
+
+interface IdempotencyState {
+  status: 'INPROGRESS' | 'COMPLETED';
+  inProgressExpiry?: number;
+  /** Epoch seconds, as the table's TTL attribute. */
+  expiresAt: number;
+  recordTtlSeconds: number;
+  result?: string;
+  payloadHash?: string;
+  owner?: string;
+}
+
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  constructor(
+    private readonly clock: Clock = systemClock,
+    private readonly records = new Map<string, IdempotencyState>(),
+  ) {}
+
+  /** The same records seen through another clock: a second process whose wall clock differs. */
+  withClock(clock: Clock): MemoryIdempotencyStore {
+    return new MemoryIdempotencyStore(clock, this.records);
+  }
+
+  async claim(key: string, options: ClaimOptions): Promise<IdempotencyClaim> {
+    const nowMs = this.clock.now();
+    const nowSeconds = Math.floor(nowMs / 1000);
+    const existing = this.records.get(key);
+    const claimable =
+      existing === undefined ||
+      existing.expiresAt < nowSeconds ||
+      (existing.status === 'INPROGRESS' && ((existing.inProgressExpiry ?? 0) < nowMs || (options.owner !== undefined && existing.owner === options.owner)));
+    if (!claimable) {
+      if (options.payloadHash !== undefined && existing.payloadHash !== undefined && existing.payloadHash !== options.payloadHash) {
+        throw new IdempotencyPayloadMismatchError(key);
+      }
+      if (existing.status === 'COMPLETED') {
+        return { state: 'completed', result: existing.result === undefined ? undefined : (JSON.parse(existing.result) as unknown) };
+      }
+      return { state: 'in-progress' };
+    }
+    this.records.set(key, {
+      status: 'INPROGRESS',
+      inProgressExpiry: nowMs + boundInProgressTtl(options.inProgressTtlMs, options.remainingTimeMs),
+      expiresAt: nowSeconds + options.recordTtlSeconds,
+      recordTtlSeconds: options.recordTtlSeconds,
+      ...(options.payloadHash === undefined ? {} : { payloadHash: options.payloadHash }),
+      ...(options.owner === undefined ? {} : { owner: options.owner }),
+    });
+    return { state: 'claimed' };
+  }
+
+  async complete(key: string, result: unknown): Promise<void> {
+    const existing = this.records.get(key);
+    if (existing?.status === 'COMPLETED') return;
+    if (existing === undefined) throw new ConflictError(`idempotency key ${key} has no claim to complete`);
+    const serialised = JSON.stringify(result);
+    this.records.set(key, {
+      status: 'COMPLETED',
+      expiresAt: Math.floor(this.clock.now() / 1000) + existing.recordTtlSeconds,
+      recordTtlSeconds: existing.recordTtlSeconds,
+      ...(serialised === undefined ? {} : { result: serialised }),
+      ...(existing.payloadHash === undefined ? {} : { payloadHash: existing.payloadHash }),
+    });
+  }
+
+  async abandon(key: string, owner?: string): Promise<void> {
+    const existing = this.records.get(key);
+    if (existing?.status !== 'INPROGRESS') return;
+    if (owner !== undefined && existing.owner !== owner) return;
+    this.records.delete(key);
+  }
+}
+
+export class MemoryCheckpointStore implements CheckpointStore {
+  private readonly checkpoints = new Map<string, { resourceVersion: string; fencingToken: number }>();
+  private readonly errors = new Map<string, ForwarderError>();
+
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  async recordForwarderError(clusterId: string, message: string): Promise<void> {
+    this.errors.set(clusterId, { message, at: this.clock.now() });
+  }
+
+  async loadForwarderError(clusterId: string): Promise<ForwarderError | undefined> {
+    return this.errors.get(clusterId);
+  }
+
+  async loadCheckpoint(clusterId: string, resource: string): Promise<string | undefined> {
+    return this.checkpoints.get(`${clusterId}/${resource}`)?.resourceVersion;
+  }
+
+  async saveCheckpoint(clusterId: string, resource: string, resourceVersion: string, lease: Lease): Promise<void> {
+    const id = `${clusterId}/${resource}`;
+    const stored = this.checkpoints.get(id);
+    if (stored !== undefined && stored.fencingToken > lease.fencingToken) {
+      throw new LeaseLostError(`checkpoint ${id} was written under a newer lease than ${lease.key} token ${lease.fencingToken}`);
+    }
+    this.checkpoints.set(id, { resourceVersion, fencingToken: lease.fencingToken });
+  }
+}
+
+export class MemoryClusterRegistry implements ClusterRegistry {
+  private readonly clusters = new Map<string, ClusterRecord>();
+
+  async getCluster(id: string): Promise<ClusterRecord | undefined> {
+    const record = this.clusters.get(id);
+    return record === undefined ? undefined : structuredClone(record);
+  }
+
+  /** Every registered cluster, ordered by id. */
+  async listClusters(): Promise<ClusterRecord[]> {
+    return [...this.clusters.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, record]) => structuredClone(record));
+  }
+
+  async putCluster(record: ClusterRecord): Promise<void> {
+    this.clusters.set(record.id, structuredClone(record));
+  }
+}
+
+const byKey = <T>(entries: Map<string, T>): T[] =>
+  [...entries.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, value]) => structuredClone(value));
+
+export class MemoryFleetStore implements FleetStore {
+  private readonly waves = new Map<string, SyncWave>();
+  private readonly reports = new Map<string, FleetDriftReport>();
+
+  async createWave(wave: SyncWave): Promise<void> {
+    if (this.waves.has(wave.id)) throw new ConflictError(`sync wave ${wave.id} already exists`);
+    this.waves.set(wave.id, structuredClone({ ...wave, version: 0 }));
+  }
+
+  async getWave(id: string): Promise<SyncWave | undefined> {
+    const wave = this.waves.get(id);
+    return wave === undefined ? undefined : structuredClone(wave);
+  }
+
+  async listWaves(): Promise<SyncWave[]> {
+    return byKey(this.waves);
+  }
+
+  async saveWave(wave: SyncWave): Promise<SyncWave> {
+    const stored = this.waves.get(wave.id);
+    if (stored === undefined || stored.version !== wave.version) {
+      throw new ConflictError(`sync wave ${wave.id} changed since version ${wave.version} was read`);
+    }
+    const saved = { ...structuredClone(wave), version: wave.version + 1 };
+    this.waves.set(wave.id, saved);
+    return structuredClone(saved);
+  }
+
+  async putDriftReport(report: FleetDriftReport): Promise<void> {
+    this.reports.set(report.clusterId, structuredClone(report));
+  }
+
+  async listDriftReports(): Promise<FleetDriftReport[]> {
+    return byKey(this.reports);
+  }
+}
+
+export class MemoryContinuationStore implements ContinuationStore {
+  private readonly records = new Map<string, Continuation>();
+
+  async loadContinuation(clusterId: string, work: string): Promise<Continuation | undefined> {
+    const stored = this.records.get(`${clusterId}\0${work}`);
+    return stored === undefined ? undefined : structuredClone(stored);
+  }
+
+  async saveContinuation(continuation: Continuation): Promise<Continuation> {
+    const id = `${continuation.clusterId}\0${continuation.work}`;
+    if ((this.records.get(id)?.version ?? 0) !== continuation.version) {
+      throw new ConflictError(`continuation ${continuation.work} of cluster ${continuation.clusterId} moved since version ${continuation.version} was read`);
+    }
+    const saved = { ...structuredClone(continuation), version: continuation.version + 1 };
+    this.records.set(id, saved);
+    return structuredClone(saved);
+  }
+
+  async deleteContinuation(clusterId: string, work: string, version: number): Promise<void> {
+    const id = `${clusterId}\0${work}`;
+    if ((this.records.get(id)?.version ?? 0) !== version) {
+      throw new ConflictError(`continuation ${work} of cluster ${clusterId} moved since version ${version} was read`);
+    }
+    this.records.delete(id);
+  }
+}
+
+/** All in-memory stores sharing one clock. */
+export function createMemoryStores(clock: Clock = systemClock): Stores {
+  return {
+    leases: new MemoryLeaseStore(clock),
+    idempotency: new MemoryIdempotencyStore(clock),
+    checkpoints: new MemoryCheckpointStore(clock),
+    clusters: new MemoryClusterRegistry(),
+    fleet: new MemoryFleetStore(),
+    continuations: new MemoryContinuationStore(),
+  };
+}

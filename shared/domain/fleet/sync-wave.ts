@@ -1,0 +1,352 @@
+/**
+ * The rules of a fleet sync wave: one runtime change rolled forward cluster by cluster on
+ * clusters where upstream OME's own controller pins (delegate clusters). The plane only
+ * sets `ome.io/runtime-sync` (a lever upstream gives every user) on the InferenceServices
+ * that drift from that runtime, then waits for upstream's acknowledgement before it
+ * touches the next cluster. Pure: no I/O, no clock of its own; the use-case in
+ * `shared/use-cases/fleet/advance-sync-wave.ts` reads the clusters and the table and
+ * applies these decisions.
+ */
+import { createHash } from 'node:crypto';
+import type { InferenceService } from '../model/inference-service';
+import type { Event } from '../model/core';
+import { normalizeRuntimeKind } from '../runtime/revision';
+import { Annotation, ConditionType, DriftReason, EventReason, RuntimeKind } from '../vocabulary';
+import type { RuntimeKindName } from '../vocabulary';
+
+/** Prefix of every wave's `ome.io/runtime-sync` value; the rest is the wave id. */
+export const WAVE_TOKEN_PREFIX = 'fleet-sync-';
+
+/** How long a cluster may take to acknowledge when the wave names no deadline. */
+export const DEFAULT_WAVE_ACK_TIMEOUT = '30m';
+
+export type WaveState = 'Running' | 'Completed' | 'Halted';
+export type WaveClusterState = 'Pending' | 'Syncing' | 'Acknowledged' | 'Failed';
+
+/** The runtime whose change the wave rolls out. `namespace` is '' for a ClusterServingRuntime. */
+export interface WaveRuntime {
+  kind: RuntimeKindName;
+  namespace: string;
+  name: string;
+}
+
+/** One InferenceService the wave set its token on. */
+export interface WaveTarget {
+  namespace: string;
+  name: string;
+  uid: string;
+  /**
+   * sha256 (hex) of the `ome.io/runtime-sync` value the object held when it was chosen
+   * ('' hashed when it had none). While the object still holds that value the wave's patch
+   * has not landed yet and may be sent; any other value than the wave's token means someone
+   * else set a token meanwhile.
+   */
+  priorTokenHash: string;
+}
+
+export interface WaveFailure {
+  clusterId: string;
+  /** The InferenceService that failed, absent when the cluster itself failed (unreachable, unregistered). */
+  namespace?: string;
+  name?: string;
+  reason: WaveFailureReason;
+  message: string;
+}
+
+export const WaveFailureReason = {
+  /** RuntimeDrifted with a reason other than RevisionMismatch. */
+  drifted: 'RuntimeDrifted',
+  /** upstream reported a RuntimePinError event on the object after the token was set. */
+  pinError: 'RuntimePinError',
+  /** No acknowledgement within the wave's deadline. */
+  timedOut: 'AcknowledgementTimeout',
+  /** Another `ome.io/runtime-sync` value replaced the wave's token. */
+  superseded: 'TokenSuperseded',
+  /** The object was deleted, or replaced by another with the same name. */
+  gone: 'TargetGone',
+  /** The object stopped being a managed pin (autoSync on, or an explicit revision). */
+  unpinned: 'PinNotManaged',
+  /** The cluster could not be read or written. */
+  unreachable: 'ClusterUnreachable',
+} as const;
+export type WaveFailureReason = (typeof WaveFailureReason)[keyof typeof WaveFailureReason];
+
+export interface WaveClusterStep {
+  clusterId: string;
+  state: WaveClusterState;
+  /** When the wave chose this cluster's targets (epoch ms); the deadline counts from here. */
+  startedAt?: number;
+  acknowledgedAt?: number;
+  targets: WaveTarget[];
+}
+
+export interface SyncWave {
+  id: string;
+  runtime: WaveRuntime;
+  /** The `ome.io/runtime-sync` value set on every target: `fleet-sync-<id>`. */
+  token: string;
+  /** The acknowledgement deadline per cluster, as the operator wrote it (a Go duration). */
+  ackTimeout: string;
+  ackTimeoutMs: number;
+  state: WaveState;
+  clusters: WaveClusterStep[];
+  createdAt: number;
+  updatedAt: number;
+  failure?: WaveFailure;
+  /**
+   * Bumped by every write; each write is conditional on the version it read, so two
+   * invocations advancing the same wave cannot both take the same step.
+   */
+  version: number;
+}
+
+/** The wave's token, the same on every cluster: a retried step sets the value already there. */
+export function waveToken(waveId: string): string {
+  return `${WAVE_TOKEN_PREFIX}${waveId}`;
+}
+
+/** sha256 (hex) of an annotation value, '' for none; fixed size whatever the value. */
+export function hashTokenValue(value: string | undefined): string {
+  return createHash('sha256').update(value ?? '', 'utf8').digest('hex');
+}
+
+/** A new wave over `clusterIds`, in the order given; nothing started yet. */
+export function createSyncWave(input: { id: string; runtime: WaveRuntime; clusterIds: readonly string[]; ackTimeout: string; ackTimeoutMs: number; now: number }): SyncWave {
+  return {
+    id: input.id,
+    runtime: { ...input.runtime },
+    token: waveToken(input.id),
+    ackTimeout: input.ackTimeout,
+    ackTimeoutMs: input.ackTimeoutMs,
+    state: input.clusterIds.length === 0 ? 'Completed' : 'Running',
+    clusters: input.clusterIds.map((clusterId) => ({ clusterId, state: 'Pending', targets: [] })),
+    createdAt: input.now,
+    updatedAt: input.now,
+    version: 0,
+  };
+}
+
+/** Clusters in a stable order: sorted by id, duplicates dropped. */
+export function orderClusters(clusterIds: readonly string[]): string[] {
+  return [...new Set(clusterIds)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+export type WaveStep =
+  | { kind: 'done' }
+  /** Choose the targets of this cluster and set the token on them. */
+  | { kind: 'start'; index: number }
+  /** The cluster's token is set; check the acknowledgements. */
+  | { kind: 'await'; index: number };
+
+/**
+ * What the wave does next: nothing once it completed or halted; else the first cluster not
+ * acknowledged yet, to start (Pending) or to watch (Syncing). A cluster is never started
+ * while an earlier one is not acknowledged.
+ */
+export function nextWaveStep(wave: SyncWave): WaveStep {
+  if (wave.state !== 'Running') return { kind: 'done' };
+  const index = wave.clusters.findIndex((step) => step.state !== 'Acknowledged');
+  if (index < 0) return { kind: 'done' };
+  const step = wave.clusters[index] as WaveClusterStep;
+  if (step.state === 'Pending') return { kind: 'start', index };
+  if (step.state === 'Syncing') return { kind: 'await', index };
+  return { kind: 'done' };
+}
+
+function sameRuntime(isvc: InferenceService, runtime: WaveRuntime): boolean {
+  const ref = isvc.spec?.runtime;
+  if (!ref?.name || ref.name !== runtime.name) return false;
+  if (normalizeRuntimeKind(ref.kind) !== runtime.kind) return false;
+  // A ServingRuntime serves only its own namespace.
+  return runtime.kind === RuntimeKind.cluster || (isvc.metadata.namespace ?? '') === runtime.namespace;
+}
+
+/** True for a pin upstream manages: a named runtime, `autoSync: false`, no explicit revision. */
+export function isManagedPin(isvc: InferenceService): boolean {
+  const ref = isvc.spec?.runtime;
+  return Boolean(ref?.name) && ref?.autoSync === false && !ref?.revision;
+}
+
+function driftedCondition(isvc: InferenceService) {
+  return (isvc.status?.conditions ?? []).find((condition) => condition.type === ConditionType.runtimeDrifted && condition.status === 'True');
+}
+
+/**
+ * Whether the wave rolls this InferenceService forward: a managed pin of the wave's runtime
+ * that drifts with RevisionMismatch (the live runtime changed since it was pinned). Others
+ * (not pinned, other runtime, other drift reasons) are left alone.
+ */
+export function isWaveCandidate(isvc: InferenceService, runtime: WaveRuntime): boolean {
+  return sameRuntime(isvc, runtime) && isManagedPin(isvc) && driftedCondition(isvc)?.reason === DriftReason.revisionMismatch;
+}
+
+/** The targets of one cluster, in a stable order, remembering each one's token at the time. */
+export function chooseWaveTargets(isvcs: readonly InferenceService[], runtime: WaveRuntime): WaveTarget[] {
+  return isvcs
+    .filter((isvc) => isWaveCandidate(isvc, runtime) && isvc.metadata.uid)
+    .map((isvc) => ({
+      namespace: isvc.metadata.namespace ?? '',
+      name: isvc.metadata.name,
+      uid: isvc.metadata.uid as string,
+      priorTokenHash: hashTokenValue(isvc.metadata.annotations?.[Annotation.runtimeSync]),
+    }))
+    .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+}
+
+/**
+ * The acknowledgement rule of `kubectl ome wait --for=runtime-sync=acknowledged`: the
+ * annotation and `status.lastRuntimeSyncToken` both hold the token, there is no
+ * RuntimeDrifted condition, and the pin is managed (with a pinned revision).
+ */
+export function isSyncAcknowledged(isvc: InferenceService, token: string): boolean {
+  const conditions = isvc.status?.conditions ?? [];
+  return (
+    isvc.metadata.annotations?.[Annotation.runtimeSync] === token &&
+    isvc.status?.lastRuntimeSyncToken === token &&
+    !conditions.some((condition) => condition.type === ConditionType.runtimeDrifted) &&
+    isManagedPin(isvc) &&
+    Boolean(isvc.status?.pinnedRevisionName)
+  );
+}
+
+export type TargetObservation =
+  | { state: 'acknowledged' }
+  /** The wave's patch has not landed: send it. */
+  | { state: 'unpatched' }
+  | { state: 'waiting' }
+  | { state: 'failed'; reason: WaveFailureReason; message: string };
+
+export interface ObserveTargetInput {
+  target: WaveTarget;
+  token: string;
+  /** The object as read now; undefined when it is gone. */
+  isvc: InferenceService | undefined;
+  /** Events about the object (any age; only those since `since` count). */
+  events: readonly Event[];
+  /** When the cluster's step started (epoch ms). */
+  since: number;
+  now: number;
+  ackTimeoutMs: number;
+  ackTimeout: string;
+}
+
+function eventTime(event: Event): number {
+  const raw = event.lastTimestamp ?? event.eventTime ?? event.firstTimestamp ?? event.metadata.creationTimestamp;
+  const parsed = typeof raw === 'string' ? Date.parse(raw) : Number.NaN;
+  return Number.isNaN(parsed) ? 0 : parsed;
+}
+
+/**
+ * Where one target stands, checks in order: gone, no longer a managed pin, acknowledged,
+ * another token set, the wave's patch not landed yet, RuntimeDrifted with another reason
+ * than RevisionMismatch, a RuntimePinError event since the step started, the deadline.
+ * Events carry second precision, so an event in the step's first second counts.
+ */
+export function observeWaveTarget(input: ObserveTargetInput): TargetObservation {
+  const { isvc, target, token } = input;
+  if (isvc === undefined || isvc.metadata.uid !== target.uid) {
+    return { state: 'failed', reason: WaveFailureReason.gone, message: `${target.namespace}/${target.name} was deleted or replaced while the wave waited for it` };
+  }
+  if (!isManagedPin(isvc)) {
+    return { state: 'failed', reason: WaveFailureReason.unpinned, message: `${target.namespace}/${target.name} is no longer a managed pin (autoSync: false without spec.runtime.revision)` };
+  }
+  if (isSyncAcknowledged(isvc, token)) return { state: 'acknowledged' };
+  const current = isvc.metadata.annotations?.[Annotation.runtimeSync];
+  if (current !== token) {
+    if (hashTokenValue(current) === target.priorTokenHash) return { state: 'unpatched' };
+    return { state: 'failed', reason: WaveFailureReason.superseded, message: `${target.namespace}/${target.name}: ome.io/runtime-sync was changed to another value while the wave waited` };
+  }
+  const drifted = driftedCondition(isvc);
+  if (drifted && drifted.reason !== DriftReason.revisionMismatch) {
+    return { state: 'failed', reason: WaveFailureReason.drifted, message: `${target.namespace}/${target.name}: RuntimeDrifted ${drifted.reason ?? ''}: ${drifted.message ?? ''}` };
+  }
+  const sinceSecond = Math.floor(input.since / 1000) * 1000;
+  const pinError = input.events
+    .filter((event) => event.reason === EventReason.runtimePinError && event.involvedObject?.uid === target.uid && eventTime(event) >= sinceSecond)
+    .sort((a, b) => eventTime(b) - eventTime(a))[0];
+  if (pinError) {
+    return { state: 'failed', reason: WaveFailureReason.pinError, message: `${target.namespace}/${target.name}: RuntimePinError: ${pinError.message ?? ''}` };
+  }
+  if (input.now - input.since >= input.ackTimeoutMs) {
+    return { state: 'failed', reason: WaveFailureReason.timedOut, message: `${target.namespace}/${target.name}: not acknowledged within ${input.ackTimeout}` };
+  }
+  return { state: 'waiting' };
+}
+
+export type ClusterVerdict =
+  | { state: 'acknowledged' }
+  | { state: 'waiting'; unpatched: WaveTarget[] }
+  | { state: 'failed'; target: WaveTarget; reason: WaveFailureReason; message: string };
+
+/**
+ * A cluster's verdict from its targets' observations, in target order: the first failure
+ * halts the wave; all acknowledged moves it on; otherwise it waits (sending any patch
+ * that has not landed).
+ */
+export function judgeCluster(observations: ReadonlyArray<{ target: WaveTarget; observation: TargetObservation }>): ClusterVerdict {
+  for (const { target, observation } of observations) {
+    if (observation.state === 'failed') return { state: 'failed', target, reason: observation.reason, message: observation.message };
+  }
+  if (observations.every(({ observation }) => observation.state === 'acknowledged')) return { state: 'acknowledged' };
+  return { state: 'waiting', unpatched: observations.filter(({ observation }) => observation.state === 'unpatched').map(({ target }) => target) };
+}
+
+/** The wave with cluster `index` started on `targets` (acknowledged at once when it has none). */
+export function startCluster(wave: SyncWave, index: number, targets: WaveTarget[], now: number): SyncWave {
+  const next = touch(wave, now);
+  const step = next.clusters[index] as WaveClusterStep;
+  next.clusters[index] = targets.length === 0 ? { ...step, state: 'Acknowledged', startedAt: now, acknowledgedAt: now, targets: [] } : { ...step, state: 'Syncing', startedAt: now, targets };
+  return settle(next);
+}
+
+/** The wave with cluster `index` acknowledged. */
+export function acknowledgeCluster(wave: SyncWave, index: number, now: number): SyncWave {
+  const next = touch(wave, now);
+  next.clusters[index] = { ...(next.clusters[index] as WaveClusterStep), state: 'Acknowledged', acknowledgedAt: now };
+  return settle(next);
+}
+
+/** The wave halted at cluster `index`; later clusters stay Pending, untouched. */
+export function haltWave(wave: SyncWave, index: number, failure: Omit<WaveFailure, 'clusterId'>, now: number): SyncWave {
+  const next = touch(wave, now);
+  const step = next.clusters[index] as WaveClusterStep;
+  next.clusters[index] = { ...step, state: 'Failed' };
+  next.state = 'Halted';
+  next.failure = { clusterId: step.clusterId, ...failure };
+  return next;
+}
+
+function touch(wave: SyncWave, now: number): SyncWave {
+  return { ...structuredClone(wave), updatedAt: now };
+}
+
+function settle(wave: SyncWave): SyncWave {
+  if (wave.state === 'Running' && wave.clusters.every((step) => step.state === 'Acknowledged')) wave.state = 'Completed';
+  return wave;
+}
+
+/** Parses `<Kind>/<name>` or `<name>` (a ClusterServingRuntime), the way the operator names a runtime. */
+export function parseWaveRuntime(text: string, namespace: string | undefined): WaveRuntime {
+  const slash = text.indexOf('/');
+  const rawKind = slash < 0 ? RuntimeKind.cluster : text.slice(0, slash);
+  const name = slash < 0 ? text : text.slice(slash + 1);
+  const kind = KIND_ALIASES[rawKind.toLowerCase()];
+  if (kind === undefined) throw new RangeError(`unknown runtime kind "${rawKind}": use ServingRuntime/<name> or ClusterServingRuntime/<name>`);
+  if (!name || name.includes('/')) throw new RangeError(`"${text}" does not name a runtime: use ServingRuntime/<name> or ClusterServingRuntime/<name>`);
+  if (kind === RuntimeKind.namespaced && !namespace) throw new RangeError(`ServingRuntime/${name} needs a namespace (-n)`);
+  return { kind, namespace: kind === RuntimeKind.namespaced ? (namespace as string) : '', name };
+}
+
+const KIND_ALIASES: Readonly<Record<string, RuntimeKindName>> = {
+  servingruntime: RuntimeKind.namespaced,
+  servingruntimes: RuntimeKind.namespaced,
+  sr: RuntimeKind.namespaced,
+  clusterservingruntime: RuntimeKind.cluster,
+  clusterservingruntimes: RuntimeKind.cluster,
+  csr: RuntimeKind.cluster,
+};
+
+/** `ServingRuntime ns/name` or `ClusterServingRuntime name`, for messages and tables. */
+export function describeWaveRuntime(runtime: WaveRuntime): string {
+  return runtime.kind === RuntimeKind.namespaced ? `${runtime.kind} ${runtime.namespace}/${runtime.name}` : `${runtime.kind} ${runtime.name}`;
+}

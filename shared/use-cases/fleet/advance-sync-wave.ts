@@ -1,0 +1,301 @@
+/**
+ * Starting and advancing fleet sync waves. Nothing here waits: each call takes whatever
+ * steps are due now (start the next cluster, check acknowledgements) and returns; the
+ * periodic resync calls `advanceSyncWaves` again ten minutes later. Every step is one
+ * conditional write of the wave record, taken before the cluster writes it stands for, so
+ * a step is taken once however often it is retried or run concurrently, and the writes to
+ * a cluster (one guarded annotation patch per InferenceService) are idempotent on their own.
+ */
+import { randomBytes } from 'node:crypto';
+import { clusterModeOf, parseClusterMode } from '../../domain/cluster-mode';
+import type { ClusterHandle } from '../../ports/app-context';
+import { ConflictError, InvalidInputError, NotFoundError } from '../../domain/errors';
+import type { Event } from '../../domain/model/core';
+import type { InferenceService } from '../../domain/model/inference-service';
+import { Resources } from '../../domain/model/resources';
+import type { Clock } from '../../ports/clock';
+import type { ClusterClient } from '../../ports/cluster';
+import type { ClusterRecord, ClusterRegistry, FleetStore } from '../../ports/store';
+import { parseGoDuration } from '../../domain/go-duration';
+import { Annotation, EventReason, FIELD_MANAGER, RuntimeKind } from '../../domain/vocabulary';
+import {
+  DEFAULT_WAVE_ACK_TIMEOUT,
+  WaveFailureReason,
+  acknowledgeCluster,
+  chooseWaveTargets,
+  createSyncWave,
+  describeWaveRuntime,
+  haltWave,
+  hashTokenValue,
+  judgeCluster,
+  nextWaveStep,
+  observeWaveTarget,
+  orderClusters,
+  startCluster,
+} from '../../domain/fleet/sync-wave';
+import type { SyncWave, WaveRuntime, WaveTarget } from '../../domain/fleet/sync-wave';
+
+/** Objects per list request when choosing a cluster's targets. */
+export const WAVE_LIST_PAGE_SIZE = 200;
+/** Re-reads of one object when its guarded patch meets a concurrent write. */
+const PATCH_ATTEMPTS = 3;
+
+export interface FleetDeps {
+  fleet: FleetStore;
+  clusters: ClusterRegistry;
+  /** A client for a registered cluster (AppContext.cluster). */
+  cluster(clusterId: string): Promise<ClusterHandle>;
+  clock: Clock;
+}
+
+/** A cluster the plane coordinates across: upstream OME pins there, the plane only pulls levers. */
+export function isDelegateCluster(record: ClusterRecord): boolean {
+  return parseClusterMode(record.mode) === 'delegate';
+}
+
+export interface StartSyncWaveInput {
+  runtime: WaveRuntime;
+  /** Clusters in the order to sync; every delegate cluster (by id) when absent. */
+  clusterIds?: readonly string[];
+  /** A Go duration; DEFAULT_WAVE_ACK_TIMEOUT when absent. */
+  ackTimeout?: string;
+  /** For tests; a time-ordered id otherwise. */
+  id?: string;
+}
+
+/** A wave id that sorts by creation time: `20261201t172000-3f9a1c`. */
+export function newWaveId(now: number): string {
+  const stamp = new Date(now).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, '').toLowerCase();
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+function sameWaveRuntime(a: WaveRuntime, b: WaveRuntime): boolean {
+  return a.kind === b.kind && a.namespace === b.namespace && a.name === b.name;
+}
+
+/** Parses the acknowledgement deadline: a positive Go duration. */
+export function parseAckTimeout(text: string): number {
+  const nanoseconds = parseGoDuration(text);
+  if (nanoseconds <= 0n) throw new InvalidInputError(`acknowledgement timeout ${JSON.stringify(text)} must be positive`);
+  return Number(nanoseconds / 1_000_000n);
+}
+
+/**
+ * Records a new wave. Clusters named explicitly keep their order and must be registered
+ * delegate clusters; by default every delegate cluster, ordered by id. InvalidInputError
+ * for an unknown or standalone cluster, a bad deadline, or a wave still running for the
+ * same runtime.
+ */
+export async function startSyncWave(deps: Pick<FleetDeps, 'fleet' | 'clusters' | 'clock'>, input: StartSyncWaveInput): Promise<SyncWave> {
+  const ackTimeout = input.ackTimeout ?? DEFAULT_WAVE_ACK_TIMEOUT;
+  const ackTimeoutMs = parseAckTimeout(ackTimeout);
+  const records = await deps.clusters.listClusters();
+  let clusterIds: string[];
+  if (input.clusterIds === undefined) {
+    clusterIds = orderClusters(records.filter(isDelegateCluster).map((record) => record.id));
+    if (clusterIds.length === 0) throw new InvalidInputError('no delegate cluster is registered: a sync wave rolls forward only where upstream OME pins');
+  } else {
+    clusterIds = [...new Set(input.clusterIds)];
+    if (clusterIds.length === 0) throw new InvalidInputError('name at least one cluster');
+    for (const id of clusterIds) {
+      const record = records.find((candidate) => candidate.id === id);
+      if (!record) throw new InvalidInputError(`cluster ${id} is not registered`);
+      if (clusterModeOf(record) !== 'delegate') throw new InvalidInputError(`cluster ${id} is not a delegate cluster: a sync wave rolls forward only where upstream OME pins`);
+    }
+  }
+  // Two waves on one runtime would set tokens over each other's: the first would see its
+  // token superseded and halt.
+  const running = (await deps.fleet.listWaves()).find((other) => other.state === 'Running' && sameWaveRuntime(other.runtime, input.runtime));
+  if (running) throw new InvalidInputError(`sync wave ${running.id} is still running for ${describeWaveRuntime(input.runtime)}; wait for it to finish or halt`);
+  const now = deps.clock.now();
+  const wave = createSyncWave({ id: input.id ?? newWaveId(now), runtime: input.runtime, clusterIds, ackTimeout, ackTimeoutMs, now });
+  await deps.fleet.createWave(wave);
+  return wave;
+}
+
+export type AdvanceOutcome =
+  /** Nothing left to do: completed or halted (now or before). */
+  | { waveId: string; outcome: 'completed' | 'halted'; wave: SyncWave }
+  /** A cluster's acknowledgements are still due. */
+  | { waveId: string; outcome: 'waiting'; wave: SyncWave }
+  /** Another invocation wrote the wave meanwhile; it carries the step. */
+  | { waveId: string; outcome: 'contended' };
+
+async function listCandidates(client: ClusterClient, runtime: WaveRuntime): Promise<InferenceService[]> {
+  const items: InferenceService[] = [];
+  let continueToken: string | undefined;
+  do {
+    const page = await client.list<InferenceService>(Resources.inferenceServices, {
+      ...(runtime.kind === RuntimeKind.namespaced ? { namespace: runtime.namespace } : {}),
+      limit: WAVE_LIST_PAGE_SIZE,
+      ...(continueToken ? { continue: continueToken } : {}),
+    });
+    items.push(...page.items);
+    continueToken = page.continue;
+  } while (continueToken);
+  return items;
+}
+
+async function readTarget(client: ClusterClient, target: WaveTarget): Promise<InferenceService | undefined> {
+  try {
+    return await client.get<InferenceService>(Resources.inferenceServices, target.namespace, target.name);
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Sets the wave's token on one target with the CLI's guarded JSON patch (uid,
+ * resourceVersion and the old value tested), unless it already holds it or holds a value
+ * someone else set after the target was chosen. A concurrent write fails the tests (409 or
+ * 422); the object is read again and judged afresh.
+ */
+export async function setWaveToken(client: ClusterClient, target: WaveTarget, token: string): Promise<'patched' | 'already-set' | 'skipped'> {
+  for (let attempt = 1; ; attempt += 1) {
+    const isvc = await readTarget(client, target);
+    if (isvc === undefined || isvc.metadata.uid !== target.uid) return 'skipped';
+    const annotations = isvc.metadata.annotations;
+    const current = annotations?.[Annotation.runtimeSync];
+    if (current === token) return 'already-set';
+    if (hashTokenValue(current) !== target.priorTokenHash) return 'skipped';
+    const path = `/metadata/annotations/${Annotation.runtimeSync.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const patch: unknown[] = [
+      { op: 'test', path: '/metadata/uid', value: isvc.metadata.uid },
+      { op: 'test', path: '/metadata/resourceVersion', value: isvc.metadata.resourceVersion },
+      ...(current === undefined ? [] : [{ op: 'test', path, value: current }]),
+      ...(annotations === undefined ? [{ op: 'add', path: '/metadata/annotations', value: {} }] : []),
+      { op: 'add', path, value: token },
+    ];
+    try {
+      await client.patch(Resources.inferenceServices, target.namespace, target.name, patch, { type: 'json', fieldManager: FIELD_MANAGER });
+      return 'patched';
+    } catch (error) {
+      const raced = error instanceof ConflictError || (error instanceof InvalidInputError && !(error instanceof NotFoundError));
+      if (!raced || attempt >= PATCH_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function pinErrorEvents(client: ClusterClient, target: WaveTarget): Promise<Event[]> {
+  const page = await client.list<Event>(Resources.events, {
+    namespace: target.namespace,
+    fieldSelector: `involvedObject.uid=${target.uid},reason=${EventReason.runtimePinError}`,
+  });
+  return page.items;
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Saves `next` over the version it was derived from; undefined when another writer got there first. */
+async function save(deps: FleetDeps, next: SyncWave): Promise<SyncWave | undefined> {
+  try {
+    return await deps.fleet.saveWave(next);
+  } catch (error) {
+    if (error instanceof ConflictError) return undefined;
+    throw error;
+  }
+}
+
+type StepResult = { kind: 'saved'; wave: SyncWave } | { kind: 'contended' } | { kind: 'waiting' };
+
+/** Chooses cluster `index`'s targets, records the step, then sets the token on each. */
+async function startStep(deps: FleetDeps, client: ClusterClient, wave: SyncWave, index: number, now: number): Promise<StepResult> {
+  const targets = chooseWaveTargets(await listCandidates(client, wave.runtime), wave.runtime);
+  // The step is recorded before any patch: a second invocation that read the same version
+  // cannot record it too, so only one of them goes on to patch.
+  const saved = await save(deps, startCluster(wave, index, targets, now));
+  if (saved === undefined) return { kind: 'contended' };
+  for (const target of saved.clusters[index]?.targets ?? []) await setWaveToken(client, target, saved.token);
+  return { kind: 'saved', wave: saved };
+}
+
+/** Judges cluster `index` from its targets as they are now; records an acknowledgement or a halt. */
+async function awaitStep(deps: FleetDeps, client: ClusterClient, wave: SyncWave, index: number, now: number): Promise<StepResult> {
+  const cluster = wave.clusters[index];
+  const since = cluster?.startedAt ?? now;
+  const observations = [];
+  for (const target of cluster?.targets ?? []) {
+    const isvc = await readTarget(client, target);
+    const events = isvc === undefined ? [] : await pinErrorEvents(client, target);
+    observations.push({ target, observation: observeWaveTarget({ target, token: wave.token, isvc, events, since, now, ackTimeoutMs: wave.ackTimeoutMs, ackTimeout: wave.ackTimeout }) });
+  }
+  const verdict = judgeCluster(observations);
+  if (verdict.state === 'waiting') {
+    // A patch that did not land before (the invocation died after recording the step).
+    for (const target of verdict.unpatched) await setWaveToken(client, target, wave.token);
+    return { kind: 'waiting' };
+  }
+  const next =
+    verdict.state === 'acknowledged'
+      ? acknowledgeCluster(wave, index, now)
+      : haltWave(wave, index, { namespace: verdict.target.namespace, name: verdict.target.name, reason: verdict.reason, message: verdict.message }, now);
+  const saved = await save(deps, next);
+  return saved === undefined ? { kind: 'contended' } : { kind: 'saved', wave: saved };
+}
+
+/**
+ * A cluster that fails with a retryable error (unreachable, throttled) may answer at the
+ * next run, until its deadline passes; anything else, or past the deadline, halts the wave.
+ */
+function haltsOn(error: unknown, wave: SyncWave, index: number, started: boolean, now: number): boolean {
+  if (error instanceof NotFoundError) return true;
+  if ((error as { retryable?: boolean }).retryable === false) return true;
+  return started && isDeadline(wave, index, now);
+}
+
+/**
+ * Takes every step of the wave that is due now, in order: choose a cluster's targets and
+ * set the token on them, check their acknowledgements, move to the next cluster once all
+ * are acknowledged, halt at the first failure (the record names the cluster, the object
+ * and why; later clusters stay untouched). Returns when the wave waits, is finished, or
+ * another invocation wrote it first.
+ */
+export async function advanceSyncWave(deps: FleetDeps, waveOrId: SyncWave | string): Promise<AdvanceOutcome> {
+  let wave = typeof waveOrId === 'string' ? await deps.fleet.getWave(waveOrId) : waveOrId;
+  if (wave === undefined) throw new NotFoundError(`sync wave ${String(waveOrId)} not found`);
+  const waveId = wave.id;
+  for (;;) {
+    const step = nextWaveStep(wave);
+    if (step.kind === 'done') return { waveId, outcome: wave.state === 'Halted' ? 'halted' : 'completed', wave };
+    const clusterId = wave.clusters[step.index]?.clusterId as string;
+    const now = deps.clock.now();
+    let result: StepResult;
+    try {
+      const { client } = await deps.cluster(clusterId);
+      result = step.kind === 'start' ? await startStep(deps, client, wave, step.index, now) : await awaitStep(deps, client, wave, step.index, now);
+    } catch (error) {
+      const current = (await deps.fleet.getWave(waveId)) ?? wave;
+      if (!haltsOn(error, current, step.index, current.clusters[step.index]?.state === 'Syncing', now)) throw error;
+      const saved = await save(deps, haltWave(current, step.index, { reason: WaveFailureReason.unreachable, message: `cluster ${clusterId}: ${describeError(error)}` }, now));
+      result = saved === undefined ? { kind: 'contended' } : { kind: 'saved', wave: saved };
+    }
+    if (result.kind === 'contended') return { waveId, outcome: 'contended' };
+    if (result.kind === 'waiting') return { waveId, outcome: 'waiting', wave };
+    wave = result.wave;
+  }
+}
+
+function isDeadline(wave: SyncWave, index: number, now: number): boolean {
+  const startedAt = index < 0 ? undefined : wave.clusters[index]?.startedAt;
+  return startedAt !== undefined && now - startedAt >= wave.ackTimeoutMs;
+}
+
+/**
+ * Advances every running wave, one after another; a wave that fails to advance (its
+ * cluster unreachable for now) does not stop the others and is tried again next run.
+ */
+export async function advanceSyncWaves(deps: FleetDeps): Promise<Array<AdvanceOutcome | { waveId: string; outcome: 'failed'; error: Error }>> {
+  const outcomes: Array<AdvanceOutcome | { waveId: string; outcome: 'failed'; error: Error }> = [];
+  for (const wave of await deps.fleet.listWaves()) {
+    if (wave.state !== 'Running') continue;
+    try {
+      outcomes.push(await advanceSyncWave(deps, wave));
+    } catch (error) {
+      outcomes.push({ waveId: wave.id, outcome: 'failed', error: error instanceof Error ? error : new Error(String(error)) });
+    }
+  }
+  return outcomes;
+}
