@@ -140,7 +140,7 @@ describe('a worker killed mid-reconcile', () => {
   it('after the status write, the runtime moved on since: the retries use the value no more, the status token matches (case 7)', async () => {
     // Prepare
     const name = 'killed-then-moved';
-    const { rev090, runtime } = await rollForwardPending(name);
+    const { runtime } = await rollForwardPending(name);
     const killable = new Killable();
     killable.killOnStore = (method) => method === 'complete';
     const error = await failed(world.pin(name, { client: killable.client(world.admin), stores: killable.stores(world.stores) }));
