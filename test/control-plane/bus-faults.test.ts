@@ -32,11 +32,13 @@ describe('Control plane: the bus duplicates, reorders and delays deliveries', ()
     expect(revisions.trim().split('\n')).toEqual([`controllerrevision.apps/${REV_090}`]);
     const drifted = await kubectl(kubeconfig, ['get', 'inferenceservices', '-n', NS, '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="RuntimeDrifted")].status}{end}']);
     expect(drifted).toBe('');
-    // One event per creation, and the faults did happen: each was handled twice.
+    // One event per creation, and the faults did happen: each was handled at least twice (a
+    // copy that met the other's lease is acknowledged and sent back to the queue with a delay,
+    // so it completes once more; how often depends on timing).
     for (const name of [ISVC, SECOND]) {
       const toPin = deliveriesOf(observed, 'pin', name);
       expect(distinctEvents(toPin).map((d) => d.detail.change)).toEqual(['added']);
-      expect(completed(toPin)).toHaveLength(2);
+      expect(completed(toPin).length).toBeGreaterThanOrEqual(2);
     }
     expect(observed.plane.bus.deadLetters).toEqual([]);
   });
