@@ -16,5 +16,8 @@ export default defineConfig({
       'test/hostile/hostile-input.test.ts',
     ],
     maxWorkers: 1,
+    // A test file that crashes while loading counts as a failed test, so the mutant that
+    // crashed it is killed rather than survived (test/support/load-failures-reporter.ts).
+    reporters: ['default', './test/support/load-failures-reporter.ts'],
   },
 });
