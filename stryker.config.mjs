@@ -13,6 +13,10 @@ export default {
     'shared/domain/go-json.ts',
     // The EventBridge pattern matcher the local bus routes with.
     'local/bus/pattern.ts',
+    // The lease-guarded reconcile and the hint handler's partial batch: measured, not yet
+    // gated (scripts/mutation-score.ts; docs/testing.md, "The lease and fence group").
+    'shared/use-cases/reconcile-under-lease.ts',
+    'shared/app/hint-handler.ts',
     // Types and re-exports only: nothing to mutate.
     '!shared/domain/runtime/index.ts',
     '!shared/domain/rollout/types.ts',

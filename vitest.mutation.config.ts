@@ -14,6 +14,9 @@ export default defineConfig({
       'test/events/routing.test.ts',
       // The hostile-input table exercises quantity, pin and repin rules without services.
       'test/hostile/hostile-input.test.ts',
+      // The lease-guarded reconcile and the hint handler's partial batch, on memory stores.
+      'test/app/reconcile.test.ts',
+      'test/app/hint-handler.test.ts',
     ],
     maxWorkers: 1,
     // A test file that crashes while loading counts as a failed test, so the mutant that
