@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictRetriesExhaustedError, LeaseBusyError, objectLeaseKey, reconcileUnderLease } from '../../shared/use-cases/reconcile-under-lease';
+import { ConflictRetriesExhaustedError, LeaseBusyError, objectLeaseKey, reconcileUnderLease, workloadFenceOf } from '../../shared/use-cases/reconcile-under-lease';
 import type { ReconcileDeps } from '../../shared/use-cases/reconcile-under-lease';
-import { ConflictError, InvalidInputError, UnavailableError } from '../../shared/domain/errors';
+import { ConflictError, InvalidInputError, LeaseLostError, UnavailableError } from '../../shared/domain/errors';
 import type { Clock } from '../../shared/ports/clock';
-import type { LeaseStore } from '../../shared/ports/store';
+import type { Lease, LeaseStore } from '../../shared/ports/store';
 import { MemoryLeaseStore } from '../../shared/adapters/memory';
 
 /** A clock that sleeping moves forward, so waits take no real time. */
@@ -143,5 +143,178 @@ describe('Function: reconcileUnderLease', () => {
       }),
     ).rejects.toBeInstanceOf(UnavailableError);
     expect(ran).toBe(false);
+  });
+});
+
+describe('Function: reconcileUnderLease, the lease while the attempt runs', () => {
+  /** Lets the heartbeat's timer fire: renewals run on real timers, the clock is the test's. */
+  const beats = (ms = 30) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** A clock the test moves by hand, its sleeps taking no time. */
+  function handClock(): { clock: Clock; advance(ms: number): void } {
+    let now = 5_000_000;
+    return { clock: { now: () => now }, advance: (ms) => void (now += ms) };
+  }
+
+  it('refuses a write once its own copy of the lease expired (paused past it), and no renewal came', async () => {
+    const time = handClock();
+    const deps = prepare({ clock: time.clock, leases: new MemoryLeaseStore(time.clock), leaseTtlMs: 1_000, renewEveryMs: 60_000 });
+
+    const run = reconcileUnderLease(deps, KEY, async ({ assertHeld }) => {
+      assertHeld();
+      time.advance(999);
+      assertHeld();
+      time.advance(1);
+      assertHeld();
+      return 'written';
+    });
+
+    await expect(run).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(run).rejects.toThrow(`lease ${KEY} (token 1) expired while worker-a held it`);
+  });
+
+  it('keeps the lease held past its first deadline while renewals succeed', async () => {
+    const time = handClock();
+    const leases = new MemoryLeaseStore(time.clock);
+    const deps = prepare({ clock: time.clock, leases, leaseTtlMs: 1_000, renewEveryMs: 5 });
+
+    const result = await reconcileUnderLease(deps, KEY, async ({ assertHeld }) => {
+      for (let step = 0; step < 4; step += 1) {
+        time.advance(600);
+        await beats();
+        assertHeld();
+      }
+      return 'written';
+    });
+
+    // 2,400 ms under a 1,000 ms lease: held because each beat renewed it from its own clock reading.
+    expect(result).toBe('written');
+  });
+
+  it('refuses every write after a renewal is refused: another worker took the lease over', async () => {
+    const time = handClock();
+    const leases = new MemoryLeaseStore(time.clock);
+    const deps = prepare({ clock: time.clock, leases, leaseTtlMs: 1_000, renewEveryMs: 5 });
+    const seen: string[] = [];
+
+    const run = reconcileUnderLease(deps, KEY, async ({ assertHeld }) => {
+      // Paused past the lease: another worker takes it, our next renewal is refused.
+      time.advance(1_001);
+      expect(await leases.acquire(KEY, 'worker-b', 1_000)).toBeDefined();
+      time.advance(-1_001);
+      await beats();
+      try {
+        assertHeld();
+      } catch (error) {
+        seen.push((error as Error).name);
+        throw error;
+      }
+      return 'written';
+    });
+
+    await expect(run).rejects.toBeInstanceOf(LeaseLostError);
+    expect(seen).toEqual(['LeaseLostError']);
+    // The newer holder keeps it: our release took nothing away.
+    expect(await leases.acquire(KEY, 'worker-c', 1_000)).toBeUndefined();
+  });
+
+  it('stops renewing once the attempt is over', async () => {
+    const time = handClock();
+    const leases = new MemoryLeaseStore(time.clock);
+    let renewals = 0;
+    const counting: LeaseStore = Object.assign(Object.create(leases) as LeaseStore, {
+      renew: (lease: Lease, ttlMs: number) => {
+        renewals += 1;
+        return leases.renew(lease, ttlMs);
+      },
+    });
+    const deps = prepare({ clock: time.clock, leases: counting, leaseTtlMs: 1_000, renewEveryMs: 5 });
+
+    await reconcileUnderLease(deps, KEY, async () => {
+      await beats();
+      return 'written';
+    });
+    const afterwards = renewals;
+    await beats(60);
+
+    expect(afterwards).toBeGreaterThan(0);
+    expect(renewals).toBe(afterwards);
+  });
+
+  it('gives the engine writers the lease as their fence: its token, whether it was taken over, and the same check', async () => {
+    const time = handClock();
+    const leases = new MemoryLeaseStore(time.clock);
+    await leases.acquire(KEY, 'worker-old', 1_000);
+    time.advance(1_001);
+    const deps = prepare({ clock: time.clock, leases, leaseTtlMs: 1_000, renewEveryMs: 60_000 });
+
+    const fence = await reconcileUnderLease(deps, KEY, async (context) => {
+      const taken = workloadFenceOf(context);
+      expect(taken.fencingToken).toBe(context.lease.fencingToken);
+      taken.assertHeld();
+      time.advance(1_000);
+      expect(() => taken.assertHeld()).toThrow(LeaseLostError);
+      return taken;
+    });
+
+    expect(fence).toMatchObject({ fencingToken: 2, takenOver: true });
+  });
+
+  it('says a lease it took fresh was not taken over, and keeps "taken over" through its renewals', async () => {
+    const time = handClock();
+    const leases = new MemoryLeaseStore(time.clock);
+    const fresh = await reconcileUnderLease(prepare({ clock: time.clock, leases, leaseTtlMs: 1_000, renewEveryMs: 60_000 }), KEY, async (context) => workloadFenceOf(context).takenOver);
+    await leases.acquire(KEY, 'worker-old', 1_000);
+    time.advance(1_001);
+
+    // Taken over from worker-old, then renewed every 5 ms while the attempt runs.
+    const taken = await reconcileUnderLease(prepare({ clock: time.clock, leases, leaseTtlMs: 1_000, renewEveryMs: 5 }), KEY, async (context) => {
+      await beats();
+      return workloadFenceOf(context).takenOver;
+    });
+
+    expect([fresh, taken]).toEqual([false, true]);
+  });
+
+  it('keeps the lease when a renewal fails for another reason than a takeover, until its own deadline', async () => {
+    const time = handClock();
+    const leases = new MemoryLeaseStore(time.clock);
+    const failing: LeaseStore = Object.assign(Object.create(leases) as LeaseStore, {
+      renew: async () => {
+        throw new UnavailableError('DynamoDB is throttling');
+      },
+    });
+    const deps = prepare({ clock: time.clock, leases: failing, leaseTtlMs: 1_000, renewEveryMs: 5 });
+
+    const run = reconcileUnderLease(deps, KEY, async ({ assertHeld }) => {
+      await beats();
+      time.advance(999);
+      assertHeld();
+      time.advance(1);
+      assertHeld();
+      return 'written';
+    });
+
+    await expect(run).rejects.toThrow(`lease ${KEY} (token 1) expired while worker-a held it`);
+  });
+
+  it('waits two seconds for a held lease unless told otherwise', async () => {
+    const deps = prepare();
+    await deps.leases.acquire(KEY, 'worker-b', 30_000);
+    const startedAt = deps.clock.now();
+
+    await expect(reconcileUnderLease(deps, KEY, async () => 'never')).rejects.toBeInstanceOf(LeaseBusyError);
+
+    expect(deps.clock.now() - startedAt).toBe(2_000);
+  });
+
+  it('names each object lease by cluster, kind, namespace and name; a cluster-scoped object has an empty namespace', () => {
+    expect(objectLeaseKey('east', 'InferenceService', 'prod', 'chat')).toBe('object#east#InferenceService#prod#chat');
+    expect(objectLeaseKey('east', 'ClusterServingRuntime', undefined, 'srt')).toBe('object#east#ClusterServingRuntime##srt');
+  });
+
+  it('says in the busy error how long the other holder keeps the lease', () => {
+    expect(new LeaseBusyError(KEY, 1_499.6).message).toBe(`lease ${KEY} is held by another worker for up to 1500 ms more`);
+    expect(new LeaseBusyError(KEY, undefined).message).toBe(`lease ${KEY} is held by another worker`);
   });
 });
