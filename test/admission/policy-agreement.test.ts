@@ -10,9 +10,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_MANIFEST_DIRECTORY, CRD_DIRECTORY } from '../../infra/paths';
-import type { AdmissionAttributes, AdmissionOperation } from '../../local/cluster/admission';
-import { PolicyAdmission, policyErrors } from '../../local/cluster/admission-policy';
+import { CRD_DIRECTORY } from '../../infra/paths';
+import type { AdmissionOperation } from '../../local/cluster/admission';
+import { policyErrors } from '../../local/cluster/admission-policy';
 import { ApiError } from '../../local/cluster/api-errors';
 import { builtinResources } from '../../local/cluster/builtins';
 import { resourcesFromCrd } from '../../local/cluster/crds';
@@ -20,14 +20,10 @@ import { parseManifests } from '../../local/cluster/manifests';
 import type { KubeObject, ResourceDef } from '../../local/cluster/registry';
 import { reviewAdmissionRequest, type RuntimeLookup } from '../../shared/use-cases/admission/review-admission';
 import { REVISION_REQUIRES_PINNING_MESSAGE } from '../../shared/domain/vocabulary';
+import { admissionAttributes, policyAdmissionOf, readClusterManifest } from '../support/policy-admission';
 
-const file = join(CLUSTER_MANIFEST_DIRECTORY, 'policy-admission-checks.yaml');
-const manifests = parseManifests(readFileSync(file, 'utf8'), file);
-const policies = new PolicyAdmission({
-  policies: () => manifests.filter((m) => m.kind === 'ValidatingAdmissionPolicy'),
-  bindings: () => manifests.filter((m) => m.kind === 'ValidatingAdmissionPolicyBinding'),
-  namespaceLabels: (name) => ({ 'kubernetes.io/metadata.name': name }),
-});
+const manifests = readClusterManifest('policy-admission-checks.yaml');
+const policies = policyAdmissionOf(manifests);
 
 const crdFile = join(CRD_DIRECTORY, 'ome.io_inferenceservices.yaml');
 const inferenceServices = resourcesFromCrd(parseManifests(readFileSync(crdFile, 'utf8'), crdFile)[0] as KubeObject)[0];
@@ -96,18 +92,13 @@ function defOf(object: KubeObject): ResourceDef {
 
 /** The policies' verdict: undefined when admitted, else the denial's text after `denied request: `. */
 function policyVerdict(request: Case): string | undefined {
-  const def = defOf(request.object);
-  const attrs: AdmissionAttributes = {
+  const attrs = admissionAttributes(defOf(request.object), {
     operation: request.operation,
-    def,
-    subresource: '',
     namespace: request.object.metadata.namespace ?? '',
     name: request.object.metadata.name ?? '',
     object: request.object,
-    ...(request.oldObject ? { oldObject: request.oldObject } : {}),
-    dryRun: false,
-    options: {},
-  };
+    oldObject: request.oldObject,
+  });
   try {
     policies.validate(attrs, USER);
     return undefined;

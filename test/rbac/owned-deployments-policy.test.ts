@@ -2,26 +2,18 @@
  * The shipped ValidatingAdmissionPolicy (infra/k8s/policy-owned-deployments.yaml), as the
  * embedded server evaluates it: which Deployment writes by whom it lets through.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
-import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
 import type { AdmissionAttributes, AdmissionOperation } from '../../local/cluster/admission';
-import { PolicyAdmission, policyErrors } from '../../local/cluster/admission-policy';
+import { policyErrors } from '../../local/cluster/admission-policy';
 import { ApiError } from '../../local/cluster/api-errors';
 import { builtinResources } from '../../local/cluster/builtins';
-import { parseManifests } from '../../local/cluster/manifests';
 import { serviceAccountUser, type UserInfo } from '../../local/cluster/rbac';
 import type { KubeObject } from '../../local/cluster/registry';
+import { admissionAttributes, policyAdmissionOf, readClusterManifest } from '../support/policy-admission';
 
-const file = join(CLUSTER_MANIFEST_DIRECTORY, 'policy-owned-deployments.yaml');
-const manifests = parseManifests(readFileSync(file, 'utf8'), file);
-const admission = new PolicyAdmission({
-  policies: () => manifests.filter((m) => m.kind === 'ValidatingAdmissionPolicy'),
-  bindings: () => manifests.filter((m) => m.kind === 'ValidatingAdmissionPolicyBinding'),
-  namespaceLabels: (name) => ({ 'kubernetes.io/metadata.name': name }),
-});
+const manifests = readClusterManifest('policy-owned-deployments.yaml');
+const admission = policyAdmissionOf(manifests);
 const deployments = builtinResources().find((def) => def.plural === 'deployments');
 const configMaps = builtinResources().find((def) => def.plural === 'configmaps');
 
@@ -54,18 +46,7 @@ const NOT_CONTROLLER = deployment({ owners: [{ ...OWNER, controller: false }] })
 const OTHER_OWNER = deployment({ owners: [{ ...OWNER, apiVersion: 'apps/v1', kind: 'ReplicaSet' }] });
 
 function attrs(operation: AdmissionOperation, namespace: string, object?: KubeObject, oldObject?: KubeObject, def = deployments): AdmissionAttributes {
-  if (!def) throw new Error('no definition');
-  return {
-    operation,
-    def,
-    subresource: '',
-    namespace,
-    name: 'llama-engine',
-    ...(object ? { object } : {}),
-    ...(oldObject ? { oldObject } : {}),
-    dryRun: false,
-    options: {},
-  };
+  return admissionAttributes(def, { operation, namespace, name: 'llama-engine', object, oldObject });
 }
 
 describe('ValidatingAdmissionPolicy ome-pinning-owned-deployments', () => {

@@ -2,29 +2,18 @@
  * The shipped ValidatingAdmissionPolicy infra/k8s/policy-plane-events.yaml, as the embedded
  * server evaluates it: which Event writes by whom it lets through.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_NAMESPACE } from '../../infra/identities';
-import { CLUSTER_MANIFEST_DIRECTORY } from '../../infra/paths';
 import type { AdmissionAttributes, AdmissionOperation } from '../../local/cluster/admission';
-import { PolicyAdmission, policyErrors } from '../../local/cluster/admission-policy';
+import { policyErrors } from '../../local/cluster/admission-policy';
 import { ApiError } from '../../local/cluster/api-errors';
 import { builtinResources } from '../../local/cluster/builtins';
-import { parseManifests } from '../../local/cluster/manifests';
 import { serviceAccountUser, type UserInfo } from '../../local/cluster/rbac';
 import type { KubeObject } from '../../local/cluster/registry';
+import { admissionAttributes, policyAdmissionOf, readClusterManifest } from '../support/policy-admission';
 
-const read = (name: string): KubeObject[] => {
-  const file = join(CLUSTER_MANIFEST_DIRECTORY, name);
-  return parseManifests(readFileSync(file, 'utf8'), file);
-};
-const manifests = read('policy-plane-events.yaml');
-const admission = new PolicyAdmission({
-  policies: () => manifests.filter((m) => m.kind === 'ValidatingAdmissionPolicy'),
-  bindings: () => manifests.filter((m) => m.kind === 'ValidatingAdmissionPolicyBinding'),
-  namespaceLabels: (name) => ({ 'kubernetes.io/metadata.name': name }),
-});
+const manifests = readClusterManifest('policy-plane-events.yaml');
+const admission = policyAdmissionOf(manifests);
 const events = builtinResources().find((def) => def.plural === 'events');
 const configMaps = builtinResources().find((def) => def.plural === 'configmaps');
 
@@ -56,18 +45,7 @@ const ELSEWHERE = event({ ...ISVC, namespace: 'team-b' });
 const CLUSTER_SCOPED = event({ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama' });
 
 function attrs(operation: AdmissionOperation, namespace: string, object?: KubeObject, oldObject?: KubeObject, def = events): AdmissionAttributes {
-  if (!def) throw new Error('no definition');
-  return {
-    operation,
-    def,
-    subresource: '',
-    namespace,
-    name: 'llama.1',
-    ...(object ? { object } : {}),
-    ...(oldObject ? { oldObject } : {}),
-    dryRun: false,
-    options: {},
-  };
+  return admissionAttributes(def, { operation, namespace, name: 'llama.1', object, oldObject });
 }
 
 describe('ValidatingAdmissionPolicy ome-pinning-plane-events', () => {
@@ -79,7 +57,7 @@ describe('ValidatingAdmissionPolicy ome-pinning-plane-events', () => {
   it("names the plane's identities exactly as the owned-Deployments policy does", () => {
     const conditionOf = (objects: KubeObject[]): unknown => (objects.find((m) => m.kind === 'ValidatingAdmissionPolicy')?.spec as { matchConditions?: unknown } | undefined)?.matchConditions;
     expect(conditionOf(manifests)).toBeDefined();
-    expect(conditionOf(manifests)).toEqual(conditionOf(read('policy-owned-deployments.yaml')));
+    expect(conditionOf(manifests)).toEqual(conditionOf(readClusterManifest('policy-owned-deployments.yaml')));
   });
 
   it.each<[string, UserInfo, AdmissionAttributes]>([
