@@ -49,6 +49,17 @@ const rfc3986 = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (
  * Why a bearer token would be refused by the authenticator for `clusterName`, or undefined
  * when it is a valid presigned GetCallerIdentity (SigV4 recomputed independently here).
  */
+/** The credential resolver the functions use, with the test's keys and `clock`, under the test stage's secret prefix. */
+function resolverOn(clock: { now(): number }) {
+  return createAwsCredentialResolver({
+    secrets: new SecretsManagerClient({ region: REGION }),
+    eks: new EKSClient({ region: REGION }),
+    credentials: async () => KEYS,
+    clock,
+    secretPrefix: 'ome-pinning/test/clusters/',
+  });
+}
+
 function refuseToken(authorization: string | undefined, clusterName: string): string | undefined {
   if (!authorization?.startsWith(`Bearer ${EKS_TOKEN_PREFIX}`)) return `not an EKS bearer token: ${authorization}`;
   const url = new URL(Buffer.from(authorization.slice(`Bearer ${EKS_TOKEN_PREFIX}`.length), 'base64url').toString('utf8'));
@@ -120,13 +131,7 @@ async function newContext() {
     credentials: { kind: 'eks', clusterName: CLUSTER_NAME, region: REGION },
     omeNamespace: 'ome',
   });
-  const resolveCredentials = createAwsCredentialResolver({
-    secrets: new SecretsManagerClient({ region: REGION }),
-    eks: new EKSClient({ region: REGION }),
-    credentials: async () => KEYS,
-    clock,
-    secretPrefix: 'ome-pinning/test/clusters/',
-  });
+  const resolveCredentials = resolverOn(clock);
   // clientTtlMs above the token's life: only the credential's expiry can make the context rebuild.
   return { clock, app: createAppContext({ config, stores, clock, resolveCredentials, clientTtlMs: 60 * MINUTE }) };
 }
@@ -210,13 +215,7 @@ describe('createAppContext after a 401', () => {
       request.headers.authorization === 'Bearer rotated'
         ? reply(response, 200, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ome', uid: 'ns-uid' } })
         : reply(response, 401, status(401, 'Unauthorized', 'Unauthorized'));
-    const resolveCredentials = createAwsCredentialResolver({
-      secrets: new SecretsManagerClient({ region: REGION }),
-      eks: new EKSClient({ region: REGION }),
-      credentials: async () => KEYS,
-      clock,
-      secretPrefix: 'ome-pinning/test/clusters/',
-    });
+    const resolveCredentials = resolverOn(clock);
     // Local mode: the peer is plain HTTP, which deployed mode refuses.
     const app = createAppContext({ config: { ...config, mode: 'local', functionName: 'pin' }, stores, clock, resolveCredentials });
     const refusal = await (await app.cluster('blue')).client.get(Resources.namespaces, undefined, 'ome').catch((error: unknown) => error);
@@ -266,13 +265,7 @@ describe('createAppContext with a record that names another server than the cred
     const stores = createMemoryStores(clock);
     // Whoever can write the table (but not the secret) pointed the record at their own host.
     await stores.clusters.putCluster({ mode: 'standalone', id: 'blue', server: trap.url, caData: Buffer.from('their CA').toString('base64'), credentials, omeNamespace: 'ome' });
-    const resolveCredentials = createAwsCredentialResolver({
-      secrets: new SecretsManagerClient({ region: REGION }),
-      eks: new EKSClient({ region: REGION }),
-      credentials: async () => KEYS,
-      clock,
-      secretPrefix: 'ome-pinning/test/clusters/',
-    });
+    const resolveCredentials = resolverOn(clock);
     // Local mode: both peers are plain HTTP, which deployed mode refuses.
     return createAppContext({ config: { ...config, mode: 'local', functionName: 'pin' }, stores, clock, resolveCredentials });
   }
