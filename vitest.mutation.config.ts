@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The unit tests of the pure domain modules, and nothing else: the suites Stryker runs
- * for every mutant. No suite here starts a service, so each mutant takes milliseconds.
+ * The suites Stryker runs for every mutant: the unit tests of the pure domain modules, and
+ * the tests of the lease, fence and idempotency group. The stores' tests run against the
+ * one DynamoDB Local the global setup starts for the whole run, and the fence tests against
+ * the embedded API server, so each mutant costs its tests and no service start.
  */
 export default defineConfig({
   test: {
@@ -17,7 +19,17 @@ export default defineConfig({
       // The lease-guarded reconcile and the hint handler's partial batch, on memory stores.
       'test/app/reconcile.test.ts',
       'test/app/hint-handler.test.ts',
+      // The stores' leases and claims, their condition expressions against DynamoDB Local
+      // and the exact requests they send; the workload fence against the embedded API server.
+      'test/store/store-contract.test.ts',
+      'test/store/dynamodb-adapter.test.ts',
+      'test/faults/idempotency-records.test.ts',
+      'test/faults/lease-fencing.test.ts',
+      'test/faults/workload-fence.test.ts',
     ],
+    globalSetup: ['./test/support/mutation-global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
     maxWorkers: 1,
     // A test file that crashes while loading counts as a failed test, so the mutant that
     // crashed it is killed rather than survived (test/support/load-failures-reporter.ts).

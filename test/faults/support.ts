@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../local/dynamodb-local';
+import { ensureTable, type DynamoDbLocal } from '../../local/dynamodb-local';
+import { dynamoDbLocalForTests } from '../support/dynamodb-for-tests';
 import { createDynamoClient, createDynamoStores } from '../../shared/adapters/dynamodb';
 import { createEventRecorder } from '../../shared/use-cases/record-event';
 import { isRetryable, NotFoundError } from '../../shared/domain/errors';
@@ -57,7 +58,7 @@ export interface DynamoTable {
 }
 
 export async function startDynamoTable(): Promise<DynamoTable> {
-  const local = await startDynamoDbLocal();
+  const local = await dynamoDbLocalForTests();
   const client = createDynamoClient({ endpoint: local.endpoint, region: 'us-east-1' });
   const tableName = `faults-${randomUUID()}`;
   await ensureTable(client, tableName);

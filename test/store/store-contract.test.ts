@@ -11,15 +11,15 @@ import type { ClusterRecord, Stores } from '../../shared/ports/store';
 import { createSyncWave, haltWave, startCluster } from '../../shared/domain/fleet/sync-wave';
 import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import { createMemoryStores } from '../../shared/adapters/memory';
-import { ensureTable, startDynamoDbLocal } from '../../local/dynamodb-local';
-import type { DynamoDbLocal } from '../../local/dynamodb-local';
+import { ensureTable } from '../../local/dynamodb-local';
+import { dynamoDbLocalForTests } from '../support/dynamodb-for-tests';
 import { FakeClock } from './fake-clock';
 
-let local: DynamoDbLocal | undefined;
+let local: Awaited<ReturnType<typeof dynamoDbLocalForTests>> | undefined;
 let client: DynamoDBDocumentClient | undefined;
 
 beforeAll(async () => {
-  local = await startDynamoDbLocal();
+  local = await dynamoDbLocalForTests();
   client = createDynamoClient({ endpoint: local.endpoint, region: 'us-east-1' });
 });
 
@@ -27,7 +27,7 @@ afterAll(async () => {
   client?.destroy();
   const pid = local?.pid;
   await local?.stop();
-  // stop() resolves only once Java has exited.
+  // stop() resolves only once Java has exited (a shared instance has no pid here: it outlives the file).
   if (pid !== undefined) expect(() => process.kill(pid, 0)).toThrow();
 });
 
