@@ -4,7 +4,7 @@
  * whatever the remaining time says, a payload hash that refuses a second request under the
  * same key, and an owner that recognises its own claim and only drops its own.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyPayloadMismatchError, isRetryable } from '../../shared/domain/errors';
 import type { IdempotencyStore } from '../../shared/ports/store';
@@ -34,6 +34,24 @@ describe('Function: hashIdempotencyPayload', () => {
     expect(hashIdempotencyPayload({ scope: 'runtime-sync', token: 'a' })).toBe(hashIdempotencyPayload({ token: 'a', scope: 'runtime-sync' }));
     expect(hashIdempotencyPayload({ scope: 'runtime-sync', token: 'a' })).not.toBe(hashIdempotencyPayload({ scope: 'runtime-sync', token: 'b' }));
     expect(hashIdempotencyPayload({ scope: 'runtime-sync', token: 'a' })).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  // Records outlive a release: a duplicate that reaches the next version must hash as the
+  // claim did, so the hash is sha256 of one fixed canonical JSON (keys sorted, no spaces,
+  // undefined members left out), written out here by hand.
+  it.each([
+    ['keys sorted at every depth', { token: 'a', scope: 'runtime-sync', nested: { z: 1, a: [2, 'x'] } }, '{"nested":{"a":[2,"x"],"z":1},"scope":"runtime-sync","token":"a"}'],
+    ['undefined members left out, null kept', { a: undefined, b: null, c: [null] }, '{"b":null,"c":[null]}'],
+    ['an array stays an array, in its order', [3, 1, 2], '[3,1,2]'],
+    ['arrays of objects', [{ b: 1, a: 2 }, {}], '[{"a":2,"b":1},{}]'],
+    ['non-ASCII text as UTF-8', { model: 'café-模型' }, '{"model":"café-模型"}'],
+    ['a bare undefined as null', undefined, 'null'],
+  ])('hashes %s as sha256 of the canonical JSON', (_label, payload, canonicalJson) => {
+    expect(hashIdempotencyPayload(payload)).toBe(createHash('sha256').update(canonicalJson, 'utf8').digest('hex'));
+  });
+
+  it('tells apart payloads that differ only in how their values split', () => {
+    expect(hashIdempotencyPayload({ ids: [1, 23] })).not.toBe(hashIdempotencyPayload({ ids: [12, 3] }));
   });
 });
 

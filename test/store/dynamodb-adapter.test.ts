@@ -126,6 +126,50 @@ describe('Method: renew', () => {
   });
 });
 
+describe('Method: renew and release, on failures other than the condition', () => {
+  const lease = { key: 'k', holder: 'pod-1', fencingToken: 3, expiresAt: NOW };
+
+  it('says which lease was lost, keeping the refusal as the cause', async () => {
+    const refusal = conditionFailed();
+    ddbMock.on(UpdateCommand).rejects(refusal);
+    const store = new DynamoLeaseStore(documentClient, new FakeClock(NOW));
+    const error = await store.renew(lease, 1_000).catch((e: unknown) => e);
+    expect((error as Error).message).toBe('lease k (token 3) is no longer held by pod-1');
+    expect((error as Error).cause).toBe(refusal);
+  });
+
+  it.each([
+    ['renew', (store: DynamoLeaseStore) => store.renew(lease, 1_000)],
+    ['release', (store: DynamoLeaseStore) => store.release(lease)],
+  ])('%s: an outage is an outage to retry, not a lost lease nor a silent success', async (verb, call) => {
+    const failure = new InternalServerError({ message: 'boom', $metadata: {} });
+    ddbMock.on(UpdateCommand).rejects(failure);
+    const error = await call(new DynamoLeaseStore(documentClient, new FakeClock(NOW))).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect((error as Error).message).toContain(`${verb} lease k`);
+  });
+
+  it('release: a lease someone else holds now is left alone without an error', async () => {
+    ddbMock.on(UpdateCommand).rejects(conditionFailed());
+    await expect(new DynamoLeaseStore(documentClient, new FakeClock(NOW)).release(lease)).resolves.toBeUndefined();
+  });
+});
+
+describe('Method: tryAcquire', () => {
+  it.each([
+    ['the holder\'s expiry, as DynamoDB returns it', { leaseExpiry: { N: String(NOW + 4_000) } }, NOW + 4_000],
+    ['nothing when the refusal carries no item', undefined, undefined],
+    ['nothing when the item has no expiry', { holder: { S: 'pod-0' } }, undefined],
+  ])('on a refusal reports %s', async (_label, item, heldUntil) => {
+    ddbMock.on(UpdateCommand).rejects(conditionFailed(item));
+    const store = new DynamoLeaseStore(documentClient, new FakeClock(NOW));
+    await expect(store.tryAcquire('k', 'pod-2', 5_000)).resolves.toEqual({ heldUntil });
+  });
+});
+
 describe('Method: claim', () => {
   it('claims with one conditional put asking for the old record on failure', async () => {
     ddbMock.on(PutCommand).resolves({});

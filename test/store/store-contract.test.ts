@@ -107,6 +107,38 @@ describe.each(backends)('store contract: $name', (backend) => {
       expect(tokens).toEqual([1, 2, 3]);
     });
 
+    it('calls a lease taken from a holder that never released it a takeover, and nothing else', async () => {
+      const k = key();
+      const first = await stores.leases.acquire(k, 'a', 1_000);
+      expect(first?.takenOver).toBeUndefined();
+      const again = await stores.leases.acquire(k, 'a', 1_000);
+      expect(again).toEqual({ key: k, holder: 'a', fencingToken: 2, expiresAt: clock.now() + 1_000 });
+      clock.advance(1_001);
+      expect(await stores.leases.acquire(k, 'b', 1_000)).toMatchObject({ holder: 'b', fencingToken: 3, takenOver: true });
+      await stores.leases.release((await stores.leases.acquire(k, 'b', 1_000))!);
+      expect((await stores.leases.acquire(k, 'c', 1_000))?.takenOver).toBeUndefined();
+    });
+
+    it('says which lease was lost when a renewal comes too late, and the holder cannot renew a released lease', async () => {
+      const k = key();
+      const lease = (await stores.leases.acquire(k, 'a', 1_000))!;
+      clock.advance(1_001);
+      await stores.leases.acquire(k, 'b', 1_000);
+      await expect(stores.leases.renew(lease, 1_000)).rejects.toThrow(`lease ${k} (token 1) is no longer held by a`);
+      const mine = (await stores.leases.acquire(key(), 'a', 1_000))!;
+      await stores.leases.release(mine);
+      await expect(stores.leases.renew(mine, 1_000)).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    // Only DynamoDB's store answers a refusal with the holder's expiry (waiters time their retry by it).
+    it.runIf(backend.name === 'DynamoDB Local')('tells a refused acquirer until when the lease is held', async () => {
+      const k = key();
+      const held = (await stores.leases.acquire(k, 'a', 7_000))!;
+      expect(stores.leases.tryAcquire).toBeDefined();
+      await expect(stores.leases.tryAcquire!(k, 'b', 1_000)).resolves.toEqual({ heldUntil: held.expiresAt });
+      await expect(stores.leases.tryAcquire!(k, 'a', 1_000)).resolves.toMatchObject({ lease: { holder: 'a', fencingToken: 2 } });
+    });
+
     it('lets exactly one of 20 concurrent acquirers win', async () => {
       const k = key();
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores.leases.acquire(k, `holder-${i}`, 60_000)));
