@@ -3,144 +3,27 @@
  * runs. Every check-and-write happens within one synchronous step, which is what a
  * conditional write gives in DynamoDB. Values are copied in and out, as a network would.
  */
-import { ConflictError, IdempotencyPayloadMismatchError, LeaseLostError } from '../../domain/errors';
+import { ConflictError, LeaseLostError } from '../../domain/errors';
 import type { Clock } from '../../ports/clock';
-import { boundInProgressTtl } from '../../domain/idempotency-rules';
 import { systemClock } from '../../ports/clock';
 import type { FleetDriftReport } from '../../domain/fleet/fleet-drift';
 import type { SyncWave } from '../../domain/fleet/sync-wave';
+import { MemoryIdempotencyStore } from './idempotency-store';
+import { MemoryLeaseStore } from './lease-store';
 import type {
   CheckpointStore,
   ForwarderError,
-  ClaimOptions,
   FleetStore,
   ClusterRecord,
   ClusterRegistry,
   Continuation,
   ContinuationStore,
-  IdempotencyClaim,
-  IdempotencyStore,
   Lease,
-  LeaseStore,
   Stores,
 } from '../../ports/store';
 
-interface LeaseState {
-  holder?: string;
-  fencingToken: number;
-  expiresAt: number;
-}
-
-export class MemoryLeaseStore implements LeaseStore {
-  constructor(
-    private readonly clock: Clock = systemClock,
-    private readonly leases = new Map<string, LeaseState>(),
-  ) {}
-
-  /** The same leases seen through another clock: a second process whose wall clock differs. */
-  withClock(clock: Clock): MemoryLeaseStore {
-    return new MemoryLeaseStore(clock, this.leases);
-  }
-
-  async acquire(key: string, holder: string, ttlMs: number): Promise<Lease | undefined> {
-    const now = this.clock.now();
-    const state = this.leases.get(key);
-    const takeable = state === undefined || state.holder === undefined || state.expiresAt < now || state.holder === holder;
-    if (!takeable) return undefined;
-    const next: LeaseState = { holder, fencingToken: (state?.fencingToken ?? 0) + 1, expiresAt: now + ttlMs };
-    this.leases.set(key, next);
-    const takenOver = state?.holder !== undefined && state.holder !== holder;
-    return { key, holder, fencingToken: next.fencingToken, expiresAt: next.expiresAt, ...(takenOver ? { takenOver } : {}) };
-  }
-
-  async renew(lease: Lease, ttlMs: number): Promise<Lease> {
-    const state = this.leases.get(lease.key);
-    if (state === undefined || state.holder !== lease.holder || state.fencingToken !== lease.fencingToken) {
-      throw new LeaseLostError(`lease ${lease.key} (token ${lease.fencingToken}) is no longer held by ${lease.holder}`);
-    }
-    state.expiresAt = this.clock.now() + ttlMs;
-    return { ...lease, expiresAt: state.expiresAt };
-  }
-
-  async release(lease: Lease): Promise<void> {
-    const state = this.leases.get(lease.key);
-    if (state === undefined || state.holder !== lease.holder || state.fencingToken !== lease.fencingToken) return;
-    // Keep the entry: it carries the fencing counter.
-    this.leases.set(lease.key, { fencingToken: state.fencingToken, expiresAt: 0 });
-  }
-}
-
-interface IdempotencyState {
-  status: 'INPROGRESS' | 'COMPLETED';
-  inProgressExpiry?: number;
-  /** Epoch seconds, as the table's TTL attribute. */
-  expiresAt: number;
-  recordTtlSeconds: number;
-  result?: string;
-  payloadHash?: string;
-  owner?: string;
-}
-
-export class MemoryIdempotencyStore implements IdempotencyStore {
-  constructor(
-    private readonly clock: Clock = systemClock,
-    private readonly records = new Map<string, IdempotencyState>(),
-  ) {}
-
-  /** The same records seen through another clock: a second process whose wall clock differs. */
-  withClock(clock: Clock): MemoryIdempotencyStore {
-    return new MemoryIdempotencyStore(clock, this.records);
-  }
-
-  async claim(key: string, options: ClaimOptions): Promise<IdempotencyClaim> {
-    const nowMs = this.clock.now();
-    const nowSeconds = Math.floor(nowMs / 1000);
-    const existing = this.records.get(key);
-    const claimable =
-      existing === undefined ||
-      existing.expiresAt < nowSeconds ||
-      (existing.status === 'INPROGRESS' && ((existing.inProgressExpiry ?? 0) < nowMs || (options.owner !== undefined && existing.owner === options.owner)));
-    if (!claimable) {
-      if (options.payloadHash !== undefined && existing.payloadHash !== undefined && existing.payloadHash !== options.payloadHash) {
-        throw new IdempotencyPayloadMismatchError(key);
-      }
-      if (existing.status === 'COMPLETED') {
-        return { state: 'completed', result: existing.result === undefined ? undefined : (JSON.parse(existing.result) as unknown) };
-      }
-      return { state: 'in-progress' };
-    }
-    this.records.set(key, {
-      status: 'INPROGRESS',
-      inProgressExpiry: nowMs + boundInProgressTtl(options.inProgressTtlMs, options.remainingTimeMs),
-      expiresAt: nowSeconds + options.recordTtlSeconds,
-      recordTtlSeconds: options.recordTtlSeconds,
-      ...(options.payloadHash === undefined ? {} : { payloadHash: options.payloadHash }),
-      ...(options.owner === undefined ? {} : { owner: options.owner }),
-    });
-    return { state: 'claimed' };
-  }
-
-  async complete(key: string, result: unknown): Promise<void> {
-    const existing = this.records.get(key);
-    if (existing?.status === 'COMPLETED') return;
-    if (existing === undefined) throw new ConflictError(`idempotency key ${key} has no claim to complete`);
-    const serialised = JSON.stringify(result);
-    this.records.set(key, {
-      status: 'COMPLETED',
-      expiresAt: Math.floor(this.clock.now() / 1000) + existing.recordTtlSeconds,
-      recordTtlSeconds: existing.recordTtlSeconds,
-      ...(serialised === undefined ? {} : { result: serialised }),
-      ...(existing.payloadHash === undefined ? {} : { payloadHash: existing.payloadHash }),
-    });
-  }
-
-  async abandon(key: string, owner?: string): Promise<void> {
-    const existing = this.records.get(key);
-    if (existing?.status !== 'INPROGRESS') return;
-    if (owner !== undefined && existing.owner !== owner) return;
-    this.records.delete(key);
-  }
-}
+export { MemoryIdempotencyStore } from './idempotency-store';
+export { MemoryLeaseStore } from './lease-store';
 
 export class MemoryCheckpointStore implements CheckpointStore {
   private readonly checkpoints = new Map<string, { resourceVersion: string; fencingToken: number }>();
