@@ -20,14 +20,14 @@ import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cl
 import { buildControllerRevision, resolveRuntimeChain } from '../shared/domain/runtime';
 import { createMemoryStores } from '../shared/adapters/memory';
 import { buildSeedRuntimeSpec } from '../test/runtime/fixtures/seed-runtime';
-import { compare } from './harness';
+import { benchSize, compare } from './harness';
 import type { BenchResult, BenchSuite } from './harness';
 
-const ISVCS = Number(process.env.DRIFT_BENCH_ISVCS ?? 10_000);
+const ISVCS = Number(process.env.DRIFT_BENCH_ISVCS ?? benchSize(10_000, 200));
 /** As many writes at once as the fan-out's default concurrency. */
 const WRITERS = 16;
 /** Paired rounds of bare writes and fan-out. */
-const ROUNDS = 5;
+const ROUNDS = benchSize(5, 1);
 const NAMESPACES = 20;
 const PAGE = 500;
 const RUNTIME = 'bench-runtime';

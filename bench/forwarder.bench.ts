@@ -21,10 +21,10 @@ import type { EventPublisher } from '../shared/ports/event-publisher';
 import { createMemoryStores } from '../shared/adapters/memory';
 import { startLocalBus } from '../local/bus';
 import { startEmbeddedCluster } from '../local/cluster';
-import { compare } from './harness';
+import { benchSize, compare } from './harness';
 import type { BenchResult, BenchSuite } from './harness';
 
-const CHANGES = 10_000;
+const CHANGES = benchSize(10_000, 300);
 const OBJECTS = 100;
 const NAMESPACE = 'bench-forwarder';
 const BUS = 'ome-pinning-dev-bus';

@@ -12,13 +12,13 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { FUNCTION_BUILD_OPTIONS, REPOSITORY_ROOT, bundle, listFunctionEntries } from '../scripts/build';
-import { compare } from './harness';
+import { benchSize, compare } from './harness';
 import type { BenchResult, BenchSuite } from './harness';
 
 const execFileAsync = promisify(execFile);
 
 const OUT_DIR = join(REPOSITORY_ROOT, '.bench', 'functions');
-const SAMPLES = 5;
+const SAMPLES = benchSize(5, 1);
 
 /** The client class each SDK package's baseline imports; other packages are imported whole. */
 const CLIENT_EXPORTS: Record<string, string> = {

@@ -29,7 +29,7 @@ import type { ClusterClient, KubeObject, ListOptions, ListPage, ResourceType } f
 import { formatGcMark } from '../shared/domain/runtime/gc';
 import { DEFAULT_GC_WRITE_CONCURRENCY, sweepRevisions } from '../shared/use-cases/revision-gc/sweep-revisions';
 import { Annotation, CREATED_BY_OME, Label, RuntimeKind } from '../shared/domain/vocabulary';
-import { compare } from './harness';
+import { benchSize, compare } from './harness';
 import type { BenchResult, BenchSuite } from './harness';
 
 const PER_RUNTIME = 50;
@@ -278,9 +278,9 @@ function readCounts(name: string, fallback: string): number[] {
 const suite: BenchSuite = {
   name: 'gc',
   async run(): Promise<BenchResult[]> {
-    const count = process.env.GC_BENCH_REVISIONS === '0' ? 0 : readCount('GC_BENCH_REVISIONS', 100_000, PER_RUNTIME);
+    const count = process.env.GC_BENCH_REVISIONS === '0' ? 0 : readCount('GC_BENCH_REVISIONS', benchSize(100_000, 1_000), PER_RUNTIME);
     const pageSize = readCount('GC_BENCH_PAGE', 2_000, 1);
-    const heapCounts = readCounts('GC_BENCH_HEAP', '1000,10000,50000');
+    const heapCounts = readCounts('GC_BENCH_HEAP', benchSize('1000,10000,50000', '1000'));
     const results: BenchResult[] = count === 0 ? [] : await timedSweep(count, pageSize);
     // Memory as revisions grow: each count on a fresh cluster, one sample each.
     for (const n of heapCounts) results.push(heapResult(n, await heapAt(n, pageSize), pageSize));

@@ -20,6 +20,14 @@ export interface BenchResult {
   note?: string;
 }
 
+/**
+ * `full` normally; `smoke` under `npm run bench -- --smoke` (BENCH_SMOKE=1), which runs every
+ * suite at small sizes so CI can tell that each still runs. Smoke figures are not comparable.
+ */
+export function benchSize<T>(full: T, smoke: T): T {
+  return process.env.BENCH_SMOKE === '1' ? smoke : full;
+}
+
 export interface BenchSuite {
   name: string;
   run(): Promise<BenchResult[]>;

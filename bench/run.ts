@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: runs every `bench/*.bench.ts` suite (or those named on the command
- * line) and prints each figure beside its same-run baseline.
+ * line) and prints each figure beside its same-run baseline. `--smoke` runs them at small
+ * sizes (bench/harness.ts, `benchSize`): CI's check that every suite still runs.
  */
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -29,12 +30,14 @@ function print(results: BenchResult[]): void {
 async function main(): Promise<void> {
   // The SDK's notice that its 2027 releases need Node 22 would land between the figures.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const wanted = new Set(process.argv.slice(2));
+  const args = process.argv.slice(2);
+  if (args.includes('--smoke')) process.env.BENCH_SMOKE = '1';
+  const wanted = new Set(args.filter((arg) => arg !== '--smoke'));
   const files = readdirSync(here).filter((f) => f.endsWith('.bench.ts')).sort();
   for (const file of files) {
     const mod = (await import(pathToFileURL(join(here, file)).href)) as { default: BenchSuite };
     if (wanted.size > 0 && !wanted.has(mod.default.name)) continue;
-    process.stdout.write(`# ${mod.default.name}\n`);
+    process.stdout.write(`# ${mod.default.name}${process.env.BENCH_SMOKE === '1' ? ' (smoke sizes: the figures are not comparable)' : ''}\n`);
     print(await mod.default.run());
   }
 }
