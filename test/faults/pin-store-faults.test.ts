@@ -140,7 +140,7 @@ describe('a worker killed mid-reconcile', () => {
   it('after the status write, the runtime moved on since: the retries use the value no more, the status token matches (case 7)', async () => {
     // Prepare
     const name = 'killed-then-moved';
-    const { runtime } = await rollForwardPending(name);
+    const { runtime, rev090 } = await rollForwardPending(name);
     const killable = new Killable();
     killable.killOnStore = (method) => method === 'complete';
     const error = await failed(world.pin(name, { client: killable.client(world.admin), stores: killable.stores(world.stores) }));
@@ -153,11 +153,12 @@ describe('a worker killed mid-reconcile', () => {
     world.clock.advance(LEASE_TTL_MS + 1_000);
     const retries = [await deliver(() => world.pin(name)), await deliver(() => world.pin(name)), await deliver(() => world.pin(name))];
 
-    // Assess: held at the rolled revision and reported drifted; roll-1 took effect once.
+    // Assess: held at the rolled revision and reported drifted; roll-1 took effect once, and
+    // the Deployment the dead worker never wrote now serves the revision status names.
     expect(error).toBeInstanceOf(KilledError);
     expect(retries.map((r) => [r.tokenApplied, r.outcome, r.drift, r.pinnedRevisionName])).toEqual([1, 2, 3].map(() => [undefined, 'drifted', 'RevisionMismatch', rev085]));
     expect(await pinnedRevision(name)).toBe(rev085);
-    expect((await effectsOf(name)).tokens).toEqual(['roll-1']);
+    expect(await effectsOf(name)).toEqual({ tokens: ['roll-1'], templates: [rev090, rev085] });
   });
 
   it('before the status write: nothing happens until the claim expires, then it applies once (case 8)', async () => {

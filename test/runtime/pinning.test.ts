@@ -121,7 +121,7 @@ describe('decidePin', () => {
     [
       'a deleted pinned revision is RevisionMissing, and a token does not clear it',
       input({ pinnedRevisionName: REV1, syncToken: 'new' }, { live: V2 }),
-      { outcome: 'drifted', drift: { action: 'set', reason: 'RevisionMissing', message: `pinned revision ${REV1} missing from ome` }, pausesUpdates: true, tokenConsumed: false },
+      { outcome: 'drifted', drift: { action: 'set', reason: 'RevisionMissing', message: `pinned revision ${REV1} missing from ome` }, pausesUpdates: true, holdAt: undefined, tokenConsumed: false },
     ],
     [
       'a missing source keeps serving the pin with SourceRuntimeMissing',
@@ -151,6 +151,8 @@ describe('decidePin', () => {
           message: 'pinned r-llama-demo-sglang-llama-3-2-3b-590753e8, live spec differs; bump ome.io/runtime-sync annotation to advance',
         },
         pausesUpdates: true,
+        // The workload stays at the pin: one rendered from another revision is brought to it.
+        holdAt: { source: 'revision', revisionName: REV1, spec: V1 },
         tokenConsumed: false,
       },
     ],

@@ -59,6 +59,13 @@ export interface PinDecision {
   drift: DriftChange;
   /** RevisionMismatch, RevisionMissing and RuntimeMismatch pause updates to the workload. */
   pausesUpdates: boolean;
+  /**
+   * While updates pause on RevisionMismatch, the revision the workload must already serve:
+   * the pinned one. A workload rendered from another revision (not from the live spec) is
+   * brought to it, and only then: a roll whose status was written but whose workload write
+   * died with its worker is finished, instead of leaving the pods on the revision before it.
+   */
+  holdAt?: Extract<ServingSource, { source: 'revision' }>;
   /** A Warning event to record; the caller retries later. */
   event?: { type: 'Warning'; reason: typeof EventReason.runtimePinError; message: string };
   /** True when this decision rolled forward because of a new `ome.io/runtime-sync` value. */
@@ -183,7 +190,7 @@ function decideManagedPin(input: PinInput, runtimeName: string, pinnedName: stri
   const { isvc, live } = input;
   const stored = input.lookupRevision(pinnedName);
   if (!stored) return drifted(DriftReason.revisionMissing, Message.pinnedRevisionMissing(pinnedName, input.omeNamespace));
-  const servePinned: ServingSource = { source: 'revision', revisionName: pinnedName, spec: stored.data as JsonValue };
+  const servePinned = { source: 'revision', revisionName: pinnedName, spec: stored.data as JsonValue } as const;
   if (live.status !== 'found') {
     return {
       outcome: 'pinned',
@@ -198,7 +205,7 @@ function decideManagedPin(input: PinInput, runtimeName: string, pinnedName: stri
     return { outcome: 'pinned', serve: servePinned, drift: { action: 'remove' }, pausesUpdates: false, tokenConsumed: false };
   }
   if (token !== '' && token !== (isvc.lastRuntimeSyncToken ?? '')) return pinToLive(input, live.spec, token, true);
-  return drifted(DriftReason.revisionMismatch, Message.revisionMismatch(pinnedName));
+  return { ...drifted(DriftReason.revisionMismatch, Message.revisionMismatch(pinnedName)), holdAt: servePinned };
 }
 
 /**

@@ -24,6 +24,7 @@ import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter
 import { hashIdempotencyPayload } from '../../domain/idempotency-rules';
 import {
   buildControllerRevision,
+  computeComponentDeploymentName,
   decidePin,
   normalizeRuntimeKind,
   renderComponentDeployment,
@@ -34,7 +35,7 @@ import {
   type PinDecision,
   type PinningSubject,
 } from '../../domain/runtime';
-import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, WorkloadMessage, type DriftReasonName } from '../../domain/vocabulary';
+import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, WorkloadAnnotation, WorkloadMessage, type DriftReasonName } from '../../domain/vocabulary';
 import { WorkloadSupersededError } from '../direct-workload-writer';
 import { computeNextStatus, toPinningSubject } from './pin-status';
 import { createRevision, RevisionCache, takeRevisionFromCollector } from '../revisions';
@@ -339,16 +340,37 @@ async function writePin(deps: PinningDeps, evaluation: Evaluation, context: Atte
 }
 
 /** Renders the engine Deployment from the effective spec and hands it to the writer. */
+/**
+ * Whether the engine Deployment was rendered from a revision other than `revisionName`: a
+ * roll's workload write that never happened. One rendered from the live spec (autoSync was
+ * true until now) or absent stays as it is while updates pause.
+ */
+async function servesAnotherRevision(client: ClusterClient, isvc: InferenceService, revisionName: string): Promise<boolean> {
+  const name = computeComponentDeploymentName(isvc.metadata.name, 'engine');
+  try {
+    const current = await client.get<KubeObject>(Resources.deployments, isvc.metadata.namespace, name);
+    const renderedFrom = current.metadata.annotations?.[WorkloadAnnotation.renderedFrom] ?? RENDERED_FROM_LIVE;
+    return renderedFrom !== RENDERED_FROM_LIVE && renderedFrom !== revisionName;
+  } catch (error) {
+    if (error instanceof NotFoundError) return false;
+    throw error;
+  }
+}
+
 async function applyWorkload(deps: PinningDeps, evaluation: Evaluation, fence: WorkloadFence): Promise<PinWorkloadOutcome> {
   const { decision, isvc, live, ref } = evaluation;
   if (!deps.config.renderWorkloads) return 'disabled';
   if (isvc.metadata.deletionTimestamp) return 'none';
-  if (decision.pausesUpdates || decision.serve.source === 'unchanged') return 'paused';
+  let serve = decision.serve;
+  if (decision.pausesUpdates || serve.source === 'unchanged') {
+    if (decision.holdAt === undefined || !(await servesAnotherRevision(deps.client, isvc, decision.holdAt.revisionName))) return 'paused';
+    serve = decision.holdAt;
+  }
   let spec: JsonValue;
   let revisionName: string | undefined;
-  if (decision.serve.source === 'revision') {
-    spec = decision.serve.spec;
-    revisionName = decision.serve.revisionName;
+  if (serve.source === 'revision') {
+    spec = serve.spec;
+    revisionName = serve.revisionName;
   } else if (live.status === 'found') {
     spec = live.spec;
   } else {
