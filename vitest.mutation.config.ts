@@ -20,12 +20,14 @@ export default defineConfig({
       'test/app/reconcile.test.ts',
       'test/app/hint-handler.test.ts',
       // The stores' leases and claims, their condition expressions against DynamoDB Local
-      // and the exact requests they send; the workload fence against the embedded API server.
+      // and the exact requests they send; the workload fence and the rollout run's
+      // fenced client against the embedded API server.
       'test/store/store-contract.test.ts',
       'test/store/dynamodb-adapter.test.ts',
       'test/faults/idempotency-records.test.ts',
       'test/faults/lease-fencing.test.ts',
       'test/faults/workload-fence.test.ts',
+      'test/faults/fenced-deployments.test.ts',
     ],
     globalSetup: ['./test/support/mutation-global-setup.ts'],
     testTimeout: 60_000,

@@ -7,13 +7,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestCluster, type TestCluster } from '../support/test-cluster';
+import { createInferenceService, held, lost, renderEngine as render } from '../support/engine-deployments';
 import { LeaseLostError, UnownedDeploymentError } from '../../shared/domain/errors';
 import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject } from '../../shared/ports/cluster';
-import type { WorkloadFence } from '../../shared/ports/workloads';
 import { createDirectWorkloadWriter, LEASE_FENCE_ANNOTATION, WorkloadSupersededError } from '../../shared/use-cases/direct-workload-writer';
 import { fenceDeploymentWrites } from '../../shared/use-cases/rollout-runs/fenced-deployments';
-import { renderEngineDeployment } from '../../shared/domain/runtime';
 
 const NS = 'fence';
 let cluster: TestCluster;
@@ -26,24 +25,7 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-const held = (fencingToken: number, takenOver = false): WorkloadFence => ({ fencingToken, takenOver, assertHeld: () => undefined });
-
-async function isvcNamed(name: string): Promise<KubeObject> {
-  return cluster.client.create(Resources.inferenceServices, {
-    apiVersion: 'ome.io/v1beta1',
-    kind: 'InferenceService',
-    metadata: { name, namespace: NS },
-    spec: { model: { name: 'm' }, runtime: { name: 'rt' } },
-  });
-}
-
-function render(isvc: KubeObject, image: string): KubeObject {
-  return renderEngineDeployment({
-    isvc: { namespace: NS, name: isvc.metadata.name, uid: isvc.metadata.uid, engine: { minReplicas: 1 } },
-    runtimeName: 'rt',
-    spec: { engineConfig: { runner: { name: 'ome-container', image } } },
-  });
-}
+const isvcNamed = (name: string): Promise<KubeObject> => createInferenceService(cluster.client, NS, name);
 
 async function deployment(name: string): Promise<KubeObject> {
   return cluster.client.get(Resources.deployments, NS, `${name}-engine`);
@@ -60,6 +42,7 @@ describe('fenced engine Deployment writes', () => {
 
     expect(stamped.metadata.annotations?.[LEASE_FENCE_ANNOTATION]).toBe('8');
     expect(stale).toBeInstanceOf(WorkloadSupersededError);
+    expect(stale).toMatchObject({ name: 'WorkloadSupersededError', message: `Deployment ${NS}/older-engine was written under lease token 8; ours is 7` });
     expect((await deployment('older')).metadata.resourceVersion).toBe(stamped.metadata.resourceVersion);
   });
 
@@ -83,9 +66,8 @@ describe('fenced engine Deployment writes', () => {
   it('checks the lease right before writing: a lost lease writes nothing', async () => {
     const isvc = await isvcNamed('lost');
     const writer = createDirectWorkloadWriter(cluster.client);
-    const lost: WorkloadFence = { fencingToken: 9, takenOver: false, assertHeld: () => { throw new LeaseLostError('lease expired'); } };
 
-    const error = await writer.apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: lost }).catch((e: unknown) => e);
+    const error = await writer.apply({ clusterId: 'c', isvc, desired: render(isvc, 'img:v1'), renderedFrom: 'live', fence: lost(9) }).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(LeaseLostError);
     await expect(deployment('lost')).rejects.toThrow();
