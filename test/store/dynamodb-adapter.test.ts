@@ -4,12 +4,13 @@
  */
 import 'aws-sdk-client-mock-vitest/extend';
 import { ConditionalCheckFailedException, InternalServerError, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ConflictError,
   ControlPlaneError,
+  IdempotencyPayloadMismatchError,
   InvalidInputError,
   LeaseLostError,
   ThrottledError,
@@ -229,6 +230,54 @@ describe('Method: complete', () => {
     ddbMock.on(UpdateCommand).rejects(conditionFailed());
     const store = new DynamoIdempotencyStore(documentClient, new FakeClock(NOW));
     await expect(store.complete('k', 1)).rejects.toBeInstanceOf(ConflictError);
+  });
+});
+
+describe('IdempotencyStore: a refusal without the record, and outages', () => {
+  const options = { inProgressTtlMs: 1_000, recordTtlSeconds: 60 };
+  const outage = (): InternalServerError => new InternalServerError({ message: 'boom', $metadata: {} });
+
+  it('reads the record it collided with, consistently, when the refusal does not carry it', async () => {
+    ddbMock.on(PutCommand).rejects(conditionFailed());
+    ddbMock.on(GetCommand).resolves({ Item: { status: 'COMPLETED', result: '"done"' } });
+    const store = new DynamoIdempotencyStore(documentClient, new FakeClock(NOW), { tableName: 't' });
+    await expect(store.claim('k', options)).resolves.toEqual({ state: 'completed', result: 'done' });
+    expect(ddbMock).toReceiveCommandWith(GetCommand, { TableName: 't', Key: { pk: 'IDEMPOTENCY#k', sk: 'IDEMPOTENCY' }, ConsistentRead: true });
+  });
+
+  it('calls a record that vanished between the refusal and the read in progress, so the delivery retries', async () => {
+    ddbMock.on(PutCommand).rejects(conditionFailed());
+    ddbMock.on(GetCommand).resolves({});
+    await expect(new DynamoIdempotencyStore(documentClient, new FakeClock(NOW)).claim('k', options)).resolves.toEqual({ state: 'in-progress' });
+  });
+
+  it('keeps the refusal as the cause of a payload mismatch', async () => {
+    const refusal = conditionFailed({ status: { S: 'COMPLETED' }, payloadHash: { S: 'a' } });
+    ddbMock.on(PutCommand).rejects(refusal);
+    const error = await new DynamoIdempotencyStore(documentClient, new FakeClock(NOW)).claim('k', { ...options, payloadHash: 'b' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IdempotencyPayloadMismatchError);
+    expect((error as Error).cause).toBe(refusal);
+  });
+
+  it.each([
+    ['claim', () => ddbMock.on(PutCommand).rejects(outage()), (store: DynamoIdempotencyStore) => store.claim('k', options)],
+    // The read happens only after a refused claim that did not carry the record.
+    ['read', () => ddbMock.on(PutCommand).rejects(conditionFailed()).on(GetCommand).rejects(outage()), (store: DynamoIdempotencyStore) => store.claim('k', options)],
+    ['complete', () => ddbMock.on(UpdateCommand).rejects(outage()), (store: DynamoIdempotencyStore) => store.complete('k', 1)],
+    ['abandon', () => ddbMock.on(DeleteCommand).rejects(outage()), (store: DynamoIdempotencyStore) => store.abandon('k')],
+  ])('%s: an outage is an outage to retry, named after the key, never a conflict nor a silent success', async (verb, failing, call) => {
+    failing();
+    const error = await call(new DynamoIdempotencyStore(documentClient, new FakeClock(NOW))).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(UnavailableError);
+    expect((error as Error).message).toContain(`${verb} idempotency key k`);
+  });
+
+  it('abandon: a claim already completed or taken over is left alone without an error', async () => {
+    ddbMock.on(DeleteCommand).rejects(conditionFailed());
+    await expect(new DynamoIdempotencyStore(documentClient, new FakeClock(NOW)).abandon('k', 'worker-1')).resolves.toBeUndefined();
   });
 });
 

@@ -139,6 +139,32 @@ describe.each(backends)('store contract: $name', (backend) => {
       await expect(stores.leases.tryAcquire!(k, 'a', 1_000)).resolves.toMatchObject({ lease: { holder: 'a', fencingToken: 2 } });
     });
 
+    it('holds a lease through its expiry instant and frees it the millisecond after', async () => {
+      const k = key();
+      await stores.leases.acquire(k, 'a', 1_000);
+      clock.advance(1_000);
+      expect(await stores.leases.acquire(k, 'b', 1_000)).toBeUndefined();
+      clock.advance(1);
+      expect(await stores.leases.acquire(k, 'b', 1_000)).toMatchObject({ holder: 'b', fencingToken: 2 });
+    });
+
+    it('neither renews nor releases with a lease value its holder has since replaced', async () => {
+      const k = key();
+      const first = (await stores.leases.acquire(k, 'a', 10_000))!;
+      const second = (await stores.leases.acquire(k, 'a', 10_000))!;
+      await expect(stores.leases.renew(first, 10_000)).rejects.toBeInstanceOf(LeaseLostError);
+      await stores.leases.release(first);
+      expect(await stores.leases.acquire(k, 'b', 10_000)).toBeUndefined();
+      await expect(stores.leases.renew(second, 10_000)).resolves.toMatchObject({ fencingToken: 2 });
+    });
+
+    it('refuses to renew a lease it never granted, and ignores its release', async () => {
+      const never = { key: key(), holder: 'a', fencingToken: 1, expiresAt: clock.now() + 1_000 };
+      await expect(stores.leases.renew(never, 1_000)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(stores.leases.release(never)).resolves.toBeUndefined();
+      expect(await stores.leases.acquire(never.key, 'b', 1_000)).toMatchObject({ holder: 'b', fencingToken: 1 });
+    });
+
     it('lets exactly one of 20 concurrent acquirers win', async () => {
       const k = key();
       const results = await Promise.all(Array.from({ length: 20 }, (_, i) => stores.leases.acquire(k, `holder-${i}`, 60_000)));
@@ -186,6 +212,55 @@ describe.each(backends)('store contract: $name', (backend) => {
       expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'claimed' });
     });
 
+    it('holds an in-progress claim through its expiry instant and frees it the millisecond after', async () => {
+      const k = key();
+      await stores.idempotency.claim(k, claimOptions);
+      clock.advance(claimOptions.inProgressTtlMs);
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'in-progress' });
+      clock.advance(1);
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'claimed' });
+    });
+
+    it('keeps a completed record through the second its TTL ends, and forgets it the second after', async () => {
+      const k = key();
+      await stores.idempotency.claim(k, { inProgressTtlMs: 1_000, recordTtlSeconds: 60 });
+      await stores.idempotency.complete(k, 'done');
+      // The record expires at a whole second (epoch seconds, as the table's TTL attribute).
+      const lastSecond = (Math.floor(clock.now() / 1000) + 60) * 1000;
+      clock.advance(lastSecond + 999 - clock.now());
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'completed', result: 'done' });
+      clock.advance(1);
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'claimed' });
+    });
+
+    it('keeps the first outcome when a second worker completes the same key', async () => {
+      const k = key();
+      await stores.idempotency.claim(k, claimOptions);
+      await stores.idempotency.complete(k, 'first');
+      await stores.idempotency.complete(k, 'second');
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'completed', result: 'first' });
+    });
+
+    it('compares payloads only when the claim and the record both carry one', async () => {
+      const withHash = key();
+      await stores.idempotency.claim(withHash, { ...claimOptions, payloadHash: 'a' });
+      await stores.idempotency.complete(withHash, 'done');
+      expect(await stores.idempotency.claim(withHash, claimOptions)).toEqual({ state: 'completed', result: 'done' });
+      const withoutHash = key();
+      await stores.idempotency.claim(withoutHash, claimOptions);
+      expect(await stores.idempotency.claim(withoutHash, { ...claimOptions, payloadHash: 'b' })).toEqual({ state: 'in-progress' });
+    });
+
+    it('drops an in-progress claim on abandon without an owner, whoever holds it; an unknown key is left alone', async () => {
+      const k = key();
+      await stores.idempotency.claim(k, { ...claimOptions, owner: 'worker-1' });
+      await stores.idempotency.abandon(k);
+      expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'claimed' });
+      const unknown = key();
+      await expect(stores.idempotency.abandon(unknown)).resolves.toBeUndefined();
+      expect(await stores.idempotency.claim(unknown, claimOptions)).toEqual({ state: 'claimed' });
+    });
+
     it('lets a redelivery claim again after abandon', async () => {
       const k = key();
       await stores.idempotency.claim(k, claimOptions);
@@ -201,7 +276,8 @@ describe.each(backends)('store contract: $name', (backend) => {
       expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'completed', result: 'done' });
       clock.advance(2_000);
       expect(await stores.idempotency.claim(k, claimOptions)).toEqual({ state: 'claimed' });
-      await expect(stores.idempotency.complete(key(), 'x')).rejects.toBeInstanceOf(ConflictError);
+      const unclaimed = key();
+      await expect(stores.idempotency.complete(unclaimed, 'x')).rejects.toThrow(new ConflictError(`idempotency key ${unclaimed} has no claim to complete`));
     });
   });
 
