@@ -1,6 +1,7 @@
 import { EKSClient } from '@aws-sdk/client-eks';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { boundedRequestHandler } from '../aws-request-handler';
 import type { Clock } from '../../ports/clock';
 import type { ClusterCredentialResolver } from './resolve-credentials';
 import { createAwsCredentialResolver } from './resolve-credentials';
@@ -20,7 +21,7 @@ export interface DefaultAwsCredentialResolverOptions {
  */
 export function createDefaultAwsCredentialResolver(options: DefaultAwsCredentialResolverOptions): ClusterCredentialResolver {
   const credentials = defaultProvider();
-  const common = { credentials, maxAttempts: 3, retryMode: 'standard' } as const;
+  const common = { credentials, maxAttempts: 3, retryMode: 'standard', requestHandler: boundedRequestHandler({ connectionTimeoutMs: 1_000, requestTimeoutMs: 5_000 }) } as const;
   const secrets = new SecretsManagerClient({ region: options.region, ...common });
   const eksClients = new Map<string, EKSClient>();
   const eks = (region: string): EKSClient => {

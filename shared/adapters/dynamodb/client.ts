@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { boundedRequestHandler } from '../aws-request-handler';
 
 export interface DynamoClientOptions {
   region: string;
@@ -8,7 +9,7 @@ export interface DynamoClientOptions {
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   /** Attempts per call including the first (SDK standard retry with backoff). Default 3. */
   maxAttempts?: number;
-  /** Per-request socket timeout in ms. Default 3000: store calls are single small items. */
+  /** How long one request may wait for its answer, in ms; then it fails (and is retried). Default 3000: store calls are single small items. */
   requestTimeoutMs?: number;
   /**
    * How long opening a connection may take, in ms. Default 1000, ample for DynamoDB; DynamoDB
@@ -86,8 +87,7 @@ export function createDynamoClient(options: DynamoClientOptions): DynamoDBDocume
     maxAttempts: options.maxAttempts ?? 3,
     retryMode: 'standard',
     requestHandler: {
-      connectionTimeout: options.connectionTimeoutMs ?? 1_000,
-      requestTimeout: options.requestTimeoutMs ?? 3_000,
+      ...boundedRequestHandler({ connectionTimeoutMs: options.connectionTimeoutMs ?? 1_000, requestTimeoutMs: options.requestTimeoutMs ?? 3_000 }),
       // One socket per slot: a call let through the gate never waits for a socket.
       ...(gate === undefined ? {} : { httpAgent: { maxSockets: gate.max, keepAlive: true }, httpsAgent: { maxSockets: gate.max, keepAlive: true } }),
     },

@@ -1,9 +1,14 @@
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { boundedRequestHandler } from '../aws-request-handler';
 
 export interface EventBridgeClientOptions {
   region: string;
   /** The local bus or another endpoint override; credentials default to static local ones. */
   endpoint?: string;
+  /** How long one PutEvents may wait for its answer, in ms; then it fails and is retried. Default 5000. */
+  requestTimeoutMs?: number;
+  /** Attempts per call including the first. Default 3. */
+  maxAttempts?: number;
 }
 
 /**
@@ -17,7 +22,8 @@ export function createEventBridgeClient(options: EventBridgeClientOptions): Even
     ...(options.endpoint === undefined
       ? {}
       : { endpoint: options.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
-    maxAttempts: 3,
+    maxAttempts: options.maxAttempts ?? 3,
     retryMode: 'standard',
+    requestHandler: boundedRequestHandler({ connectionTimeoutMs: 1_000, requestTimeoutMs: options.requestTimeoutMs ?? 5_000 }),
   });
 }

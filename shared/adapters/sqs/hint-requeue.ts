@@ -14,6 +14,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { MessageAttributeValue } from '@aws-sdk/client-sqs';
 import { ControlPlaneError, InvalidInputError } from '../../domain/errors';
 import type { RequeueHint } from '../../ports/hint-queue';
+import { boundedRequestHandler } from '../aws-request-handler';
 import { sdkErrorShape } from '../sdk-error';
 
 /** SQS's largest per-message delay, 15 minutes. */
@@ -71,14 +72,8 @@ export function createSqsClient(region: string, options: HintRequeueOptions = {}
     ...(credentials === undefined ? {} : { credentials }),
     maxAttempts: options.maxAttempts ?? SQS_MAX_ATTEMPTS,
     retryMode: 'standard',
-    requestHandler: {
-      connectionTimeout: SQS_CONNECTION_TIMEOUT_MS,
-      requestTimeout: options.requestTimeoutMs ?? SQS_REQUEST_TIMEOUT_MS,
-      // Without it the request handler only logs a warning when requestTimeout passes, and
-      // a queue that accepts the connection and never answers holds the send until the
-      // invocation times out.
-      throwOnRequestTimeout: true,
-    },
+    // A queue that accepts the connection and never answers fails the send at its timeout.
+    requestHandler: boundedRequestHandler({ connectionTimeoutMs: SQS_CONNECTION_TIMEOUT_MS, requestTimeoutMs: options.requestTimeoutMs ?? SQS_REQUEST_TIMEOUT_MS }),
   });
 }
 

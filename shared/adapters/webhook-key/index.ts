@@ -9,6 +9,7 @@ import { InvalidInputError, NotFoundError } from '../../domain/errors';
 import { MIN_WEBHOOK_KEY_BYTES, webhookKeyFromText, type WebhookKeys } from '../../domain/webhook/webhook-token';
 import type { OriginSecretSourceConfig, WebhookKeySourceConfig } from '../../domain/webhook/webhook-settings';
 import { mapAwsError } from '../aws-credentials/errors';
+import { boundedRequestHandler } from '../aws-request-handler';
 
 export type WebhookKeyReader = () => Promise<WebhookKeys>;
 
@@ -48,10 +49,13 @@ export function createSecretsManagerWebhookKeyReader(client: SecretsManagerClien
   };
 }
 
+/** A secret read answers well inside the API server's webhook timeout, or fails and is retried once. */
+const SECRET_READ_TIMEOUTS = boundedRequestHandler({ connectionTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
+
 /** The reader for a configuration; one Secrets Manager client in the function's region. */
 export function createWebhookKeyReader(config: WebhookKeySourceConfig, region: string): WebhookKeyReader {
   if (config.kind === 'file') return createFileWebhookKeyReader(config.path);
-  return createSecretsManagerWebhookKeyReader(new SecretsManagerClient({ region, maxAttempts: 2 }), config.secretId, config.stages);
+  return createSecretsManagerWebhookKeyReader(new SecretsManagerClient({ region, maxAttempts: 2, requestHandler: SECRET_READ_TIMEOUTS }), config.secretId, config.stages);
 }
 
 /**
@@ -60,7 +64,7 @@ export function createWebhookKeyReader(config: WebhookKeySourceConfig, region: s
  */
 export function createOriginSecretReader(config: OriginSecretSourceConfig, region: string): () => Promise<Buffer> {
   if (config.kind === 'file') return async () => toKey(await readFile(config.path, 'utf8'), config.path);
-  const client = new SecretsManagerClient({ region, maxAttempts: 2 });
+  const client = new SecretsManagerClient({ region, maxAttempts: 2, requestHandler: SECRET_READ_TIMEOUTS });
   return async () => {
     try {
       const output = await client.send(new GetSecretValueCommand({ SecretId: config.secretId }));
