@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -51,14 +51,14 @@ function baselineSource(packages: string[]): string {
     .join('\n');
 }
 
-/** Wall time of a fresh node process that imports `file` and exits. */
-async function coldLoadMs(file: string): Promise<number> {
+/** Wall time of a fresh node process (with `nodeArgs`) that imports `file` and exits. */
+async function coldLoadMs(file: string, nodeArgs: readonly string[] = []): Promise<number> {
   const script = `await import(${JSON.stringify(pathToFileURL(file).href)});`;
   const times: number[] = [];
   // One unmeasured run brings the file into the page cache.
   for (let i = 0; i <= SAMPLES; i += 1) {
     const start = process.hrtime.bigint();
-    await execFileAsync(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], { cwd: REPOSITORY_ROOT, timeout: 60_000 });
+    await execFileAsync(process.execPath, [...nodeArgs, '--no-warnings', '--input-type=module', '-e', script], { cwd: REPOSITORY_ROOT, timeout: 60_000 });
     if (i > 0) times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   times.sort((a, b) => a - b);
@@ -87,9 +87,18 @@ const suite: BenchSuite = {
       // Interleaved, so load on the machine weighs on both alike.
       const baselineMs = await coldLoadMs(baselineFile);
       const loadMs = await coldLoadMs(file);
+      // What the deployed NODE_OPTIONS=--enable-source-maps costs at load, on the same bundle and its map.
+      const withMapsMs = await coldLoadMs(file, ['--enable-source-maps']);
+      const mapBytes = (await stat(`${file}.map`)).size;
       results.push(
         compare('functions', { name: `${fn.name} bundle`, value: kb(bytes), unit: 'KB' }, { name: baselineName, value: kb(baselineBytes), unit: 'KB' }, relative(REPOSITORY_ROOT, file)),
         compare('functions', { name: `${fn.name} cold load`, value: loadMs, unit: 'ms' }, { name: baselineName, value: baselineMs, unit: 'ms' }, `median of ${SAMPLES} fresh node processes`),
+        compare(
+          'functions',
+          { name: `${fn.name} cold load, --enable-source-maps`, value: withMapsMs, unit: 'ms' },
+          { name: 'the same bundle without', value: loadMs, unit: 'ms' },
+          `source map ${kb(mapBytes)} KB beside the bundle`,
+        ),
       );
     }
     return results;

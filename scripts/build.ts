@@ -26,6 +26,7 @@ export const FUNCTION_BUILD_OPTIONS: BuildOptions = {
   bundle: true,
   minify: true,
   sourcemap: true,
+  sourcesContent: false,
   format: 'esm',
   platform: 'node',
   target: 'node24',

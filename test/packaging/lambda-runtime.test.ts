@@ -11,7 +11,7 @@ import { FUNCTION_BUILD_OPTIONS, REPOSITORY_ROOT } from '../../scripts/build';
 
 interface ServerlessFile {
   provider: { runtime?: string };
-  custom: { esbuild: { target?: string } };
+  custom: { esbuild: Record<string, unknown> & { target?: string } };
   functions: Record<string, { runtime?: string }>;
 }
 
@@ -32,5 +32,15 @@ describe('Lambda runtime', () => {
     const file = parseYaml(await readFile(join(REPOSITORY_ROOT, 'serverless.yml'), 'utf8')) as ServerlessFile;
     expect(file.custom.esbuild.target).toBe(ESBUILD_TARGET);
     expect(FUNCTION_BUILD_OPTIONS.target).toBe(ESBUILD_TARGET);
+  });
+
+  it('deploys the bundles the benchmark measures: minified, source maps without the sources', async () => {
+    const file = parseYaml(await readFile(join(REPOSITORY_ROOT, 'serverless.yml'), 'utf8')) as ServerlessFile;
+    for (const option of ['bundle', 'minify', 'sourcemap', 'sourcesContent', 'format', 'platform', 'target'] as const) {
+      expect(file.custom.esbuild[option], option).toBe(FUNCTION_BUILD_OPTIONS[option]);
+    }
+    // Stack traces name our files and lines; the code itself stays out of the zip.
+    expect(FUNCTION_BUILD_OPTIONS.sourcemap).toBe(true);
+    expect(FUNCTION_BUILD_OPTIONS.sourcesContent).toBe(false);
   });
 });
