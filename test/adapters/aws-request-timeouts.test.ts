@@ -4,39 +4,25 @@
  * invocation (and the lease it runs under) until Lambda ends it. Without
  * `throwOnRequestTimeout` the SDK's request handler would only log a warning and wait on.
  */
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDynamoClient, DynamoIdempotencyStore, DynamoLeaseStore } from '../../shared/adapters/dynamodb';
 import { createEventBridgeClient } from '../../shared/adapters/eventbridge/client';
 import { isRetryable, UnavailableError } from '../../shared/domain/errors';
+import { startSilentServer, type SilentServer } from '../support/http-peer';
 
-let server: Server;
-let endpoint: string;
-let requests = 0;
-const sockets = new Set<Socket>();
+let silent: SilentServer;
 
 beforeAll(async () => {
-  server = createServer(() => {
-    requests += 1;
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  silent = await startSilentServer();
 });
 
 afterEach(() => {
-  for (const socket of sockets) socket.destroy();
-  requests = 0;
+  silent.reset();
 });
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await silent.close();
 });
 
 describe('a DynamoDB call that gets no answer', () => {
@@ -44,7 +30,7 @@ describe('a DynamoDB call that gets no answer', () => {
     ['a lease acquire', (client: ReturnType<typeof createDynamoClient>) => new DynamoLeaseStore(client).acquire('k', 'worker-1', 30_000)],
     ['an idempotency claim', (client: ReturnType<typeof createDynamoClient>) => new DynamoIdempotencyStore(client).claim('k', { inProgressTtlMs: 30_000, recordTtlSeconds: 60 })],
   ])('%s fails as a retryable outage after each attempt timed out', async (_label, call) => {
-    const client = createDynamoClient({ endpoint, region: 'us-east-1', requestTimeoutMs: 200, maxAttempts: 2 });
+    const client = createDynamoClient({ endpoint: silent.endpoint, region: 'us-east-1', requestTimeoutMs: 200, maxAttempts: 2 });
     try {
       const error = await call(client).then(
         () => undefined,
@@ -54,7 +40,7 @@ describe('a DynamoDB call that gets no answer', () => {
       expect(isRetryable(error)).toBe(true);
       expect((error as Error).message).toContain('TimeoutError');
       // The SDK retried the timed-out request once, as the standard retry mode does.
-      expect(requests).toBe(2);
+      expect(silent.requests()).toBe(2);
     } finally {
       client.destroy();
     }
@@ -63,14 +49,14 @@ describe('a DynamoDB call that gets no answer', () => {
 
 describe('a PutEvents that gets no answer', () => {
   it('fails with a TimeoutError after each attempt timed out', async () => {
-    const client = createEventBridgeClient({ region: 'us-east-1', endpoint, requestTimeoutMs: 200, maxAttempts: 2 });
+    const client = createEventBridgeClient({ region: 'us-east-1', endpoint: silent.endpoint, requestTimeoutMs: 200, maxAttempts: 2 });
     try {
       const error = await client.send(new PutEventsCommand({ Entries: [{ Source: 'ome.pinning.test', DetailType: 'hint', Detail: '{}' }] })).then(
         () => undefined,
         (e: unknown) => e,
       );
       expect((error as Error).name).toBe('TimeoutError');
-      expect(requests).toBe(2);
+      expect(silent.requests()).toBe(2);
     } finally {
       client.destroy();
     }

@@ -2,6 +2,7 @@
  * A small HTTP server standing in for a metrics source in tests: it records every request
  * (method, path, headers, body) and answers with whatever the test sets.
  */
+import type { AddressInfo, Socket } from 'node:net';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 
 export interface RecordedRequest {
@@ -77,5 +78,37 @@ export function viaTls(peer: HttpPeer): { readonly address: string; readonly fet
       url.protocol = 'http:';
       return fetch(url, init);
     },
+  };
+}
+
+/** A server that accepts every request and never answers it: what a hung service looks like. */
+export interface SilentServer {
+  endpoint: string;
+  /** Requests received so far. */
+  requests(): number;
+  /** Drops every open connection (between tests) and counts from 0 again. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export async function startSilentServer(): Promise<SilentServer> {
+  let requests = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer(() => {
+    requests += 1;
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
+    reset() {
+      for (const socket of sockets) socket.destroy();
+      requests = 0;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -5,10 +5,6 @@
  * timeout. The SQS client is mocked with aws-sdk-client-mock, except where the timeout is
  * met on a server that never answers.
  */
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Socket } from 'node:net';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-vitest/extend';
@@ -22,6 +18,7 @@ import {
   parseQueueArn,
 } from '../../../shared/adapters/sqs/hint-requeue';
 import { InvalidInputError } from '../../../shared/domain/errors';
+import { startSilentServer, type SilentServer } from '../../support/http-peer';
 
 const hint = (queueArn: string) => ({ queueArn, body: '{"detail":{}}', delaySeconds: 7, attributes: { LeaseBusyRequeues: 2 } });
 
@@ -119,25 +116,16 @@ describe('Function: createSqsHintRequeue', () => {
 });
 
 describe('Function: createSqsClient', () => {
-  let server: Server;
-  let endpoint: string;
-  const sockets = new Set<Socket>();
+  let silent: SilentServer;
 
   beforeAll(async () => {
-    // Accepts every request and never answers it.
-    server = createServer(() => undefined);
-    server.on('connection', (socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    silent = await startSilentServer();
   });
   afterEach(() => {
-    for (const socket of sockets) socket.destroy();
+    silent.reset();
   });
   afterAll(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await silent.close();
   });
 
   it('retries a failed send with the standard retry mode', async () => {
@@ -149,7 +137,7 @@ describe('Function: createSqsClient', () => {
 
   it('gives up on a queue that does not answer after the request timeout, instead of waiting for the invocation to end', async () => {
     // Prepare: one attempt, the default timeout.
-    const requeue = createSqsHintRequeue({ endpoint, maxAttempts: 1 });
+    const requeue = createSqsHintRequeue({ endpoint: silent.endpoint, maxAttempts: 1 });
     const started = Date.now();
     // Act
     const sent = requeue(hint('arn:aws:sqs:us-east-1:000000000000:PinHintQueue'));
