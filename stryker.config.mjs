@@ -1,5 +1,9 @@
-// Mutation testing of the pure domain modules with their unit tests (docs/testing.md).
+// Mutation testing of the domain modules and of the lease, fence and idempotency group (docs/testing.md).
 // `npm run mutation` runs this, then scripts/mutation-score.ts checks every module.
+import { readFileSync } from 'node:fs';
+
+const LEASE_FENCE_GROUP = JSON.parse(readFileSync(new URL('./mutation/lease-fence-group.json', import.meta.url), 'utf8'));
+
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
@@ -13,19 +17,11 @@ export default {
     'shared/domain/go-json.ts',
     // The EventBridge pattern matcher the local bus routes with.
     'local/bus/pattern.ts',
-    // The lease, fence and idempotency group, gated at 90 % (scripts/mutation-score.ts):
-    // the stores' leases and claims (DynamoDB's condition expressions and the memory
-    // stores that mirror them), the idempotency rules, the lease-guarded reconcile, the
-    // hint handler's partial batch and the fenced Deployment writers.
-    'shared/adapters/dynamodb/lease-store.ts',
-    'shared/adapters/dynamodb/idempotency-store.ts',
-    'shared/adapters/memory/lease-store.ts',
-    'shared/adapters/memory/idempotency-store.ts',
-    'shared/domain/idempotency-rules.ts',
-    'shared/use-cases/reconcile-under-lease.ts',
-    'shared/app/hint-handler.ts',
-    'shared/use-cases/direct-workload-writer.ts',
-    'shared/use-cases/rollout-runs/fenced-deployments.ts',
+    // The lease, fence and idempotency group, gated at 90 % (scripts/mutation-score.ts
+    // reads the same list): the stores' leases and claims (DynamoDB's condition expressions
+    // and the memory stores that mirror them), the idempotency rules, the lease-guarded
+    // reconcile, the hint handler's partial batch and the fenced Deployment writers.
+    ...LEASE_FENCE_GROUP,
     // Types and re-exports only: nothing to mutate.
     '!shared/domain/runtime/index.ts',
     '!shared/domain/rollout/types.ts',
