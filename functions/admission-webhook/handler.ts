@@ -8,7 +8,7 @@
  * runtime up.
  */
 import middy from '@middy/core';
-import { Logger } from '@aws-lambda-powertools/logger';
+import { createLogger } from '../../shared/app/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createRuntimeLookup } from '../../shared/use-cases/admission/review-admission';
@@ -17,7 +17,7 @@ import { webhookWiringOf, type WebhookWiring } from '../../shared/app/webhook-wi
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext } from '../../shared/app/context';
 
-const logger = new Logger({ serviceName: 'admission-webhook' });
+const logger = createLogger('admission-webhook');
 
 /**
  * Answers one request without Lambda types; the local control plane serves the same

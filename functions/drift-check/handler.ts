@@ -5,7 +5,7 @@
  * delegate cluster upstream OME reports drift, and the plane reports what it wrote.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Logger } from '@aws-lambda-powertools/logger';
+import { createLogger } from '../../shared/app/logger';
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { runAsSweep } from '../../shared/app/context';
 import { lazyEventPublisher } from '../../shared/app/event-publisher';
@@ -14,7 +14,7 @@ import { pinningDepsOf, republishHint } from '../../shared/app/pinning-deps';
 import { reportDelegatedRuntimeChange } from '../../shared/use-cases/delegate';
 import { checkRuntimeDrift } from '../../shared/use-cases/pinning';
 
-const publisherOf = lazyEventPublisher(new Logger({ serviceName: 'drift-check' }));
+const publisherOf = lazyEventPublisher(createLogger('drift-check'));
 
 export const handler = createHintHandler(
   async (invocation) => {

@@ -9,7 +9,7 @@
  * as the container (see `getAppContext`).
  */
 import middy from '@middy/core';
-import { Logger } from '@aws-lambda-powertools/logger';
+import { createLogger } from '../../shared/app/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
@@ -25,7 +25,7 @@ const SERVICE = 'forward-watch-events';
 /** Left for Lambda after the run: logs, metrics and the response. */
 const SAFETY_MARGIN_MS = 3_000;
 
-const logger = new Logger({ serviceName: SERVICE });
+const logger = createLogger(SERVICE);
 const metrics = new Metrics({ serviceName: SERVICE, namespace: 'OmePinning' });
 const publisherOf = lazyEventPublisher(logger);
 

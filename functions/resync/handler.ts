@@ -7,7 +7,7 @@
  * whose detail names `waveId` advances that wave only, without relisting.
  */
 import middy from '@middy/core';
-import { Logger } from '@aws-lambda-powertools/logger';
+import { createLogger } from '../../shared/app/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
@@ -21,7 +21,7 @@ import type { EventPublisher } from '../../shared/app/event-publisher';
 import { resyncClusters, type ClusterResyncOutcome } from '../../shared/use-cases/resync/resync-clusters';
 
 const SERVICE = 'resync';
-const logger = new Logger({ serviceName: SERVICE });
+const logger = createLogger(SERVICE);
 const metrics = new Metrics({ serviceName: SERVICE, namespace: 'OmePinning' });
 const publisherOf = lazyEventPublisher(logger);
 

@@ -7,7 +7,7 @@
  * nothing samples, and the sweep passes the cluster by.
  */
 import middy from '@middy/core';
-import { Logger } from '@aws-lambda-powertools/logger';
+import { createLogger } from '../../shared/app/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/app/event-publisher';
@@ -20,7 +20,7 @@ import { handleRolloutRunHint, sweepRolloutRuns } from '../../shared/app/rollout
 import { prometheusAnalysisWiring, wiringPerInvocation } from '../../shared/app/analysis-wiring';
 
 const SERVICE_NAME = 'rollout-run';
-const logger = new Logger({ serviceName: SERVICE_NAME });
+const logger = createLogger(SERVICE_NAME);
 // Asks for a render when a held sequence group's turn begins.
 const publisherOf = lazyEventPublisher(logger);
 // The cluster's analysis configuration, read once per invocation by this function's identity,

@@ -20,7 +20,8 @@
  * the other in batch order, so they do not contend for its lease within one invocation.
  */
 import middy from '@middy/core';
-import { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { createLogger } from './logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
@@ -158,7 +159,7 @@ export function groupByObject(records: readonly ReadRecord[]): ReadRecord[][] {
 
 /** Wraps a use-case as the Lambda handler of a hint queue (SQS event source, ReportBatchItemFailures). */
 export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandlerOptions) {
-  const logger = new Logger({ serviceName: options.serviceName });
+  const logger = createLogger(options.serviceName);
   const metrics = new Metrics({ serviceName: options.serviceName, namespace: 'OmePinning' });
   const appOf = options.context ?? (() => getAppContext());
   const random = options.random ?? Math.random;
