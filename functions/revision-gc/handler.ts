@@ -1,25 +1,25 @@
 /**
- * revision-gc: every five minutes (EventBridge schedule) sweeps every registered
- * cluster; a hint that a ControllerRevision was added (from its hint queue) sweeps that
- * cluster early. An event whose detail has `"dryRun": true` (a manual invoke) plans and
- * writes nothing.
+ * revision-gc: every five minutes (EventBridge schedule) sweeps every registered cluster.
+ * No hint wakes it: a revision becomes collectable only after the retention count and the
+ * grace period, which the next sweep finds. An event whose detail has `"dryRun": true`
+ * (a manual invoke) plans and writes nothing; one whose detail names a `clusterId` sweeps
+ * that cluster alone.
  */
 import middy from '@middy/core';
-import { Logger } from '@aws-lambda-powertools/logger';
+import { createLogger } from '../../shared/app/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
-import { createHintHandler } from '../../shared/app/hint-handler';
 import { sweepClusters, type ClusterSweepOutcome } from '../../shared/use-cases/revision-gc/sweep-clusters';
 import { publishMetrics } from '../../shared/app/publish-metrics';
 
 const SERVICE = 'revision-gc';
-const logger = new Logger({ serviceName: SERVICE });
+const logger = createLogger(SERVICE);
 const metrics = new Metrics({ serviceName: SERVICE, namespace: 'OmePinning' });
 
-/** A scheduled event has an empty detail; a ControllerRevision hint names its cluster. */
+/** A scheduled event has an empty detail; a manual invoke may name a cluster. */
 interface GcEvent {
   'detail-type'?: string;
   detail?: { clusterId?: unknown; dryRun?: unknown };
@@ -73,16 +73,7 @@ async function handle(event: GcEvent | undefined, context: Context): Promise<{ c
   return { clusters: outcomes.length, failed: outcomes.filter((o) => o.outcome === 'failed').length };
 }
 
-const onSchedule = middy((event: GcEvent | undefined, context: Context) => runWithinInvocation(context, () => handle(event, context))).use(injectLambdaContext(logger)).use(publishMetrics(metrics));
-
-// A failed early sweep is reported, not retried: the five-minute sweep covers it.
-const onHint = createHintHandler(
-  async ({ hint, app, requestId, remainingTimeMs }) => runRevisionGc({ detail: { clusterId: hint.clusterId } }, requestId, app, remainingTimeMs),
-  { serviceName: SERVICE },
-);
-
-/** Hints come from the hint queue as an SQS batch; the schedule (or a manual invoke) with an EventBridge-shaped event. */
-export async function handler(event: SQSEvent | GcEvent | undefined, context: Context): Promise<unknown> {
-  if (event && 'Records' in event) return onHint(event, context);
-  return onSchedule(event, context);
-}
+/** The schedule, or a manual invoke, with an EventBridge-shaped event. */
+export const handler = middy((event: GcEvent | undefined, context: Context) => runWithinInvocation(context, () => handle(event, context)))
+  .use(injectLambdaContext(logger))
+  .use(publishMetrics(metrics));

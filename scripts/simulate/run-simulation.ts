@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { isSqsEvent } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
+import { runRevisionGc } from '../../functions/revision-gc/handler';
+import { runAsFunction } from '../../shared/app/context';
 import type { ControlPlane } from '../../local/control-plane';
 import { AlreadyExistsError } from '../../shared/domain/errors';
 import type { EventBridgeEnvelope, HintDetail } from '../../shared/domain/hint-event';
@@ -340,6 +342,9 @@ function sweepInputOf(plane: ControlPlane, cluster: SweepCluster, options: Simul
     limits: { latencyMs: options.latencyMs, qps: config.kubeApiQps ?? Infinity, burst: config.kubeApiBurst ?? 0 },
     runtimeSpec,
     invocationsOf,
+    // As its schedule would, for this cluster alone; attributed to revision-gc like a bus target's work.
+    sweepRevisions: () =>
+      callerOfWork.run('revision-gc', () => runAsFunction('revision-gc', () => runRevisionGc({ detail: { clusterId: cluster.id } }, 'simulate/revision-gc', plane.app))),
     progress: options.progress,
   };
 }

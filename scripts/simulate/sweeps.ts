@@ -7,8 +7,9 @@
  *   drift-check made for it, beside the floor (one list, one read of the pinned revision,
  *   one status write per InferenceService, at the rate limit after its burst).
  * - **Revision GC.** `gcRevisions` old revisions of that runtime appear at once (as after
- *   many sync tokens); the figure is the time until the revision-gc sweeps their creation
- *   hints start have marked every one past the retention, and the requests revision-gc
+ *   many sync tokens), then revision-gc sweeps the cluster as its five-minute schedule
+ *   would (no hint wakes it); the figure is the time until that sweep has marked every
+ *   one past the retention, and the requests revision-gc
  *   made, beside the floor (list the revisions, list the InferenceServices, one mark per
  *   collectable revision). Deletion follows the marks a grace period (24 h) later and is
  *   not part of the run.
@@ -155,6 +156,8 @@ export async function runSweeps(input: {
   limits: SweepLimits;
   runtimeSpec: (edit: number) => Record<string, unknown>;
   invocationsOf: (functionName: string) => number;
+  /** Runs revision-gc's sweep of this cluster, as its schedule does for every cluster. */
+  sweepRevisions: () => Promise<unknown>;
   progress: (line: string) => void;
 }): Promise<SweepReport> {
   const { cluster, namespace, omeNamespace, limits, progress } = input;
@@ -194,7 +197,7 @@ export async function runSweeps(input: {
   };
   progress(`simulate  drift fan-out in ${cluster.id}: ${drifted}/${input.fanOut} drifted in ${fanSeconds === null ? '-' : fanSeconds.toFixed(1)} s, ${fanRequests.requests} drift-check requests (floor ${fanFloor})`);
 
-  // Revision GC: old revisions appear at once; the sweeps their hints start mark them.
+  // Revision GC: old revisions appear at once; the cluster's sweep marks them.
   const gcFrom = cluster.accessLog().length;
   const gcRequestsBefore = totalRequests(cluster);
   const gcInvocationsBefore = input.invocationsOf('revision-gc');
@@ -206,6 +209,7 @@ export async function runSweeps(input: {
   const referenced = new Set((await fanOutServices(cluster, namespace)).map(pinnedOf).filter(Boolean));
   const all = await revisionsOfFanOut(cluster, omeNamespace);
   const expectedMarks = Math.max(0, all.filter((revision) => !referenced.has(revision.metadata.name)).length - input.retention);
+  const sweep = input.sweepRevisions().catch((error: unknown) => progress(`simulate  revision GC sweep failed: ${error instanceof Error ? error.message : String(error)}`));
   let marked = 0;
   let gcSeconds: number | null = null;
   for (let lastProgress = gcBegan; Date.now() - gcBegan < SWEEP_TIMEOUT_MS; ) {
@@ -220,6 +224,7 @@ export async function runSweeps(input: {
     }
     await delay(POLL_MS);
   }
+  await sweep;
   const gcRequests = requestsOf(cluster, gcFrom, 'revision-gc');
   const gcFloor = 2 + expectedMarks;
   const revisionGc = {

@@ -141,8 +141,8 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
   const result: { repin?: ApplyRepinResult; promote?: AdvanceRolloutRunResult; advanced?: AdvanceRolloutRunResult } = {};
   if (hint.changed.rolloutRepin) {
     // An applied repin advances the run at once, under the same lease and from the object
-    // as the repin left it (rollout-run gets the same hint, but may take the lease first and
-    // find nothing to do; the repin's own writes are not forwarded back), so the canary
+    // as the repin left it (a repin request reaches no other function, and the repin's own
+    // writes are not forwarded back), so the canary
     // moves to the new step's capacity (PHASE Pending, then Paused) without waiting for the
     // sweep. A conflict in that pass re-runs only the pass, from a fresh read.
     let repin: { result: ApplyRepinResult; latest?: RolloutIsvc } | undefined;

@@ -11,7 +11,7 @@
  */
 import { InvalidInputError } from './errors.js';
 import type { KubeObject, WatchEventType } from './model/kube-object.js';
-import { Annotation } from './vocabulary.js';
+import { Annotation, ConditionType, ROLLOUT_PAUSED_ANNOTATION } from './vocabulary.js';
 
 /** `source` of every hint event. Rules filter on it first. */
 export const HINT_EVENT_SOURCE = 'ome.pinning';
@@ -27,7 +27,10 @@ export type ChangeType = 'added' | 'modified' | 'deleted' | 'relisted';
 /** What the forwarder saw: a watch event type, or `RELISTED` for an item of a relist. */
 export type ObservedChange = Exclude<WatchEventType, 'BOOKMARK'> | 'RELISTED';
 
-/** What moved since the previous sight of the object; rules route on these flags. */
+/**
+ * What moved since the previous sight of the object; rules route on these flags, so that
+ * a hint reaches only the functions that act on what moved (docs/events.md, "Routing").
+ */
 export interface ChangedFields {
   /** Anything outside `metadata` and `status` (for ControllerRevisions: `data`, `revision`). */
   spec: boolean;
@@ -38,6 +41,21 @@ export interface ChangedFields {
   /** `ome.io/rollout-promote` holds a value it did not hold before (a new promote request). */
   rolloutPromote: boolean;
   labels?: boolean;
+  /**
+   * Metadata the pin function reads moved: labels, annotations other than the requests
+   * above and the plane's own marks, owners, the start of a deletion. Absent on hints of
+   * older forwarders.
+   */
+  metadata?: boolean;
+  /**
+   * An InferenceService's rollout inputs moved: `ome.io/rollout-rollback` holds a new value,
+   * `ome.io/rollout-paused` changed, or, on one that has a rollout (`spec.rollout`, a run or
+   * a plan condition), its spec moved outside `spec.runtime` (the plan and the component
+   * shapes it runs on), or it was seen for the first time.
+   */
+  rollout?: boolean;
+  /** A rendered Deployment's readiness moved, or it was seen for the first time. */
+  ready?: boolean;
 }
 
 export interface HintDetail {
@@ -110,6 +128,17 @@ const ECHO_ANNOTATIONS: ReadonlySet<string> = new Set([
   Annotation.rolloutPromote,
 ]);
 
+/**
+ * Requests the rollout functions act on, routed by their own flags (`rolloutRepin`,
+ * `rolloutPromote`, `rollout`) rather than by `metadata`.
+ */
+const ROLLOUT_REQUEST_ANNOTATIONS: ReadonlySet<string> = new Set([
+  Annotation.rolloutRepin,
+  Annotation.rolloutPromote,
+  Annotation.rolloutRollback,
+  ROLLOUT_PAUSED_ANNOTATION,
+]);
+
 /** Metadata fields the API server or our writes change without the object meaning anything new. */
 const BOOKKEEPING_METADATA = new Set(['resourceVersion', 'managedFields', 'generation']);
 
@@ -127,7 +156,7 @@ export function toHintEvent(
   watchType: ObservedChange,
   object: KubeObject,
   previous?: KubeObject,
-  options: { observedAt?: string } = {},
+  options: { observedAt?: string; readinessMoved?: boolean } = {},
 ): HintEvent {
   const { metadata } = object;
   if (!metadata?.name || !metadata.uid || !metadata.resourceVersion) {
@@ -145,32 +174,58 @@ export function toHintEvent(
     resourceVersion: metadata.resourceVersion,
     ...(metadata.generation === undefined ? {} : { generation: metadata.generation }),
     change: CHANGE_OF[watchType],
-    changed: computeChangedFields(watchType, object, previous),
+    changed: computeChangedFields(watchType, object, previous, options.readinessMoved),
     observedAt: options.observedAt ?? new Date().toISOString(),
   };
   return { source: HINT_EVENT_SOURCE, detailType: HintDetailType.objectChanged, detail };
 }
 
-/** The flags of `changed` for one observation; see `toHintEvent`. */
+/**
+ * The flags of `changed` for one observation; see `toHintEvent`. `readinessMoved` is the
+ * forwarder's own knowledge (it remembers a Deployment's readiness, which a reconstructed
+ * `previous` lacks); without it a Deployment is `ready` only when seen for the first time.
+ */
 export function computeChangedFields(
   watchType: ObservedChange,
   object: KubeObject,
   previous?: KubeObject,
+  readinessMoved = false,
 ): ChangedFields {
   if (watchType === 'DELETED') {
-    return { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false };
+    return { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false, metadata: false, rollout: false, ready: false };
   }
   const known = previous !== undefined && previous.metadata.uid === object.metadata.uid ? previous : undefined;
   const annotations = object.metadata.annotations ?? {};
   const before = known?.metadata.annotations ?? {};
   const requestChanged = (key: string): boolean => annotations[key] !== undefined && annotations[key] !== before[key];
+  const isvc = object.kind === 'InferenceService';
+  const pausedMoved = known === undefined ? annotations[ROLLOUT_PAUSED_ANNOTATION] !== undefined : annotations[ROLLOUT_PAUSED_ANNOTATION] !== before[ROLLOUT_PAUSED_ANNOTATION];
+  const rolloutSpecMoved = hasRollout(object) && (known === undefined || !deepEqual(specBesideRuntime(object), specBesideRuntime(known)));
   return {
     spec: known === undefined || !deepEqual(specOf(object), specOf(known)),
     runtimeSync: requestChanged(REQUEST_ANNOTATIONS.runtimeSync),
     rolloutRepin: requestChanged(REQUEST_ANNOTATIONS.rolloutRepin),
     rolloutPromote: requestChanged(REQUEST_ANNOTATIONS.rolloutPromote),
     labels: known === undefined || !deepEqual(object.metadata.labels ?? {}, known.metadata.labels ?? {}),
+    metadata: known === undefined || !deepEqual(metadataView(object), metadataView(known)),
+    rollout: isvc && (requestChanged(Annotation.rolloutRollback) || pausedMoved || rolloutSpecMoved),
+    ready: object.kind === 'Deployment' && (known === undefined || readinessMoved),
   };
+}
+
+/** Whether an InferenceService has a rollout to keep: a `spec.rollout`, a run, or a plan condition. */
+function hasRollout(object: KubeObject): boolean {
+  const spec = (object as { spec?: { rollout?: unknown } }).spec;
+  const status = (object as { status?: { rollout?: unknown; conditions?: unknown } }).status;
+  const conditions = Array.isArray(status?.conditions) ? (status.conditions as Array<{ type?: unknown }>) : [];
+  return spec?.rollout !== undefined || status?.rollout !== undefined || conditions.some((condition) => condition.type === ConditionType.rolloutPlanReady);
+}
+
+/** An InferenceService's spec without `spec.runtime`: what its rollout plan and component shapes come from. */
+export function specBesideRuntime(object: KubeObject): unknown {
+  const spec = (object as { spec?: unknown }).spec;
+  if (!isRecord(spec)) return spec;
+  return Object.fromEntries(Object.entries(spec).filter(([key]) => key !== 'runtime'));
 }
 
 /** Why a change is forwarded or dropped; `undefined` from a check means "no opinion, ask the next". */
@@ -303,6 +358,17 @@ function meaningfulView(object: KubeObject): unknown {
     Object.entries(object.metadata.annotations ?? {}).filter(([key]) => !ECHO_ANNOTATIONS.has(key)),
   );
   return { ...specOf(object), metadata: { ...metadata, annotations } };
+}
+
+/** Metadata as `changed.metadata` compares it: no bookkeeping, no runtime-sync or rollout request, no mark of ours. */
+function metadataView(object: KubeObject): unknown {
+  const metadata = Object.fromEntries(Object.entries(object.metadata).filter(([key]) => !BOOKKEEPING_METADATA.has(key)));
+  const annotations = Object.fromEntries(
+    Object.entries(object.metadata.annotations ?? {}).filter(
+      ([key]) => !ECHO_ANNOTATIONS.has(key) && !ROLLOUT_REQUEST_ANNOTATIONS.has(key) && key !== REQUEST_ANNOTATIONS.runtimeSync,
+    ),
+  );
+  return { ...metadata, annotations };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

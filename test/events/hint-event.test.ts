@@ -70,7 +70,7 @@ describe('Function: toHintEvent', () => {
         resourceVersion: '10',
         generation: 3,
         change: 'added',
-        changed: { spec: true, runtimeSync: true, rolloutRepin: false, rolloutPromote: false, labels: true },
+        changed: { spec: true, runtimeSync: true, rolloutRepin: false, rolloutPromote: false, labels: true, metadata: true, rollout: false, ready: false },
         observedAt: OBSERVED_AT,
       },
     });
@@ -84,25 +84,25 @@ describe('Function: toHintEvent', () => {
 
   it.each<[string, ObservedChange, KubeObject, KubeObject | undefined, Record<string, boolean>]>([
     ['relist without a previous copy', 'RELISTED', isvc({ annotations: { 'ome.io/rollout-repin': 'now' } }), undefined,
-      { spec: true, runtimeSync: false, rolloutRepin: true, rolloutPromote: false, labels: true }],
+      { spec: true, runtimeSync: false, rolloutRepin: true, rolloutPromote: false, labels: true, metadata: true, rollout: false, ready: false }],
     ['spec edit', 'MODIFIED', isvc({ rv: '11', spec: { runtime: { name: 'other' } } }), isvc(),
-      { spec: true, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false }],
+      { spec: true, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false, metadata: false, rollout: false, ready: false }],
     ['new runtime-sync token', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't2' } }), isvc({ annotations: { 'ome.io/runtime-sync': 't1' } }),
-      { spec: false, runtimeSync: true, rolloutRepin: false, rolloutPromote: false, labels: false }],
+      { spec: false, runtimeSync: true, rolloutRepin: false, rolloutPromote: false, labels: false, metadata: false, rollout: false, ready: false }],
     ['same token again', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't1' } }), isvc({ annotations: { 'ome.io/runtime-sync': 't1' } }),
-      { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false }],
+      { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false, metadata: false, rollout: false, ready: false }],
     ['repin request consumed (annotation removed)', 'MODIFIED', isvc({ rv: '11' }), isvc({ annotations: { 'ome.io/rollout-repin': 'rp1:abc' } }),
-      { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false }],
+      { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false, metadata: false, rollout: false, ready: false }],
     ['promote request', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/rollout-promote': 'rev-2' } }), isvc(),
-      { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: true, labels: false }],
+      { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: true, labels: false, metadata: false, rollout: false, ready: false }],
     ['label edit', 'MODIFIED', isvc({ rv: '11', labels: { team: 'b' } }), isvc(),
-      { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: true }],
+      { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: true, metadata: true, rollout: false, ready: false }],
     ['previous copy of another uid counts as unknown', 'ADDED', isvc({ uid: 'uid-2' }), isvc(),
-      { spec: true, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: true }],
+      { spec: true, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: true, metadata: true, rollout: false, ready: false }],
     ['delete reports nothing changed', 'DELETED', isvc({ annotations: { 'ome.io/runtime-sync': 't1' } }), isvc(),
-      { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false }],
+      { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false, metadata: false, rollout: false, ready: false }],
     ['revision data counts as spec', 'MODIFIED', revision({ rv: '6', data: { spec: { a: 2 } } }), revision(),
-      { spec: true, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false }],
+      { spec: true, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false, metadata: false, rollout: false, ready: false }],
   ])('changed flags: %s', (_name, type, object, previous, changed) => {
     expect(toHintEvent('c', type, object, previous, { observedAt: OBSERVED_AT }).detail.changed).toEqual(changed);
   });
@@ -195,18 +195,48 @@ describe('Function: decideForwarding, each check with its reason', () => {
 });
 
 describe('Function: computeChangedFields', () => {
-  const none = { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false };
+  const none = { spec: false, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: false, metadata: false, rollout: false, ready: false };
   const before = isvc({ annotations: { 'ome.io/runtime-sync': 't1' }, labels: { a: '1' } });
   it.each<[string, ObservedChange, KubeObject, KubeObject | undefined, typeof none]>([
     ['a delete changes nothing', 'DELETED', isvc({ annotations: { 'ome.io/runtime-sync': 't2' } }), undefined, none],
     ['nothing moved', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't1' }, labels: { a: '1' } }), before, none],
     ['a sync value removed is no request', 'MODIFIED', isvc({ rv: '11', labels: { a: '1' } }), before, none],
     ['a new sync value', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't2' }, labels: { a: '1' } }), before, { ...none, runtimeSync: true }],
-    ['labels removed', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't1' } }), before, { ...none, labels: true }],
-    ['a previous copy of another uid counts as no copy', 'MODIFIED', isvc({ uid: 'uid-9', annotations: { 'ome.io/runtime-sync': 't1' }, labels: { a: '1' } }), before, { ...none, spec: true, labels: true, runtimeSync: true }],
-    ['without a copy: spec, labels and every present request', 'ADDED', isvc({ annotations: { 'ome.io/rollout-repin': 'now', 'ome.io/rollout-promote': 'h' } }), undefined, { ...none, spec: true, labels: true, rolloutRepin: true, rolloutPromote: true }],
+    ['labels removed', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't1' } }), before, { ...none, labels: true, metadata: true }],
+    ['a previous copy of another uid counts as no copy', 'MODIFIED', isvc({ uid: 'uid-9', annotations: { 'ome.io/runtime-sync': 't1' }, labels: { a: '1' } }), before, { ...none, spec: true, labels: true, metadata: true, runtimeSync: true }],
+    ['without a copy: spec, labels and every present request', 'ADDED', isvc({ annotations: { 'ome.io/rollout-repin': 'now', 'ome.io/rollout-promote': 'h' } }), undefined, { ...none, spec: true, labels: true, metadata: true, rolloutRepin: true, rolloutPromote: true }],
+    // metadata: what pin reads, without the requests that have flags of their own or our marks.
+    ['another annotation set', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't1', 'ome.io/deploymentMode': 'RawDeployment' }, labels: { a: '1' } }), before, { ...none, metadata: true }],
+    ['deletion started', 'MODIFIED', { ...before, metadata: { ...before.metadata, resourceVersion: '11', deletionTimestamp: '2026-01-01T00:00:00Z' } }, before, { ...none, metadata: true }],
+    ['our GC mark set', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't1', 'ome.io/gc-eligible-since': '2026-01-01T00:00:00Z' }, labels: { a: '1' } }), before, none],
+    // rollout: the requests rollout-run acts on, and the inputs of a rollout.
+    ['a rollback request', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't1', 'ome.io/rollout-rollback': 'r1' }, labels: { a: '1' } }), before, { ...none, rollout: true }],
+    ['a rollback request consumed', 'MODIFIED', before, isvc({ annotations: { 'ome.io/runtime-sync': 't1', 'ome.io/rollout-rollback': 'r1' }, labels: { a: '1' } }), none],
+    ['paused', 'MODIFIED', isvc({ rv: '11', annotations: { 'ome.io/runtime-sync': 't1', 'ome.io/rollout-paused': 'true' }, labels: { a: '1' } }), before, { ...none, rollout: true }],
+    ['resumed (paused removed)', 'MODIFIED', before, isvc({ annotations: { 'ome.io/runtime-sync': 't1', 'ome.io/rollout-paused': 'true' }, labels: { a: '1' } }), { ...none, rollout: true }],
+    ['without a copy, paused', 'RELISTED', isvc({ annotations: { 'ome.io/rollout-paused': 'freeze' } }), undefined, { ...none, spec: true, labels: true, metadata: true, rollout: true }],
+    ['without a copy, with a rollout in spec', 'ADDED', isvc({ spec: { runtime: { name: 'srt' }, rollout: { groups: [] } } }), undefined, { ...none, spec: true, labels: true, metadata: true, rollout: true }],
+    ['a rollout plan edited', 'MODIFIED', isvc({ rv: '11', spec: { runtime: { name: 'srt' }, rollout: { groups: [{ name: 'b' }] } } }), isvc({ spec: { runtime: { name: 'srt' }, rollout: { groups: [{ name: 'a' }] } } }), { ...none, spec: true, rollout: true }],
+    ['a component shape edited, with a rollout', 'MODIFIED', isvc({ rv: '11', spec: { runtime: { name: 'srt' }, engine: { minReplicas: 2 }, rollout: {} } }), isvc({ spec: { runtime: { name: 'srt' }, engine: { minReplicas: 1 }, rollout: {} } }), { ...none, spec: true, rollout: true }],
+    ['spec.runtime edited, with a rollout', 'MODIFIED', isvc({ rv: '11', spec: { runtime: { name: 'srt', revision: 'r2' }, rollout: {} } }), isvc({ spec: { runtime: { name: 'srt', revision: 'r1' }, rollout: {} } }), { ...none, spec: true }],
+    ['spec edited, with a run in status only', 'MODIFIED', isvc({ rv: '11', spec: { runtime: { name: 'srt' }, engine: {} }, status: { rollout: { activeRun: {} } } }), isvc({ spec: { runtime: { name: 'srt' } } }), { ...none, spec: true, rollout: true }],
+    ['spec edited, with a plan condition only', 'MODIFIED', isvc({ rv: '11', spec: { runtime: { name: 'srt' }, engine: {} }, status: { conditions: [{ type: 'RolloutPlanReady', status: 'True' }] } }), isvc({ spec: { runtime: { name: 'srt' } } }), { ...none, spec: true, rollout: true }],
+    ['spec edited, no rollout', 'MODIFIED', isvc({ rv: '11', spec: { runtime: { name: 'srt' }, engine: {} }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }), isvc({ spec: { runtime: { name: 'srt' } } }), { ...none, spec: true }],
   ])('%s', (_name, type, object, previous, expected) => {
     expect(computeChangedFields(type, object, previous)).toEqual(expected);
+  });
+
+  const deployment = (rv: string): KubeObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'llama-engine', namespace: 'team-a', uid: 'd-1', resourceVersion: rv }, spec: { replicas: 1 } });
+  it.each<[string, ObservedChange, KubeObject | undefined, boolean, boolean]>([
+    ['seen first', 'ADDED', undefined, false, true],
+    ['readiness moved, as the forwarder remembers it', 'MODIFIED', deployment('1'), true, true],
+    ['only its spec moved', 'MODIFIED', deployment('1'), false, false],
+  ])('a Deployment is ready-flagged when %s', (_name, type, previous, readinessMoved, ready) => {
+    expect(computeChangedFields(type, deployment('2'), previous, readinessMoved).ready).toBe(ready);
+  });
+
+  it('flags readiness only on Deployments', () => {
+    expect(computeChangedFields('MODIFIED', isvc({ rv: '11' }), isvc(), true).ready).toBe(false);
   });
 });
 
@@ -263,7 +293,7 @@ describe('Function: toHintEvent, detail', () => {
         resourceVersion: '42',
         generation: 3,
         change: 'relisted',
-        changed: { spec: true, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: true },
+        changed: { spec: true, runtimeSync: false, rolloutRepin: false, rolloutPromote: false, labels: true, metadata: true, rollout: false, ready: false },
         observedAt: OBSERVED_AT,
       },
     });

@@ -32,7 +32,7 @@ const BUS = 'ome-pinning-dev-bus';
 const TABLE = 'lease-busy-redelivery';
 /** pin's 180 s visibility timeout becomes 1.8 s; a second of lease, 10 ms. */
 const TIME_SCALE = 0.01;
-/** For the long waits: revision-gc's 1800 s visibility timeout becomes 0.36 s, a 31 s delay 6 ms. */
+/** For the long waits: drift-check's 720 s visibility timeout becomes 0.144 s, a 31 s delay 6 ms. */
 const LONG_WAIT_TIME_SCALE = 0.0002;
 /** The other worker's lease, in real time (leases are not scaled). */
 const HELD_FOR_MS = 5_000;
@@ -131,7 +131,7 @@ describe('A hint whose lease is held', () => {
     // Prepare: another worker holds `held-long`'s lease (its refusal says about 30 s more);
     // it gives the lease back only once the hint has been put back three times the queue's
     // maxReceiveCount, which the old redelivery would have dead-lettered on the way.
-    const queue = fastBus.queues.find((candidate) => candidate.functionName === 'revision-gc');
+    const queue = fastBus.queues.find((candidate) => candidate.functionName === 'drift-check');
     const maxReceiveCount = queue?.maxReceiveCount ?? 0;
     expect(maxReceiveCount).toBeGreaterThan(0);
     const name = 'held-long';
@@ -139,10 +139,10 @@ describe('A hint whose lease is held', () => {
     const other = await stores.leases.acquire(key, 'long-holder', 30_000);
     expect(other).toBeDefined();
     const effects: string[] = [];
-    const handler = createHintHandler(leaseTakingUseCase(effects), { serviceName: 'revision-gc', context: () => appOn(fastBus), random: () => 0 });
+    const handler = createHintHandler(leaseTakingUseCase(effects), { serviceName: 'drift-check', context: () => appOn(fastBus), random: () => 0 });
     const receives: Array<{ count: number; requeues: string | undefined }> = [];
     let released = false;
-    fastBus.registerTarget('revision-gc', async (event, context) => {
+    fastBus.registerTarget('drift-check', async (event, context) => {
       if (!isSqsEvent(event)) return undefined;
       for (const record of event.Records) receives.push({ count: Number(record.attributes.ApproximateReceiveCount), requeues: record.messageAttributes[LEASE_BUSY_REQUEUES_ATTRIBUTE]?.stringValue });
       const response = await handler(event, context as Context);
@@ -153,7 +153,7 @@ describe('A hint whose lease is held', () => {
       return response;
     });
     // Act
-    await publish(fastBus, [controllerRevisionAdded(name)]);
+    await publish(fastBus, [controllerRevisionDeleted(name)]);
     await fastBus.drain();
     // Assess: never dead-lettered; every receive the first of its message, each copy
     // counting one more re-queue; the hint took effect once, on the receive after the release.
@@ -167,22 +167,22 @@ describe('A hint whose lease is held', () => {
   it('takes the ordinary path once it has waited an hour: redelivered and then dead-lettered, bookkeeping included', async () => {
     // Prepare: the lease is never released; the handler's clock jumps an hour after the
     // hint was first put back.
-    const queue = fastBus.queues.find((candidate) => candidate.functionName === 'revision-gc');
+    const queue = fastBus.queues.find((candidate) => candidate.functionName === 'drift-check');
     const maxReceiveCount = queue?.maxReceiveCount ?? 0;
     const name = 'held-for-ever';
     const other = await stores.leases.acquire(objectLeaseKey('c1', 'ControllerRevision', 'ome', name), 'stuck-holder', 60_000);
     expect(other).toBeDefined();
     let offset = 0;
-    const handler = createHintHandler(leaseTakingUseCase([]), { serviceName: 'revision-gc', context: () => appOn(fastBus), random: () => 0, clock: { now: () => Date.now() + offset } });
+    const handler = createHintHandler(leaseTakingUseCase([]), { serviceName: 'drift-check', context: () => appOn(fastBus), random: () => 0, clock: { now: () => Date.now() + offset } });
     const receives: Array<{ count: number; requeues: string | undefined }> = [];
-    fastBus.registerTarget('revision-gc', async (event, context) => {
+    fastBus.registerTarget('drift-check', async (event, context) => {
       if (!isSqsEvent(event)) return undefined;
       for (const record of event.Records) receives.push({ count: Number(record.attributes.ApproximateReceiveCount), requeues: record.messageAttributes[LEASE_BUSY_REQUEUES_ATTRIBUTE]?.stringValue });
       if (receives.length === 3) offset = LEASE_BUSY_MAX_WAIT_MS;
       return handler(event, context as Context);
     });
     // Act
-    await publish(fastBus, [controllerRevisionAdded(name)]);
+    await publish(fastBus, [controllerRevisionDeleted(name)]);
     await fastBus.drain();
     if (other) await stores.leases.release(other);
     // Assess: put back twice, then the third copy was received maxReceiveCount times and
@@ -192,7 +192,7 @@ describe('A hint whose lease is held', () => {
       [1, '1'],
       ...Array.from({ length: maxReceiveCount }, (_, index) => [index + 1, '2']),
     ]);
-    expect(fastBus.deadLetters.map((letter) => [letter.functionName, letter.reason, letter.attempts])).toEqual([['revision-gc', 'MaxReceiveCountExceeded', maxReceiveCount]]);
+    expect(fastBus.deadLetters.map((letter) => [letter.functionName, letter.reason, letter.attempts])).toEqual([['drift-check', 'MaxReceiveCountExceeded', maxReceiveCount]]);
   }, 60_000);
 
   it('is refused by the bus as SQS refuses it: a queue that does not exist', async () => {
@@ -224,8 +224,8 @@ function leaseTakingUseCase(effects: string[]): HintUseCase<void> {
   };
 }
 
-function controllerRevisionAdded(name: string) {
-  return toHintEvent('c1', 'ADDED', { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name, namespace: 'ome', uid: `uid-${name}`, resourceVersion: '1' } });
+function controllerRevisionDeleted(name: string) {
+  return toHintEvent('c1', 'DELETED', { apiVersion: 'apps/v1', kind: 'ControllerRevision', metadata: { name, namespace: 'ome', uid: `uid-${name}`, resourceVersion: '1' } });
 }
 
 async function publish(target: LocalBus, events: ReturnType<typeof toHintEvent>[]): Promise<void> {

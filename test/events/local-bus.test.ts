@@ -18,12 +18,14 @@ import type { ClusterClient, KubeObject } from '../../shared/ports/cluster.js';
 const serverlessYmlPath = fileURLToPath(new URL('../../serverless.yml', import.meta.url));
 const BUS = 'ome-pinning-dev-bus';
 
-function object(kind: string, name: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject {
+/** An object of `kind`; `spec` replaces its empty spec, the rest is metadata. */
+function object(kind: string, name: string, extra: Partial<KubeObject['metadata']> & { spec?: Record<string, unknown> } = {}): KubeObject {
+  const { spec = {}, ...metadata } = extra;
   return {
-    apiVersion: kind === 'ControllerRevision' ? 'apps/v1' : 'ome.io/v1beta1',
+    apiVersion: kind === 'ControllerRevision' || kind === 'Deployment' ? 'apps/v1' : 'ome.io/v1beta1',
     kind,
-    metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: '1', ...extra },
-    spec: {},
+    metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: '1', ...metadata },
+    spec,
   };
 }
 
@@ -74,7 +76,7 @@ function queueOf(bus: LocalBus, functionName: string): LocalQueue {
  */
 const TIME_SCALE = 1e-4;
 
-const CONSUMERS = ['pin', 'drift-check', 'repin-apply', 'rollout-run', 'revision-gc'];
+const CONSUMERS = ['pin', 'drift-check', 'repin-apply', 'rollout-run'];
 
 describe('Local bus', () => {
   let bus: LocalBus;
@@ -126,14 +128,26 @@ describe('Local bus', () => {
   });
 
   it.each<[string, HintEvent, string[]]>([
-    ['InferenceService added', toHintEvent('c1', 'ADDED', object('InferenceService', 'a')), ['pin', 'rollout-run']],
-    ['InferenceService repin request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-repin': 'now' } }), object('InferenceService', 'a')), ['pin', 'repin-apply', 'rollout-run']],
-    ['InferenceService promote request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-promote': 'r2' } }), object('InferenceService', 'a')), ['pin', 'repin-apply', 'rollout-run']],
+    ['InferenceService added', toHintEvent('c1', 'ADDED', object('InferenceService', 'a')), ['pin']],
+    ['InferenceService added with a rollout', toHintEvent('c1', 'ADDED', object('InferenceService', 'a', { spec: { rollout: { groups: [] } } })), ['pin', 'rollout-run']],
+    ['InferenceService relisted', toHintEvent('c1', 'RELISTED', object('InferenceService', 'a')), ['pin', 'rollout-run']],
+    ['InferenceService runtime-sync token', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/runtime-sync': 't1' } }), object('InferenceService', 'a')), ['pin']],
+    ['InferenceService spec.runtime edited', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { spec: { runtime: { name: 'srt', revision: 'r2' } } }), object('InferenceService', 'a', { spec: { runtime: { name: 'srt', revision: 'r1' } } })), ['pin']],
+    ['InferenceService with a rollout, spec.runtime edited', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { spec: { runtime: { name: 'srt', revision: 'r2' }, rollout: {} } }), object('InferenceService', 'a', { spec: { runtime: { name: 'srt', revision: 'r1' }, rollout: {} } })), ['pin']],
+    ['InferenceService with a rollout, its plan edited', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { spec: { rollout: { groups: [{ name: 'g' }] } } }), object('InferenceService', 'a', { spec: { rollout: {} } })), ['pin', 'rollout-run']],
+    ['InferenceService label changed', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { labels: { team: 'b' } }), object('InferenceService', 'a', { labels: { team: 'a' } })), ['pin']],
+    ['InferenceService repin request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-repin': 'now' } }), object('InferenceService', 'a')), ['repin-apply']],
+    ['InferenceService promote request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-promote': 'r2' } }), object('InferenceService', 'a')), ['repin-apply']],
+    ['InferenceService rollback request', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-rollback': 'r1' } }), object('InferenceService', 'a')), ['rollout-run']],
+    ['InferenceService paused', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a', { annotations: { 'ome.io/rollout-paused': 'true' } }), object('InferenceService', 'a')), ['rollout-run']],
+    ['InferenceService resumed', toHintEvent('c1', 'MODIFIED', object('InferenceService', 'a'), object('InferenceService', 'a', { annotations: { 'ome.io/rollout-paused': 'true' } })), ['rollout-run']],
     ['InferenceService deleted', toHintEvent('c1', 'DELETED', object('InferenceService', 'a')), []],
+    ['rendered Deployment seen first', toHintEvent('c1', 'ADDED', object('Deployment', 'a-engine')), ['rollout-run']],
+    ['rendered Deployment readiness moved', toHintEvent('c1', 'MODIFIED', object('Deployment', 'a-engine'), object('Deployment', 'a-engine'), { readinessMoved: true }), ['rollout-run']],
     ['ServingRuntime changed', toHintEvent('c1', 'MODIFIED', object('ServingRuntime', 'srt')), ['drift-check']],
     ['ClusterServingRuntime relisted', toHintEvent('c1', 'RELISTED', object('ClusterServingRuntime', 'csr')), ['drift-check']],
     ['ControllerRevision deleted', toHintEvent('c1', 'DELETED', object('ControllerRevision', 'cr-x')), ['drift-check']],
-    ['ControllerRevision added', toHintEvent('c1', 'ADDED', object('ControllerRevision', 'cr-x')), ['revision-gc']],
+    ['ControllerRevision added', toHintEvent('c1', 'ADDED', object('ControllerRevision', 'cr-x')), []],
     ['RolloutPolicy changed', toHintEvent('c1', 'MODIFIED', object('RolloutPolicy', 'rp')), ['repin-apply']],
   ])('routes %s through PutEvents to exactly its rules, once each', async (_name, event, expected) => {
     // Prepare

@@ -202,7 +202,6 @@ describe('serverless.yml roles: hint queues', () => {
     'drift-check': 'DriftCheckHintQueue',
     'repin-apply': 'RepinApplyHintQueue',
     'rollout-run': 'RolloutRunHintQueue',
-    'revision-gc': 'RevisionGcHintQueue',
   };
   const queueArn = (logicalId: string) => `arn:aws:sqs:${roles.region}:${roles.accountId}:${roles.service}-${roles.stage}-${logicalId}`;
   const names = Object.keys(NEEDS);

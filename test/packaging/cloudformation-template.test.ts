@@ -96,12 +96,11 @@ const NEEDS: Record<string, Needs> = {
     deadLetterQueue: 'RolloutRunDeadLetterQueue',
     hintQueue: 'RolloutRunHintQueue',
   },
-  // A sweep lease and continuation per cluster; lists the registry.
+  // A sweep lease and continuation per cluster; lists the registry. Only its schedule invokes it.
   'revision-gc': {
     role: 'RevisionGcRole',
     dynamodb: { 'LEASE#*': ['UpdateItem'], REGISTRY: ['GetItem', 'Query'], 'CONTINUATION#*': ['GetItem', 'PutItem', 'DeleteItem'] },
     deadLetterQueue: 'RevisionGcDeadLetterQueue',
-    hintQueue: 'RevisionGcHintQueue',
   },
   // Lists the registry and reads each cluster's record; publishes relisted hints; advances
   // fleet sync waves and stores each cluster's drift report.

@@ -34,7 +34,6 @@ const CHAINS = [
   { functionName: 'drift-check', rule: 'DriftCheckHintRule', ruleName: 'drift-check', queue: 'DriftCheckHintQueue', deadLetterQueue: 'DriftCheckDeadLetterQueue', maximumConcurrency: 5 },
   { functionName: 'repin-apply', rule: 'RepinApplyHintRule', ruleName: 'repin-apply', queue: 'RepinApplyHintQueue', deadLetterQueue: 'RepinApplyDeadLetterQueue', maximumConcurrency: 5 },
   { functionName: 'rollout-run', rule: 'RolloutRunHintRule', ruleName: 'rollout-run', queue: 'RolloutRunHintQueue', deadLetterQueue: 'RolloutRunDeadLetterQueue', maximumConcurrency: 5 },
-  { functionName: 'revision-gc', rule: 'RevisionGcHintRule', ruleName: 'revision-gc-new-revision', queue: 'RevisionGcHintQueue', deadLetterQueue: 'RevisionGcDeadLetterQueue', maximumConcurrency: 2 },
 ];
 
 const getAtt = (logicalId: string, attribute = 'Arn'): Json => ({ 'Fn::GetAtt': [logicalId, attribute] });

@@ -4,23 +4,36 @@ import type { KubeObject } from '../../ports/cluster';
 import { digestWorkloadReadiness } from './object-memory';
 import type { RememberedObject } from './object-memory';
 
+/** A decision, and for a Deployment whether its readiness moved (the hint's `changed.ready`). */
+export type ObservedDecision = ForwardingDecision & { readinessMoved?: boolean };
+
 /**
- * `decideForwarding`, plus one rule of the forwarder's own: a rendered Deployment whose
- * readiness moved is forwarded even though only its status changed. Our functions never
- * write a Deployment's status, so this cannot feed their writes back to them.
+ * `decideForwarding`, narrowed to what a function acts on for the two kinds the plane
+ * writes itself (docs/events.md, "What is forwarded"):
+ * - a rendered Deployment is forwarded when first seen and when its readiness moved, which
+ *   the API server's workload controller writes, although only its status changed; its
+ *   spec and metadata are ours (each render), and no function acts on its delete;
+ * - a ControllerRevision only when deleted (drift-check reports the pins it breaks); the
+ *   revisions are created by pin and collected by revision-gc's sweep, not on a hint.
  */
 export function decideObservedChange(
   change: ObservedChange,
   object: KubeObject,
   previous: KubeObject | undefined,
   remembered: RememberedObject | undefined,
-): ForwardingDecision {
+): ObservedDecision {
   const decision = decideForwarding(change, object, previous);
-  if (decision.forward || previous === undefined || remembered === undefined) return decision;
+  if (object.kind === 'ControllerRevision') {
+    return change === 'DELETED' || !decision.forward ? decision : { forward: false, reason: 'a revision matters only when deleted' };
+  }
+  if (object.kind !== 'Deployment') return decision;
+  if (change === 'DELETED') return { forward: false, reason: 'no function acts on a deleted workload' };
+  const known = previous !== undefined && remembered !== undefined && previous.metadata.uid === object.metadata.uid;
+  if (!known) return decision;
   if (previous.metadata.resourceVersion === object.metadata.resourceVersion) return decision;
   const readiness = digestWorkloadReadiness(object);
   if (readiness !== undefined && readiness !== remembered.readiness) {
-    return { forward: true, reason: 'workload readiness changed' };
+    return { forward: true, reason: 'workload readiness changed', readinessMoved: true };
   }
-  return decision;
+  return { forward: false, reason: 'only our render moved (spec or metadata); readiness is unchanged' };
 }

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { KubeObject, ObjectMeta } from '../../ports/cluster';
+import { specBesideRuntime } from '../../domain/hint-event';
 
 export interface RememberedObject {
   apiVersion: string;
@@ -20,6 +21,8 @@ export interface RememberedObject {
   metadata?: ObjectMeta;
   /** Digest of everything outside `metadata` and `status`. */
   specDigest?: string;
+  /** InferenceServices only: digest of the spec without `spec.runtime` (its rollout inputs). */
+  besideRuntimeDigest?: string;
   /** Digest of the readiness fields of a workload (Deployments only). */
   readiness?: string;
 }
@@ -64,14 +67,15 @@ function digestOf(value: unknown): string {
 /**
  * Readiness of a rendered Deployment: what a rollout run waits for. A change here is
  * forwarded although it lives in `status`, because the API server's workload controller
- * writes it, not our functions.
+ * writes it, not our functions. `observedGeneration` is left out: the controller moves it
+ * after each write of ours to the spec, and alone it changes no count a run waits on (a
+ * rolling update moves `updatedReplicas`; a scale moves the replica counts).
  */
 export function digestWorkloadReadiness(object: KubeObject): string | undefined {
   if (object.kind !== 'Deployment') return undefined;
   const status = (object.status ?? {}) as Record<string, unknown>;
   const conditions = Array.isArray(status.conditions) ? (status.conditions as Array<Record<string, unknown>>) : [];
   return canonicalJson({
-    observedGeneration: status.observedGeneration,
     replicas: status.replicas,
     updatedReplicas: status.updatedReplicas,
     readyReplicas: status.readyReplicas,
@@ -111,6 +115,7 @@ export class ObjectMemory {
       ...(metadata.resourceVersion ? { resourceVersion: metadata.resourceVersion } : {}),
       metadata: slimMetadata(metadata),
       specDigest: digestOf(specOf(object)),
+      ...(object.kind === 'InferenceService' ? { besideRuntimeDigest: digestOf(specBesideRuntime(object)) } : {}),
       ...(readiness === undefined ? {} : { readiness }),
     });
   }
@@ -129,13 +134,20 @@ export class ObjectMemory {
 
 /**
  * The previous sight of `current`'s object as `toHintEvent` and `decideForwarding` take
- * it: the remembered metadata, and the current spec when the digests agree (else a
- * stand-in that compares unequal). Undefined when nothing comparable is remembered.
+ * it: the remembered metadata, and the current spec when the digests agree. When they
+ * differ, a stand-in that compares unequal, kept to `spec.runtime` when an
+ * InferenceService's spec beside it is unchanged (so `changed.rollout` stays false).
+ * Undefined when nothing comparable is remembered.
  */
 export function reconstructPrevious(entry: RememberedObject | undefined, current: KubeObject): KubeObject | undefined {
   if (entry?.metadata === undefined || entry.specDigest === undefined) return undefined;
   const currentSpec = specOf(current);
-  const spec = digestOf(currentSpec) === entry.specDigest ? currentSpec : { [SPEC_DIGEST_FIELD]: entry.specDigest };
+  const standIn = { [SPEC_DIGEST_FIELD]: entry.specDigest };
+  let spec: Record<string, unknown> = standIn;
+  if (digestOf(currentSpec) === entry.specDigest) spec = currentSpec;
+  else if (entry.besideRuntimeDigest !== undefined && digestOf(specBesideRuntime(current)) === entry.besideRuntimeDigest) {
+    spec = { ...currentSpec, spec: { ...(currentSpec.spec as Record<string, unknown>), runtime: standIn } };
+  }
   return { ...spec, apiVersion: entry.apiVersion, kind: entry.kind, metadata: entry.metadata };
 }
 

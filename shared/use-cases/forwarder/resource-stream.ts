@@ -219,7 +219,10 @@ export class ResourceStream {
       return;
     }
     const observedAt = clock.now();
-    const event = toHintEvent(clusterId, change, object, previous, { observedAt: new Date(observedAt).toISOString() });
+    const event = toHintEvent(clusterId, change, object, previous, {
+      observedAt: new Date(observedAt).toISOString(),
+      ...(decision.readinessMoved ? { readinessMoved: true } : {}),
+    });
     const changedAt = computeChangeTime(change, object, observedAt);
     const ticket = this.position.hold(position, changedAt);
     await this.options.batcher.add({
