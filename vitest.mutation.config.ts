@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The suites Stryker runs for every mutant: the unit tests of the pure domain modules, and
+ * The suites Stryker runs for every mutant: the unit tests of the domain modules, and
  * the tests of the lease, fence and idempotency group. The stores' tests run against the
  * one DynamoDB Local the global setup starts for the whole run, and the fence tests against
  * the embedded API server, so each mutant costs its tests and no service start.
@@ -14,6 +14,9 @@ export default defineConfig({
       'test/events/pattern.test.ts',
       'test/events/hint-event.test.ts',
       'test/events/routing.test.ts',
+      // The rollout shapes upstream's webhook refuses (rollout/admission.ts), over the pure
+      // rule and the review, without services.
+      'test/admission/rollout-admission.test.ts',
       // The hostile-input table exercises quantity, pin and repin rules without services.
       'test/hostile/hostile-input.test.ts',
       // The lease-guarded reconcile and the hint handler's partial batch, on memory stores.
