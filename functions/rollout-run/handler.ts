@@ -40,7 +40,10 @@ const onHint = createHintHandler(
           ? reportDelegatedInferenceService(invocation.cluster.client, { namespace: hint.namespace, name: hint.name, uid: hint.uid })
           : { delegated: DELEGATED, ignored: `${hint.kind} ${hint.change}` },
     });
-    invocation.logger.info('rollout-run done', { result });
+    // One INFO line when a run moved; a hint with nothing to advance is a detail (DEBUG).
+    const acted = 'outcome' in result && (result.outcome === 'advanced' || result.outcome === 'closed');
+    if (acted || 'delegated' in result) invocation.logger.info('rollout-run done', { result });
+    else invocation.logger.debug('rollout-run: nothing to advance', { result });
     return result;
   },
   { serviceName: SERVICE_NAME },

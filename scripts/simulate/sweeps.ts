@@ -234,7 +234,8 @@ export async function runSweeps(input: {
     seconds: gcSeconds,
     ...gcRequests,
     clusterRequests: totalRequests(cluster) - gcRequestsBefore,
-    invocations: input.invocationsOf('revision-gc') - gcInvocationsBefore,
+    // The sweep invoked for the cluster, and any hint invocation besides it.
+    invocations: 1 + input.invocationsOf('revision-gc') - gcInvocationsBefore,
     floorRequests: gcFloor,
     // The two lists side by side, then the marks.
     floorSeconds: floorSecondsOf(gcFloor, 2, limits),
