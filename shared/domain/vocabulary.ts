@@ -213,6 +213,12 @@ export const RolloutHoldName = {
 export const WorkloadLabel = {
   inferenceService: 'ome.io/inferenceservice',
   component: 'ome.io/component',
+  /**
+   * `"true"` on a rendered Deployment (stable or canary) whose component is in one of its
+   * InferenceService's rollout groups: a run may wait on its readiness, so the forwarder
+   * passes that on (docs/events.md). The plane's own label; OME's renders lack it.
+   */
+  rolloutGrouped: 'ome.io/rollout-grouped',
   servingRuntime: 'serving-runtime',
 } as const;
 

@@ -263,7 +263,7 @@ describe('watch forwarder: recovery', () => {
     expect(standbyStats).toMatchObject({ leaseAcquired: true, relists: 0 });
   });
 
-  it('forwards readiness changes of the Deployments we render, and nothing of other Deployments', async () => {
+  it('forwards readiness changes of the Deployments we render in a rollout group, and nothing of other Deployments', async () => {
     const ns = 'fwd-workload';
     await createNamespace(world.client, ns);
     const stores = await world.newStores();
@@ -282,7 +282,9 @@ describe('watch forwarder: recovery', () => {
     await world.client.create(isvcs, inferenceService(ns, 'llama'));
     await eventually(() => expect(forwarder.publisher.inNamespace(ns)).toHaveLength(1));
     await world.client.create(Resources.deployments, deployment('other', { app: 'other' }));
-    const ours = await world.client.create(Resources.deployments, deployment('llama-engine', { 'ome.io/inferenceservice': 'llama', 'ome.io/component': 'engine' }));
+    // Rendered, but its component is in no rollout group: no run waits on it.
+    await world.client.create(Resources.deployments, deployment('llama-decoder', { 'ome.io/inferenceservice': 'llama', 'ome.io/component': 'decoder' }));
+    const ours = await world.client.create(Resources.deployments, deployment('llama-engine', { 'ome.io/inferenceservice': 'llama', 'ome.io/component': 'engine', 'ome.io/rollout-grouped': 'true' }));
     // The server's workload controller reports the replica ready shortly after: a status-only change.
     await eventually(async () => {
       const current = await world.client.get<KubeObject>(Resources.deployments, ns, 'llama-engine');

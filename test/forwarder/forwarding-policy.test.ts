@@ -5,11 +5,18 @@ import { decideObservedChange } from '../../shared/use-cases/forwarder/forwardin
 import { ObjectMemory, reconstructPrevious } from '../../shared/use-cases/forwarder/object-memory';
 import type { KubeObject } from '../../shared/ports/cluster';
 
-function deployment(rv: string, options: { image?: string; ready?: number; generation?: number } = {}): KubeObject {
+function deployment(rv: string, options: { image?: string; ready?: number; generation?: number; grouped?: boolean } = {}): KubeObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: 'llama-engine', namespace: 'team-a', uid: 'd-1', resourceVersion: rv, generation: options.generation ?? 1, labels: { 'ome.io/inferenceservice': 'llama' } },
+    metadata: {
+      name: 'llama-engine',
+      namespace: 'team-a',
+      uid: 'd-1',
+      resourceVersion: rv,
+      generation: options.generation ?? 1,
+      labels: { 'ome.io/inferenceservice': 'llama', ...(options.grouped === false ? {} : { 'ome.io/rollout-grouped': 'true' }) },
+    },
     spec: { replicas: 1, template: { spec: { containers: [{ name: 'engine', image: options.image ?? 'sglang:v1' }] } } },
     status: { observedGeneration: options.generation ?? 1, replicas: 1, readyReplicas: options.ready ?? 1 },
   };
@@ -37,6 +44,8 @@ describe('Function: decideObservedChange', () => {
     ['a Deployment whose readiness moved', 'MODIFIED', deployment('2', { ready: 0 }), deployment('1'), { forward: true, readinessMoved: true }],
     ['a Deployment whose spec alone moved (our render)', 'MODIFIED', deployment('2', { image: 'sglang:v2' }), deployment('1'), { forward: false }],
     ['a Deployment whose observedGeneration alone moved (the controller after our render)', 'MODIFIED', deployment('3', { image: 'sglang:v2', generation: 2 }), deployment('1'), { forward: false }],
+    ['a Deployment outside every rollout group, seen first', 'ADDED', deployment('1', { grouped: false }), undefined, { forward: false }],
+    ['a Deployment outside every rollout group whose readiness moved', 'MODIFIED', deployment('2', { ready: 0, grouped: false }), deployment('1', { grouped: false }), { forward: false }],
     ['a Deployment deleted', 'DELETED', deployment('2'), deployment('1'), { forward: false }],
     ['a Deployment relisted unchanged', 'RELISTED', deployment('1'), deployment('1'), { forward: false }],
     ['a ControllerRevision added', 'ADDED', revision('1'), undefined, { forward: false }],

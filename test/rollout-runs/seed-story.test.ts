@@ -59,6 +59,9 @@ describe('opening a run', () => {
     expect(condition(isvc, 'RolloutPlanDrift')).toMatchObject({ status: 'False', reason: 'InSync' });
     expect((await eventsOf(bench, 'open', 'RolloutRunOpened')).length).toBe(1);
     expect((await getDeployment(bench, 'open-engine-canary'))?.spec?.replicas).toBe(1);
+    // Both are in the engine's rollout group, so the forwarder passes on their readiness.
+    expect((await getDeployment(bench, 'open-engine-canary'))?.metadata.labels?.['ome.io/rollout-grouped']).toBe('true');
+    expect((await getDeployment(bench, 'open-engine'))?.metadata.labels?.['ome.io/rollout-grouped']).toBe('true');
 
     const paused = await advanceUntil(bench, 'open', (result) => result.phase === 'Paused');
     expect(paused.status?.canary).toMatchObject({ currentStep: 0, observedTrafficWeight: 10 });

@@ -1,5 +1,6 @@
 import { decideForwarding } from '../../domain/hint-event';
 import type { ForwardingDecision, ObservedChange } from '../../domain/hint-event';
+import { WorkloadLabel } from '../../domain/vocabulary';
 import type { KubeObject } from '../../ports/cluster';
 import { digestWorkloadReadiness } from './object-memory';
 import type { RememberedObject } from './object-memory';
@@ -10,9 +11,11 @@ export type ObservedDecision = ForwardingDecision & { readinessMoved?: boolean }
 /**
  * `decideForwarding`, narrowed to what a function acts on for the two kinds the plane
  * writes itself (docs/events.md, "What is forwarded"):
- * - a rendered Deployment is forwarded when first seen and when its readiness moved, which
+ * - a rendered Deployment in a rollout group (labelled `ome.io/rollout-grouped`, see
+ *   `markRolloutGrouped`) is forwarded when first seen and when its readiness moved, which
  *   the API server's workload controller writes, although only its status changed; its
- *   spec and metadata are ours (each render), and no function acts on its delete;
+ *   spec and metadata are ours (each render), no function acts on its delete, and no run
+ *   waits on a Deployment outside every group;
  * - a ControllerRevision only when deleted (drift-check reports the pins it breaks); the
  *   revisions are created by pin and collected by revision-gc's sweep, not on a hint.
  */
@@ -28,6 +31,7 @@ export function decideObservedChange(
   }
   if (object.kind !== 'Deployment') return decision;
   if (change === 'DELETED') return { forward: false, reason: 'no function acts on a deleted workload' };
+  if (object.metadata.labels?.[WorkloadLabel.rolloutGrouped] !== 'true') return { forward: false, reason: 'a workload outside every rollout group: no run waits on it' };
   const known = previous !== undefined && remembered !== undefined && previous.metadata.uid === object.metadata.uid;
   if (!known) return decision;
   if (previous.metadata.resourceVersion === object.metadata.resourceVersion) return decision;

@@ -39,6 +39,7 @@ import {
   containsJson,
   deleteIfPresent,
   getOptional,
+  markRolloutGrouped,
   renderCanaryDeployment,
   revisionOf,
   usesOmeNative,
@@ -116,7 +117,9 @@ async function applyComponentWorkload(deps: RolloutWorkloadWriterDeps, request: 
   // The engine's write may have opened a run a moment ago: a later component reads the ISVC afresh.
   const basis = component === 'engine' ? undefined : await getRolloutIsvc(deps.client, request.isvc.metadata.namespace ?? '', request.isvc.metadata.name);
   const isvc = (basis ?? request.isvc) as RolloutIsvc;
-  const rendered = request.desired as Deployment;
+  // In a rollout group, or still a target of the run in progress: a run may wait on its readiness.
+  const inRollout = groupIndexFor(specGroupsOf(isvc), component) >= 0 || (isvc.status?.rollout?.activeRun?.targetRevisions ?? []).some((entry) => entry.component === component);
+  const rendered = markRolloutGrouped(request.desired as Deployment, inRollout);
   const desired = withWorkloadRevision(rendered);
   const direct = (): Promise<EngineWorkloadOutcome> => deps.direct.apply({ ...request, desired });
   const decision = await decide(deps, isvc, component, rendered);

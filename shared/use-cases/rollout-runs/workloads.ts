@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { NotFoundError } from '../../domain/errors';
 import { Resources } from '../../domain/model/resources';
+import { WorkloadLabel } from '../../domain/vocabulary';
 import type { ClusterClient, KubeObject } from '../../ports/cluster';
 import { resolveDeploymentMode, type ComponentModeFields, type ComponentName } from '../../domain/runtime/deployment-mode';
 
@@ -62,6 +63,16 @@ export function readyReplicasOf(deployment: Deployment | undefined): number {
   const observed = deployment.status?.observedGeneration ?? 0;
   if (observed < (deployment.metadata.generation ?? 1)) return 0;
   return deployment.status?.readyReplicas ?? 0;
+}
+
+/**
+ * A rendered Deployment labelled as in a rollout group (`WorkloadLabel.rolloutGrouped`)
+ * when its component is, so its readiness reaches rollout-run; otherwise as rendered. The
+ * label is metadata: the workload revision, a hash of the pod template, does not move.
+ */
+export function markRolloutGrouped(desired: Deployment, grouped: boolean): Deployment {
+  if (!grouped) return desired;
+  return { ...desired, metadata: { ...desired.metadata, labels: { ...desired.metadata.labels, [WorkloadLabel.rolloutGrouped]: 'true' } } };
 }
 
 /** The canary form of a rendered Deployment: own name, role label on selector and pods. */
