@@ -39,7 +39,7 @@ describe('Rule: dynamoDbCallOf names a call by command and item kind', () => {
 });
 
 describe('Fleet simulation: 3 clusters for 5 s, then the sweeps', () => {
-  it('reports every figure, each per-change figure at or above its floor', () => {
+  it('reports every figure, each per-change figure at or above its floor (invocations may batch below theirs)', () => {
     expect(report.changes.completed).toBeGreaterThan(0);
     expect(report.changes.started).toBe(report.changes.completed + report.changes.lost);
     expect(report.changes.perSecond).toBeGreaterThan(0);
@@ -52,7 +52,9 @@ describe('Fleet simulation: 3 clusters for 5 s, then the sweeps', () => {
     expect(report.kubernetes.floorPerChange).toBeGreaterThanOrEqual(2);
     expect(report.dynamoDb.perChange).toBeGreaterThanOrEqual(report.dynamoDb.floorPerChange);
     expect(report.dynamoDb.writeUnits).toBeGreaterThan(0);
-    expect(report.invocations.perChange).toBeGreaterThanOrEqual(report.invocations.floorPerChange);
+    // Batches of hints may carry several changes in one invocation: below the one-at-a-time floor is no error.
+    expect(report.invocations.perChange).toBeGreaterThan(0);
+    expect(report.invocations.floorPerChange).toBe(1);
     expect(report.invocations.byFunction.pin?.invocations ?? 0).toBeGreaterThan(0);
     expect(report.events.hintEntries).toBeGreaterThanOrEqual(report.changes.completed);
     expect(report.logs.bytes).toBeGreaterThan(0);
