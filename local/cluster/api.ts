@@ -139,6 +139,8 @@ export interface WatchParams {
 
 const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+/** Draws of a generated name before a create fails AlreadyExists (kube-apiserver's RetryGenerateName). */
+const GENERATE_NAME_ATTEMPTS = 8;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -414,13 +416,22 @@ export class ClusterApi {
     object.metadata.namespace = namespace;
   }
 
-  private generateName(object: KubeObject): void {
+  /**
+   * Names an object from its `generateName`. A generated name already taken is drawn again,
+   * up to eight draws in all, as kube-apiserver does since RetryGenerateName (on by default
+   * from 1.31): five random characters collide often enough across thousands of Events of
+   * one object to fail a create now and then.
+   */
+  private generateName(def: ResourceDef, namespace: string | undefined, object: KubeObject): void {
     const meta = object.metadata;
     if (meta.name || !meta.generateName) return;
-    let suffix = '';
-    for (let i = 0; i < 5; i += 1) suffix += NAME_SUFFIX_ALPHABET[Math.floor(Math.random() * NAME_SUFFIX_ALPHABET.length)];
     const base = meta.generateName.length > 58 ? meta.generateName.slice(0, 58) : meta.generateName;
-    meta.name = `${base}${suffix}`;
+    for (let attempt = 0; attempt < GENERATE_NAME_ATTEMPTS; attempt += 1) {
+      let suffix = '';
+      for (let i = 0; i < 5; i += 1) suffix += NAME_SUFFIX_ALPHABET[Math.floor(Math.random() * NAME_SUFFIX_ALPHABET.length)];
+      meta.name = `${base}${suffix}`;
+      if (!this.store.get(storageKey(def), namespace, meta.name)) return;
+    }
   }
 
   /** The writes whose objects lost fields to pruning, oldest first (the latest 1,000). */
@@ -532,7 +543,7 @@ export class ClusterApi {
       throw new ApiError({ message: 'resourceVersion should not be set on objects to be created', reason: 'Unknown', code: 500 });
     }
     delete object.metadata.resourceVersion;
-    this.generateName(object);
+    this.generateName(def, ns, object);
     const warnings = this.prepareCreate(def, object, options);
     const name = object.metadata.name ?? '';
     this.requireNamespace(def, ns, name);
