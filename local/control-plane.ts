@@ -31,7 +31,7 @@ import type { AppContext } from '../shared/app/context';
 import { SOURCE_ALLOWLIST_VARIABLE } from '../shared/domain/analysis/network-fence';
 import { loadConfig } from '../shared/app/config';
 import { ConcurrencyLimit, assignShard, listWatchedResources, recordingLogger, runForwarder, runForwarderShard } from '../shared/use-cases/forwarder';
-import type { ForwarderLogger } from '../shared/use-cases/forwarder';
+import type { ForwarderLogger, SharedLease } from '../shared/use-cases/forwarder';
 import type { ClusterClient, KubeObject, ResourceType } from '../shared/ports/cluster';
 import type { ClusterMode, ClusterRecord, Stores } from '../shared/ports/store';
 import { startLocalBus } from './bus';
@@ -708,8 +708,8 @@ function forwarderLogger(clusterId: string, log: (line: string) => void): Forwar
 
 /**
  * One long-running worker per forwarder shard, as the deployed schedule runs one
- * invocation per shard: each reads the registry, forwards the clusters `assignShard` gives
- * it (each under its lease) and picks up clusters registered later at its next scan.
+ * invocation per shard: each holds its shard's lease, reads the registry, forwards the
+ * clusters `assignShard` gives it and picks up clusters registered later at its next scan.
  */
 function startForwarders(
   app: AppContext,
@@ -725,7 +725,7 @@ function startForwarders(
   const abort = new AbortController();
   const shardCount = app.config.forwarderShards ?? 1;
   const startLimit = new ConcurrencyLimit(FORWARDER_START_CONCURRENCY);
-  const forwardCluster = async (clusterId: string, signal: AbortSignal): Promise<void> => {
+  const forwardCluster = async (clusterId: string, signal: AbortSignal, lease: SharedLease): Promise<void> => {
     let run: Promise<unknown> = Promise.resolve();
     // Holds a start slot from the lease until every stream has listed (or the run ends).
     await startLimit.run(async () => {
@@ -740,9 +740,9 @@ function startForwarders(
           cluster: handle.client,
           publisher,
           leases: stores.leases,
+          sharedLease: lease,
           checkpoints: stores.checkpoints,
           omeNamespace: handle.omeNamespace,
-          holderId: `${holderId}-${clusterId}`,
           signal,
           shutdownGraceMs: 2_000,
           resources,
@@ -769,6 +769,11 @@ function startForwarders(
       forwardCluster,
       rescanMs: SHARD_RESCAN_MS,
       signal: abort.signal,
+      leases: stores.leases,
+      holderId,
+      leaseTtlMs: app.config.leaseTtlMs,
+      leasePollMs: Math.max(1, Math.floor(app.config.leaseTtlMs / 3)),
+      clock: app.clock,
       onStarted: (clusterIds) => log(`forwarder    shard ${shard}/${shardCount}: ${clusterIds.join(', ')} (long-running, publishing to ${busName})`),
       logger: forwarderLogger(`shard ${shard}`, log),
     }),

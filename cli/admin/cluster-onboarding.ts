@@ -34,7 +34,7 @@ export interface ClusterAdminRegistry {
   listClusters(): Promise<ClusterRecord[]>;
   putCluster(record: ClusterRecord): Promise<void>;
   deleteCluster(record: Pick<ClusterRecord, 'id'>): Promise<void>;
-  listCheckpoints(clusterId: string): Promise<Array<{ resource: string; resourceVersion: string; updatedAt: number }>>;
+  listCheckpoints(clusterId: string): Promise<Array<{ resource: string; resourceVersion: string; updatedAt: number; leaseKey?: string }>>;
   readLease(key: string): Promise<{ holder?: string; expiresAt: number } | undefined>;
   loadForwarderError(clusterId: string): Promise<{ message: string; at: number } | undefined>;
 }

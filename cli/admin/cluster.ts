@@ -277,7 +277,7 @@ const DESCRIBE: Command = {
   summary: 'Show a registered cluster, its forwarder lag and checkpoints',
   usage: 'kubectl ome admin cluster describe CLUSTER_ID [flags]',
   description:
-    'Shows the record, who holds the forwarder lease, the forwarder\'s last warning or error, and each watched\nresource\'s last checkpoint: its ' +
+    'Shows the record, who holds the forwarder lease (its shard\'s, the one the newest checkpoint was written under),\nthe forwarder\'s last warning or error, and each watched resource\'s last checkpoint: its ' +
     'resourceVersion and when it was written. Forwarder lag is the age of the oldest checkpoint: how far the\n' +
     'slowest stream may be behind.',
   flags: [...REGISTRY_FLAGS, OUTPUT],
@@ -289,17 +289,20 @@ const DESCRIBE: Command = {
     if (!record) throw new CliError(`cluster "${id}" is not registered`);
     const now = invocation.deps.now().getTime();
     const checkpoints = (await registry.listCheckpoints(id)).sort((a, b) => a.resource.localeCompare(b.resource));
-    const lease = await registry.readLease(forwarderLeaseKey(id));
+    // The shard count is the deployment's: the newest checkpoint names the lease it was written under.
+    const newestCheckpoint = checkpoints.reduce<(typeof checkpoints)[number] | undefined>((found, checkpoint) => (!found || checkpoint.updatedAt > found.updatedAt ? checkpoint : found), undefined);
+    const leaseKey = newestCheckpoint?.leaseKey ?? forwarderLeaseKey(id);
+    const lease = await registry.readLease(leaseKey);
     const lastError = await registry.loadForwarderError(id);
     const oldest = checkpoints.length > 0 ? Math.min(...checkpoints.map((checkpoint) => checkpoint.updatedAt)) : undefined;
     const newest = checkpoints.length > 0 ? Math.max(...checkpoints.map((checkpoint) => checkpoint.updatedAt)) : undefined;
     const leaseText = !lease?.holder
       ? 'free (no forwarder running)'
-      : `${lease.holder}, ${lease.expiresAt > now ? `renewed, expires in ${durationText(lease.expiresAt - now)}` : `expired ${durationText(now - lease.expiresAt)} ago`}`;
+      : `${leaseKey} held by ${lease.holder}, ${lease.expiresAt > now ? `renewed, expires in ${durationText(lease.expiresAt - now)}` : `expired ${durationText(now - lease.expiresAt)} ago`}`;
     const report = {
       record: redact(record),
       forwarder: {
-        lease: lease ? { ...lease, expiresAt: new Date(lease.expiresAt).toISOString() } : null,
+        lease: lease ? { key: leaseKey, ...lease, expiresAt: new Date(lease.expiresAt).toISOString() } : null,
         lagMilliseconds: oldest === undefined ? null : now - oldest,
         lastCheckpointAt: newest === undefined ? null : new Date(newest).toISOString(),
         lastError: lastError ? { message: lastError.message, at: new Date(lastError.at).toISOString() } : null,

@@ -1,12 +1,12 @@
 /**
  * Scheduled forwarder, one invocation per shard and minute: each schedule rule passes its
- * shard index (`{"shard": i}`); the run lists the registry, keeps the clusters that
- * `assignShard` gives to that shard (of FORWARDER_SHARDS) and forwards their watch events
- * for as long as the invocation may run, then checkpoints and releases each cluster's
- * lease. The run works a little longer than the schedule's period, so the next one is
- * already waiting for the leases when this one hands them over (docs/events.md). An event
- * naming one cluster (`detail.clusterId`) forwards only that cluster. Clients live as long
- * as the container (see `getAppContext`).
+ * shard index (`{"shard": i}`); the run takes the shard's lease, lists the registry, keeps
+ * the clusters that `assignShard` gives to that shard (of FORWARDER_SHARDS) and forwards
+ * their watch events for as long as the invocation may run, then checkpoints and releases
+ * the shard's lease. The run works a little longer than the schedule's period, so the next
+ * one is already waiting for the lease when this one hands it over (docs/events.md). An
+ * event naming one cluster (`detail.clusterId`) forwards only that cluster, under its
+ * shard's lease. Clients live as long as the container (see `getAppContext`).
  */
 import middy from '@middy/core';
 import { createLogger } from '../../shared/app/logger';
@@ -16,8 +16,8 @@ import type { Context } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/app/event-publisher';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import type { AppContext } from '../../shared/app/context';
-import { recordingLogger, runForwarderFor, runForwarderShardOnce } from '../../shared/use-cases/forwarder';
-import type { ForwarderStats } from '../../shared/use-cases/forwarder';
+import { assignShard, recordingLogger, runForwarderFor, runForwarderShardOnce } from '../../shared/use-cases/forwarder';
+import type { ForwarderStats, SharedLease } from '../../shared/use-cases/forwarder';
 import { publishMetrics } from '../../shared/app/publish-metrics';
 import { forwarderShardOf } from '../../shared/app/forwarder-shard';
 
@@ -41,7 +41,7 @@ export interface ForwarderResult {
   clusters: ForwarderStats[];
 }
 
-async function forwardCluster(app: AppContext, clusterId: string, budgetMs: number, context: Context): Promise<ForwarderStats | undefined> {
+async function forwardCluster(app: AppContext, clusterId: string, lease: SharedLease, deadline: number): Promise<ForwarderStats | undefined> {
   const clusterLogger = recordingLogger(logger.createChild({ persistentKeys: { cluster: clusterId } }), (message) =>
     app.stores.checkpoints.recordForwarderError(clusterId, message),
   );
@@ -53,13 +53,13 @@ async function forwardCluster(app: AppContext, clusterId: string, budgetMs: numb
       omeNamespace: cluster.omeNamespace,
       publisher: publisherOf(app.config),
       leases: app.stores.leases,
+      sharedLease: lease,
       checkpoints: app.stores.checkpoints,
       clock: app.clock,
       logger: clusterLogger,
       leaseTtlMs: app.config.leaseTtlMs,
-      leasePollMs: app.config.forwarderLeasePollMs ?? 1_000,
-      holderId: `${context.functionName}/${context.awsRequestId}`,
-      budgetMs,
+      // Whatever the wait for the shard's lease left of the budget.
+      budgetMs: Math.max(0, deadline - Date.now()),
     });
     // Per cluster in the log (Logs Insights), per shard in metrics: see docs/operations.md.
     clusterLogger.info('forwarder run done', { ...stats, lagSeconds: stats.maxLagMs / 1000 });
@@ -95,22 +95,30 @@ async function forward(event: ForwarderEvent | undefined, context: Context): Pro
   const app = getAppContext();
   const remaining = context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS;
   const budgetMs = Math.max(0, Math.min(remaining, app.config.forwarderMaxRuntimeMs ?? remaining));
-  const named = event?.detail?.clusterId;
-  if (named) {
-    const stats = await forwardCluster(app, named, budgetMs, context);
-    return { clusters: stats ? [stats] : [] };
-  }
+  const deadline = Date.now() + budgetMs;
   const shardCount = app.config.forwarderShards ?? 1;
-  const shard = forwarderShardOf(event, shardCount);
+  const named = event?.detail?.clusterId;
+  const shard = named ? assignShard(named, shardCount) : forwarderShardOf(event, shardCount);
+  // The wait for the shard's lease ends with the work budget's last fifth, kept for the final flush.
+  const stopWaiting = AbortSignal.timeout(Math.max(0, budgetMs * 0.8));
   const run = await runForwarderShardOnce({
     shard,
     shardCount,
+    ...(named ? { only: [named] } : {}),
     listClusterIds: async () => (await app.stores.clusters.listClusters()).map((record) => record.id),
-    forwardCluster: (clusterId) => forwardCluster(app, clusterId, budgetMs, context),
+    forwardCluster: (clusterId, lease) => forwardCluster(app, clusterId, lease, deadline),
+    leases: app.stores.leases,
+    holderId: `${context.functionName}/${context.awsRequestId}`,
+    leaseTtlMs: app.config.leaseTtlMs,
+    leasePollMs: app.config.forwarderLeasePollMs ?? 1_000,
+    clock: app.clock,
+    signal: stopWaiting,
+    logger,
   });
   const clusters = run.results.filter((entry): entry is ForwarderStats => entry !== undefined);
+  if (named) return { clusters };
   recordShardMetrics(shard, clusters);
-  logger.info('forwarder shard run done', { shard, shardCount, clusters: run.clusterIds.length, failed: run.clusterIds.length - clusters.length });
+  logger.info('forwarder shard run done', { shard, shardCount, leaseAcquired: run.leaseAcquired, clusters: run.clusterIds.length, failed: run.clusterIds.length - clusters.length });
   return { shard, shardCount, clusters };
 }
 

@@ -216,9 +216,13 @@ export function dynamoDbCallOf(command: string, input: Record<string, unknown>):
   return `${name} ${kind}`;
 }
 
-/** `forwarder    local-7: warning: forwarder lease lost; stopping at once {…}` → `warning: forwarder lease lost; stopping at once`. */
+/**
+ * A forwarder's or shard's log line as its event: `forwarder    local-7: warning: forwarder
+ * lease lost; stopping at once {…}` → `warning: forwarder lease lost; stopping at once`, and
+ * `forwarder    shard 2: forwarder shard lease acquired {…}` → `forwarder shard lease acquired`.
+ */
 export function forwarderEventOf(line: string): string | undefined {
-  const match = /^forwarder {4}local[-\w]*: (.*?)(?: \{.*)?$/.exec(line);
+  const match = /^forwarder {4}(?:local[-\w]*|shard \d+): (.*?)(?: \{.*)?$/.exec(line);
   return match?.[1];
 }
 

@@ -120,7 +120,7 @@ describe('kubectl ome admin cluster', () => {
 
     type Report = {
       record: { id: string; mode: string };
-      forwarder: { lease: { holder?: string } | null; lagMilliseconds: number | null; checkpoints: Array<{ resource: string }> };
+      forwarder: { lease: { key: string; holder?: string } | null; lagMilliseconds: number | null; checkpoints: Array<{ resource: string }> };
     };
     // The forwarder saves a checkpoint after the events it forwards, not at once: describe
     // until the InferenceServices' one is there.
@@ -131,7 +131,8 @@ describe('kubectl ome admin cluster', () => {
     };
     const report = await waitFor(describeJson, (found) => found.forwarder.checkpoints.some((checkpoint) => checkpoint.resource === 'inferenceservices'));
     expect(report.record).toMatchObject({ id: 'edge-1', mode: 'standalone' });
-    expect(report.forwarder.lease?.holder).toMatch(/edge-1$/);
+    // The lease of the shard that forwards the cluster, held by the npm start process.
+    expect(report.forwarder.lease).toMatchObject({ key: expect.stringMatching(/^forwarder-shard#\d+\/\d+$/), holder: expect.stringMatching(/^npm-start-\d+-/) });
     expect(report.forwarder.checkpoints.map((checkpoint) => checkpoint.resource)).toContain('inferenceservices');
     expect(report.forwarder.lagMilliseconds).toBeGreaterThanOrEqual(0);
 

@@ -1,8 +1,9 @@
 /**
  * Forwarder shards against the embedded API server and DynamoDB Local: a scheduled run
  * (through the local bus, with its rule's input) forwards exactly its shard's clusters; two
- * runs of one shard that overlap hand each cluster over by its lease and lose nothing;
- * the lag counts from when a change was made.
+ * runs of one shard that overlap hand the shard over by its lease and lose nothing (as do
+ * two runs of a forwarder on its own, by the cluster's lease); the lag counts from when a
+ * change was made.
  */
 import { fileURLToPath } from 'node:url';
 import type { Context } from 'aws-lambda';
@@ -14,7 +15,7 @@ import type { LocalBus } from '../../local/bus';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import { loadConfig } from '../../shared/app/config';
 import type { HintDetail } from '../../shared/domain/hint-event';
-import { assignShard, runForwarder, runForwarderFor } from '../../shared/use-cases/forwarder';
+import { assignShard, runForwarder, runForwarderFor, runForwarderShardOnce } from '../../shared/use-cases/forwarder';
 import type { ForwarderStats } from '../../shared/use-cases/forwarder';
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject, ResourceType, WatchEvent, WatchOptions } from '../../shared/ports/cluster';
@@ -58,6 +59,33 @@ function datingWrites(client: ClusterClient, ageMs: number): ClusterClient {
         return onEvent({ ...event, object: { ...event.object, metadata } });
       }),
   };
+}
+
+/**
+ * Two runs that overlap as consecutive minutes' do, while InferenceServices are created in
+ * `ns` every 50 ms: the second starts once the first forwarded something, and writing stops
+ * once the second has. Resolves with what was made and each run's result.
+ */
+async function overlappingRuns<T>(ns: string, run: (holderId: string, budgetMs: number, publisher: RecordingPublisher) => Promise<T>) {
+  await createNamespace(world.client, ns);
+  const made: KubeObject[] = [];
+  let writing = true;
+  const writer = (async () => {
+    for (let index = 0; writing; index += 1) {
+      made.push(await world.client.create(isvcs, inferenceService(ns, `isvc-${index}`)));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  const first = new RecordingPublisher();
+  const second = new RecordingPublisher();
+  const firstRun = run('minute-1', 4_000, first);
+  await eventually(() => expect(first.inNamespace(ns).length).toBeGreaterThan(0));
+  const secondRun = run('minute-2', 8_000, second);
+  const firstResult = await firstRun;
+  await eventually(() => expect(second.inNamespace(ns).length).toBeGreaterThan(0));
+  writing = false;
+  await writer;
+  return { made, first, second, firstResult, secondResult: await secondRun };
 }
 
 describe('watch forwarder: shards', () => {
@@ -107,19 +135,61 @@ describe('watch forwarder: shards', () => {
     }
   });
 
+  it('hands a shard over by its lease between overlapping runs: the next run, already waiting, takes every cluster over from its checkpoint and nothing is lost', async () => {
+    // Prepare: two clusters of one shard, both served by the one API server
+    const ns = 'fwd-shard-handover';
+    const stores = await world.newStores();
+    const clusterIds = ['handover-a', 'handover-b'];
+    const renewals: string[] = [];
+    const leases = { ...stores.leases, acquire: stores.leases.acquire.bind(stores.leases), release: stores.leases.release.bind(stores.leases), renew: (lease: Parameters<typeof stores.leases.renew>[0], ttlMs: number) => (renewals.push(lease.key), stores.leases.renew(lease, ttlMs)) };
+    const run = (holderId: string, budgetMs: number, publisher: RecordingPublisher) =>
+      runForwarderShardOnce({
+        shard: 0,
+        shardCount: 1,
+        listClusterIds: async () => clusterIds,
+        leases,
+        holderId,
+        leaseTtlMs: 900,
+        leasePollMs: 100,
+        clock: { now: () => Date.now() },
+        signal: AbortSignal.timeout(budgetMs * 0.8),
+        forwardCluster: (clusterId, sharedLease) =>
+          runForwarderFor({
+            clusterId,
+            cluster: world.client,
+            publisher,
+            leases,
+            sharedLease,
+            checkpoints: stores.checkpoints,
+            omeNamespace: 'ome',
+            lingerMs: 20,
+            budgetMs,
+            reserveMs: 1_000,
+            logger: testLogger,
+          }),
+      });
+
+    // Act: the second run starts while the first still works, as the next minute's does.
+    const { made, first, second, firstResult, secondResult } = await overlappingRuns(ns, run);
+
+    // Assess: each run held the shard in turn, both clusters under it, and every change was forwarded once per cluster.
+    for (const result of [firstResult, secondResult]) {
+      expect(result).toMatchObject({ leaseAcquired: true, clusterIds });
+      for (const stats of result.results) expect(stats).toMatchObject({ leaseAcquired: true, leaseLosses: 0, failed: 0 });
+    }
+    expect(secondResult.results.every((stats) => stats.relists === 0)).toBe(true);
+    for (const clusterId of clusterIds) {
+      const forwarded = [...first.inNamespace(ns), ...second.inNamespace(ns)].filter((detail) => detail.clusterId === clusterId);
+      expectAllForwarded(forwarded, made.map(rvOf));
+    }
+    // One heartbeat for the shard, never one per cluster.
+    expect(new Set(renewals)).toEqual(new Set(['forwarder-shard#1/0']));
+  });
+
   it('hands a cluster over by its lease between overlapping runs: the next run, already waiting, takes over from the checkpoint and nothing is lost', async () => {
     // Prepare
     const ns = 'fwd-handover';
-    await createNamespace(world.client, ns);
     const stores = await world.newStores();
-    const made: KubeObject[] = [];
-    let writing = true;
-    const writer = (async () => {
-      for (let index = 0; writing; index += 1) {
-        made.push(await world.client.create(isvcs, inferenceService(ns, `isvc-${index}`)));
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    })();
     const run = (holderId: string, budgetMs: number, publisher: RecordingPublisher): Promise<ForwarderStats> =>
       runForwarderFor({
         clusterId: 'handover',
@@ -136,18 +206,9 @@ describe('watch forwarder: shards', () => {
         reserveMs: 1_000,
         logger: testLogger,
       });
-    const first = new RecordingPublisher();
-    const second = new RecordingPublisher();
 
     // Act: the second run starts while the first still works, as the next minute's does.
-    const firstRun = run('minute-1', 4_000, first);
-    await eventually(() => expect(first.inNamespace(ns).length).toBeGreaterThan(0));
-    const secondRun = run('minute-2', 8_000, second);
-    const firstStats = await firstRun;
-    await eventually(() => expect(second.inNamespace(ns).length).toBeGreaterThan(0));
-    writing = false;
-    await writer;
-    const secondStats = await secondRun;
+    const { made, first, second, firstResult: firstStats, secondResult: secondStats } = await overlappingRuns(ns, run);
 
     // Assess: each run held the lease in turn, never lost it, and every change was forwarded.
     expect(firstStats).toMatchObject({ leaseAcquired: true, leaseLosses: 0, failed: 0 });

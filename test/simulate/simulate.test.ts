@@ -34,6 +34,7 @@ describe('Rule: dynamoDbCallOf names a call by command and item kind', () => {
 
   it('reads a forwarder log line as its event, without cluster or details', () => {
     expect(forwarderEventOf('forwarder    local-7: warning: forwarder lease lost; stopping at once {"lease":"forwarder#local-7"}')).toBe('warning: forwarder lease lost; stopping at once');
+    expect(forwarderEventOf('forwarder    shard 2: forwarder shard lease acquired {"lease":"forwarder-shard#4/2","fencingToken":3}')).toBe('forwarder shard lease acquired');
     expect(forwarderEventOf('forwarder    shard 1/4: local-2 (long-running)')).toBeUndefined();
   });
 });

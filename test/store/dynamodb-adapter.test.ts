@@ -290,9 +290,9 @@ describe('Method: saveCheckpoint', () => {
     await expect(store.saveCheckpoint('east', 'inferenceservices', '42', lease)).rejects.toBeInstanceOf(LeaseLostError);
 
     expect(ddbMock).toReceiveCommandWith(PutCommand, {
-      Item: expect.objectContaining({ pk: 'CHECKPOINT#east', sk: 'inferenceservices', resourceVersion: '42', fencingToken: 4 }),
-      ConditionExpression: 'attribute_not_exists(pk) OR fencingToken <= :token',
-      ExpressionAttributeValues: { ':token': 4 },
+      Item: expect.objectContaining({ pk: 'CHECKPOINT#east', sk: 'inferenceservices', resourceVersion: '42', fencingToken: 4, leaseKey: 'forwarder/east' }),
+      ConditionExpression: 'attribute_not_exists(pk) OR leaseKey <> :key OR fencingToken <= :token',
+      ExpressionAttributeValues: { ':token': 4, ':key': 'forwarder/east' },
     });
   });
 });

@@ -48,8 +48,11 @@ export class DynamoCheckpointStore implements CheckpointStore {
         new PutCommand({
           TableName: this.tableName,
           Item: item,
-          ConditionExpression: 'attribute_not_exists(pk) OR fencingToken <= :token',
-          ExpressionAttributeValues: { ':token': lease.fencingToken },
+          // Fenced per lease: tokens of different leases (a shard's and the next layout's, or
+          // a cluster's own) are not comparable, and either forwarder's position is safe to
+          // resume from (it passes only hints that forwarder published).
+          ConditionExpression: 'attribute_not_exists(pk) OR leaseKey <> :key OR fencingToken <= :token',
+          ExpressionAttributeValues: { ':token': lease.fencingToken, ':key': lease.key },
         }),
       );
     } catch (error) {

@@ -14,6 +14,8 @@ export interface CheckpointState {
   resourceVersion: string;
   /** Epoch ms of the write. */
   updatedAt: number;
+  /** The lease it was written under: its shard's, or the cluster's own. */
+  leaseKey?: string;
 }
 
 /** Who holds a lease and until when (epoch ms); no holder when free. */
@@ -51,7 +53,7 @@ export class DynamoClusterAdmin extends DynamoClusterRegistry {
     const items = await queryPartition<CheckpointItem>(this.documents, query, `list checkpoints of ${clusterId}`);
     return items
       .filter((item) => item.sk !== FORWARDER_ERROR_SORT_KEY)
-      .map((item) => ({ resource: item.sk, resourceVersion: item.resourceVersion, updatedAt: item.updatedAt }));
+      .map((item) => ({ resource: item.sk, resourceVersion: item.resourceVersion, updatedAt: item.updatedAt, ...(item.leaseKey ? { leaseKey: item.leaseKey } : {}) }));
   }
 
   async readLease(key: string): Promise<LeaseState | undefined> {

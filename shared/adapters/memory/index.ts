@@ -26,7 +26,7 @@ export { MemoryIdempotencyStore } from './idempotency-store';
 export { MemoryLeaseStore } from './lease-store';
 
 export class MemoryCheckpointStore implements CheckpointStore {
-  private readonly checkpoints = new Map<string, { resourceVersion: string; fencingToken: number }>();
+  private readonly checkpoints = new Map<string, { resourceVersion: string; fencingToken: number; leaseKey: string }>();
   private readonly errors = new Map<string, ForwarderError>();
 
   constructor(private readonly clock: Clock = systemClock) {}
@@ -46,10 +46,11 @@ export class MemoryCheckpointStore implements CheckpointStore {
   async saveCheckpoint(clusterId: string, resource: string, resourceVersion: string, lease: Lease): Promise<void> {
     const id = `${clusterId}/${resource}`;
     const stored = this.checkpoints.get(id);
-    if (stored !== undefined && stored.fencingToken > lease.fencingToken) {
+    // Fenced per lease, as the DynamoDB store's condition says.
+    if (stored !== undefined && stored.leaseKey === lease.key && stored.fencingToken > lease.fencingToken) {
       throw new LeaseLostError(`checkpoint ${id} was written under a newer lease than ${lease.key} token ${lease.fencingToken}`);
     }
-    this.checkpoints.set(id, { resourceVersion, fencingToken: lease.fencingToken });
+    this.checkpoints.set(id, { resourceVersion, fencingToken: lease.fencingToken, leaseKey: lease.key });
   }
 }
 

@@ -1,5 +1,7 @@
 /**
- * One forwarder per cluster: a lease `forwarder#<clusterId>` with a heartbeat.
+ * One forwarder per shard: a lease `forwarder-shard#<shardCount>/<shard>` with a heartbeat,
+ * under which the shard forwards every cluster it is assigned (run-shard.ts). A forwarder
+ * run on its own, without a shard (tests, benchmarks), takes `forwarder#<clusterId>`.
  *
  * Timeline: the holder renews every ttl/3, so two renewals may fail before the lease can
  * expire. A standby polls `acquire` and gets the lease (with a higher fencing token) only
@@ -17,6 +19,20 @@ import { sleep } from './timing';
 
 export function forwarderLeaseKey(clusterId: string): string {
   return `forwarder#${clusterId}`;
+}
+
+/** The shard's lease: the shard count is part of the key, so a new layout never waits on an old one. */
+export function shardLeaseKey(shard: number, shardCount: number): string {
+  return `forwarder-shard#${shardCount}/${shard}`;
+}
+
+/**
+ * A lease held, and renewed, by someone else: the shard that forwards a cluster. Its
+ * forwarders fence their checkpoints with `current()` and stop at once when `lost` aborts.
+ */
+export interface SharedLease {
+  current(): Lease;
+  lost: AbortSignal;
 }
 
 /** Polls until the lease is ours; undefined when `signal` aborts first. */

@@ -6,7 +6,9 @@
  * not published or deliberately skipped, so a restart (or another forwarder taking over)
  * replays from it and nothing is lost; hints may repeat after a crash between publish and
  * checkpoint, which handlers absorb (they re-read and are idempotent per uid and token).
- * Only the holder of `forwarder#<clusterId>` forwards.
+ * Only the holder of the cluster's lease forwards: its shard's (`forwarder-shard#<count>/<shard>`,
+ * held by run-shard.ts and passed in as `sharedLease`), or, run on its own,
+ * `forwarder#<clusterId>`.
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -18,7 +20,7 @@ import type { EventPublisher } from '../../ports/event-publisher';
 import type { CheckpointStore, Lease, LeaseStore } from '../../ports/store';
 import type { ConcurrencyLimit } from './concurrency';
 import { recordLag } from './forwarder-lag';
-import { forwarderLeaseKey, startHeartbeat, waitForLease } from './forwarder-lease';
+import { forwarderLeaseKey, startHeartbeat, waitForLease, type SharedLease } from './forwarder-lease';
 import { HintBatcher, describeError } from './hint-batcher';
 import type { ForwarderLogger } from './logger';
 import { ResourceStream } from './resource-stream';
@@ -31,6 +33,12 @@ export interface ForwarderDependencies {
   cluster: ClusterClient;
   publisher: EventPublisher;
   leases: LeaseStore;
+  /**
+   * The shard's lease, when the forwarder runs under one: it then takes no lease of its
+   * own (`leases` is not used), fences its checkpoints with the shard's and stops when the
+   * shard loses it.
+   */
+  sharedLease?: SharedLease;
   checkpoints: CheckpointStore;
   clock?: Clock;
   logger?: ForwarderLogger;
@@ -165,16 +173,29 @@ function holderFor(settings: Settings, tenure: number): string {
   return tenure === 1 ? settings.holderId : `${settings.holderId}#${tenure}`;
 }
 
-function leaseWaitOf(input: ForwarderDependencies, settings: Settings, signal: AbortSignal): Parameters<typeof waitForLease>[0] {
-  return {
+/** A tenure of the lease: its own, renewed by the session, or the shard's. */
+interface Tenure {
+  lease: Lease;
+  shared?: SharedLease;
+}
+
+/**
+ * The next tenure, or undefined when `signal` aborted first: its own lease, waited for
+ * under a new holder name, or the shard's while the shard holds it.
+ */
+async function nextTenure(input: ForwarderDependencies, settings: Settings, tenure: number, signal: AbortSignal): Promise<Tenure | undefined> {
+  const shared = input.sharedLease;
+  if (shared) return shared.lost.aborted || signal.aborted ? undefined : { lease: shared.current(), shared };
+  const lease = await waitForLease({
     leases: input.leases,
     key: settings.leaseKey,
-    holder: settings.holderId,
+    holder: holderFor(settings, tenure),
     ttlMs: settings.leaseTtlMs,
     pollMs: settings.leasePollMs,
     signal,
     ...(input.logger ? { logger: input.logger } : {}),
-  };
+  });
+  return lease && { lease };
 }
 
 function newCounters(): Counters {
@@ -215,9 +236,14 @@ interface SessionSignals {
 /** `start-failed`: the checkpoints could not be loaded; the lease was given back. */
 type SessionEnd = 'stopped' | 'lease-lost' | 'start-failed';
 
-/** Waits after a session ends: a TTL after a lost lease, a growing backoff after failed starts. */
-async function pauseAfter(end: SessionEnd, failedStarts: number, settings: Settings, signal: AbortSignal): Promise<void> {
-  if (end === 'lease-lost') await sleep(settings.leaseTtlMs, signal);
+/**
+ * Waits after a session ends: a TTL after a lost lease of its own (a shard's lost lease ends
+ * the run, the shard decides what next), a growing backoff after failed starts.
+ */
+async function pauseAfter(end: SessionEnd, failedStarts: number, settings: Settings, shared: boolean, signal: AbortSignal): Promise<void> {
+  if (end === 'lease-lost') {
+    if (!shared) await sleep(settings.leaseTtlMs, signal);
+  }
   else if (end === 'start-failed') await sleep(computeBackoff(failedStarts, settings.retryBaseDelayMs, settings.retryMaxDelayMs), signal);
 }
 
@@ -232,9 +258,9 @@ export async function runForwarder(input: LongRunningForwarderInput): Promise<Fo
   let leaseAcquired = false;
   const graceMs = input.shutdownGraceMs ?? 5_000;
   let failedStarts = 0;
-  for (let tenure = 1; !input.signal.aborted; tenure += 1) {
-    const lease = await waitForLease(leaseWaitOf(input, { ...settings, holderId: holderFor(settings, tenure) }, input.signal));
-    if (lease === undefined) break;
+  for (let attempt = 1; !input.signal.aborted; attempt += 1) {
+    const tenure = await nextTenure(input, settings, attempt, input.signal);
+    if (tenure === undefined) break;
     leaseAcquired = true;
     const stopPublishing = new AbortController();
     const onStop = (): void => {
@@ -242,9 +268,9 @@ export async function runForwarder(input: LongRunningForwarderInput): Promise<Fo
     };
     input.signal.addEventListener('abort', onStop, { once: true });
     try {
-      const end = await runSession(input, settings, counters, lease, { stopWatching: input.signal, stopPublishing: stopPublishing.signal });
+      const end = await runSession(input, settings, counters, tenure, { stopWatching: input.signal, stopPublishing: stopPublishing.signal });
       failedStarts = end === 'start-failed' ? failedStarts + 1 : 0;
-      await pauseAfter(end, failedStarts, settings, input.signal);
+      await pauseAfter(end, failedStarts, settings, tenure.shared !== undefined, input.signal);
     } finally {
       input.signal.removeEventListener('abort', onStop);
     }
@@ -273,13 +299,13 @@ export async function runForwarderFor(input: BoundedForwarderInput): Promise<For
   let leaseAcquired = false;
   let failedStarts = 0;
   try {
-    for (let tenure = 1; !stopWatching.signal.aborted; tenure += 1) {
-      const lease = await waitForLease(leaseWaitOf(input, { ...settings, holderId: holderFor(settings, tenure) }, stopWatching.signal));
-      if (lease === undefined) break;
+    for (let attempt = 1; !stopWatching.signal.aborted; attempt += 1) {
+      const tenure = await nextTenure(input, settings, attempt, stopWatching.signal);
+      if (tenure === undefined) break;
       leaseAcquired = true;
-      const end = await runSession(input, settings, counters, lease, { stopWatching: stopWatching.signal, stopPublishing: stopPublishing.signal });
+      const end = await runSession(input, settings, counters, tenure, { stopWatching: stopWatching.signal, stopPublishing: stopPublishing.signal });
       failedStarts = end === 'start-failed' ? failedStarts + 1 : 0;
-      await pauseAfter(end, failedStarts, settings, stopWatching.signal);
+      await pauseAfter(end, failedStarts, settings, tenure.shared !== undefined, stopWatching.signal);
     }
   } finally {
     for (const timer of timers) clearTimeout(timer);
@@ -292,10 +318,11 @@ async function runSession(
   input: ForwarderDependencies & ForwarderOptions,
   settings: Settings,
   counters: Counters,
-  lease: Lease,
+  tenure: Tenure,
   signals: SessionSignals,
 ): Promise<SessionEnd> {
   const { clusterId, logger } = input;
+  const { lease, shared } = tenure;
   const lost = new AbortController();
   const stopWatching = anySignal(signals.stopWatching, lost.signal);
   const stopPublishing = anySignal(signals.stopPublishing, lost.signal);
@@ -307,8 +334,15 @@ async function runSession(
     logger?.warn('forwarder lease lost; stopping at once', { lease: lease.key, error: describeError(error) });
     lost.abort(error);
   };
-  logger?.info('forwarder lease acquired', { lease: lease.key, fencingToken: lease.fencingToken });
-  const heartbeat = startHeartbeat({ leases: input.leases, lease, ttlMs: settings.leaseTtlMs, clock: settings.clock, onLost: loseLease, ...(logger ? { logger } : {}) });
+  let heartbeat: { current(): Lease; stop(): void };
+  if (shared) {
+    const onSharedLost = (): void => loseLease(asError(shared.lost.reason ?? new LeaseLostError(`lease ${lease.key} was lost`)));
+    shared.lost.addEventListener('abort', onSharedLost, { once: true });
+    heartbeat = { current: () => shared.current(), stop: () => shared.lost.removeEventListener('abort', onSharedLost) };
+  } else {
+    logger?.info('forwarder lease acquired', { lease: lease.key, fencingToken: lease.fencingToken });
+    heartbeat = startHeartbeat({ leases: input.leases, lease, ttlMs: settings.leaseTtlMs, clock: settings.clock, onLost: loseLease, ...(logger ? { logger } : {}) });
+  }
   const batcher = new HintBatcher({
     publisher: input.publisher,
     maxBatchSize: settings.maxBatchSize,
@@ -376,10 +410,13 @@ async function runSession(
   }
   await saver.save();
   batcher.discard();
-  try {
-    await input.leases.release(heartbeat.current());
-  } catch (error) {
-    logger?.warn('could not release the forwarder lease; it will expire', { lease: lease.key, error: describeError(error) });
+  // The shard's lease is the shard's to release, once all its clusters stopped.
+  if (!shared) {
+    try {
+      await input.leases.release(heartbeat.current());
+    } catch (error) {
+      logger?.warn('could not release the forwarder lease; it will expire', { lease: lease.key, error: describeError(error) });
+    }
   }
   logger?.info('forwarder stopped', { lease: lease.key, unsettled });
   if (lost.signal.aborted) return 'lease-lost';
