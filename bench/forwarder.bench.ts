@@ -87,7 +87,7 @@ async function forwardRate(cluster: ClusterClient, counted: CountedClient, since
   const resources = listWatchedResources('ome')
     .filter((resource) => resource.type === isvcs)
     .map((resource) => ({ ...resource, namespace: NAMESPACE }));
-  await stores.checkpoints.saveCheckpoint('bench', resources[0]?.name ?? '', since, seed);
+  await stores.checkpoints.saveCheckpoints('bench', { [resources[0]?.name ?? '']: since }, seed);
   await stores.leases.release(seed);
   const real = createEventPublisher({ client: counted.client, busName: BUS });
   let accepted = 0;

@@ -104,8 +104,9 @@ async function forward(event: ForwarderEvent | undefined, context: Context): Pro
   const run = await runForwarderShardOnce({
     shard,
     shardCount,
-    ...(named ? { only: [named] } : {}),
-    listClusterIds: async () => (await app.stores.clusters.listClusters()).map((record) => record.id),
+    // A named cluster is forwarded whether or not the registry lists it: if it is not
+    // registered, its run fails and says so.
+    listClusterIds: named ? async () => [named] : async () => (await app.stores.clusters.listClusters()).map((record) => record.id),
     forwardCluster: (clusterId, lease) => forwardCluster(app, clusterId, lease, deadline),
     leases: app.stores.leases,
     holderId: `${context.functionName}/${context.awsRequestId}`,

@@ -101,11 +101,17 @@ export function idempotencyKey(clusterId: string, uid: string, scope: 'runtime-s
   return `${scope}#${clusterId}#${uid}#${TOKEN_HASH_PREFIX}${createHash('sha256').update(token, 'utf8').digest('hex')}`;
 }
 
+/** Per watched resource of a cluster, the last resourceVersion forwarded. */
+export type Checkpoints = Record<string, string>;
+
 export interface CheckpointStore {
-  /** The last resourceVersion forwarded for a cluster and resource, if any. */
-  loadCheckpoint(clusterId: string, resource: string): Promise<string | undefined>;
-  /** Stores it, fenced by the forwarder's lease (LeaseLostError when a newer holder wrote). */
-  saveCheckpoint(clusterId: string, resource: string, resourceVersion: string, lease: Lease): Promise<void>;
+  /** The cluster's checkpoints, every resource in one read; empty when none was saved. */
+  loadCheckpoints(clusterId: string): Promise<Checkpoints>;
+  /**
+   * Stores every resource's checkpoint of the cluster in one write, fenced by the
+   * forwarder's lease: LeaseLostError when a newer holder of the same lease wrote.
+   */
+  saveCheckpoints(clusterId: string, checkpoints: Checkpoints, lease: Lease): Promise<void>;
   /** Keeps the forwarder's latest warning or error for the cluster, for `kubectl ome admin cluster describe`. */
   recordForwarderError(clusterId: string, message: string): Promise<void>;
   /** The latest one recorded, if any. */

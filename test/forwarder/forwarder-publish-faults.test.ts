@@ -128,12 +128,12 @@ describe('watch forwarder: publish faults', () => {
     // Six refused attempts span several backoffs (20-100 ms) and checkpoint intervals
     // (50 ms): the forwarder has been running, so a missing checkpoint means held back.
     await eventually(() => expect(eventBridge.commandCalls(PutEventsCommand).length).toBeGreaterThanOrEqual(6));
-    expect(await stores.checkpoints.loadCheckpoint('throttled', 'inferenceservices')).toBeUndefined();
+    expect((await stores.checkpoints.loadCheckpoints('throttled')).inferenceservices).toBeUndefined();
     throttled = false;
     await eventually(() => expect(acceptedHints(calls)).toHaveLength(4));
     const lastAccepted = Math.max(...acceptedHints(calls).map((detail) => Number(detail.resourceVersion)));
     await eventually(async () =>
-      expect(Number(await stores.checkpoints.loadCheckpoint('throttled', 'inferenceservices'))).toBeGreaterThanOrEqual(lastAccepted),
+      expect(Number((await stores.checkpoints.loadCheckpoints('throttled')).inferenceservices)).toBeGreaterThanOrEqual(lastAccepted),
     );
     const stats = await forwarder.stop();
 
@@ -168,7 +168,7 @@ describe('watch forwarder: publish faults', () => {
     const later = await world.client.patch(isvcs, 'fwd-oversized', 'isvc-2', { spec: { engine: { minReplicas: 2, maxReplicas: 2 } } }, { type: 'merge' });
     await eventually(() => expect(putCalls().flat()).toHaveLength(3));
     await eventually(async () =>
-      expect(Number(await stores.checkpoints.loadCheckpoint('oversized', 'inferenceservices'))).toBeGreaterThanOrEqual(Number(later.metadata.resourceVersion)),
+      expect(Number((await stores.checkpoints.loadCheckpoints('oversized')).inferenceservices)).toBeGreaterThanOrEqual(Number(later.metadata.resourceVersion)),
     );
     const stats = await forwarder.stop();
 

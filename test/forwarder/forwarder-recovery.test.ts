@@ -126,7 +126,7 @@ function observeAcquires(leases: LeaseStore): { store: LeaseStore; acquired: () 
 /** Waits until the checkpoint of a stream has reached at least `resourceVersion`. */
 async function checkpointReaches(stores: Stores, clusterId: string, stream: string, resourceVersion: string): Promise<void> {
   await eventually(async () => {
-    const saved = await stores.checkpoints.loadCheckpoint(clusterId, stream);
+    const saved = (await stores.checkpoints.loadCheckpoints(clusterId))[stream];
     expect(Number(saved ?? 0)).toBeGreaterThanOrEqual(Number(resourceVersion));
   });
 }
@@ -448,7 +448,7 @@ describe('watch forwarder: recovery', () => {
       await bus.drain();
       expect(seen).toEqual([`${created.metadata.uid}@${created.metadata.resourceVersion}:relisted`]);
       // The run relisted and its one hint was accepted: the checkpoint is at least there.
-      expect(Number(await stores.checkpoints.loadCheckpoint('scheduled', 'inferenceservices'))).toBeGreaterThanOrEqual(Number(created.metadata.resourceVersion));
+      expect(Number((await stores.checkpoints.loadCheckpoints('scheduled')).inferenceservices)).toBeGreaterThanOrEqual(Number(created.metadata.resourceVersion));
     } finally {
       unregister();
       setAppContext(undefined);

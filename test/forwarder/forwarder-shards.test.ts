@@ -236,7 +236,7 @@ describe('watch forwarder: shards', () => {
       signal: stop.signal,
       logger: testLogger,
     });
-    await eventually(async () => expect(await stores.checkpoints.loadCheckpoint('lagging', 'inferenceservices')).toBeDefined());
+    await eventually(async () => expect((await stores.checkpoints.loadCheckpoints('lagging')).inferenceservices).toBeDefined());
 
     // Act: a change the server dates two minutes back (made while nobody watched).
     const created = await world.client.create(isvcs, inferenceService(ns, 'late'));

@@ -203,8 +203,8 @@ export class Freezer {
 
   checkpoints(inner: CheckpointStore): CheckpointStore {
     return {
-      loadCheckpoint: (...args) => this.gate(() => inner.loadCheckpoint(...args)),
-      saveCheckpoint: (...args) => this.gate(() => inner.saveCheckpoint(...args)),
+      loadCheckpoints: (...args) => this.gate(() => inner.loadCheckpoints(...args)),
+      saveCheckpoints: (...args) => this.gate(() => inner.saveCheckpoints(...args)),
       recordForwarderError: (...args) => this.gate(() => inner.recordForwarderError(...args)),
       loadForwarderError: (...args) => this.gate(() => inner.loadForwarderError(...args)),
     };

@@ -57,8 +57,8 @@ const OPERATIONS: Record<string, (caller: Caller) => Promise<void>> = {
     expect(read.Item?.status).toBe('COMPLETED');
   },
   async 'save and load a checkpoint'({ stores, name }) {
-    await stores.checkpoints.saveCheckpoint('c1', `inferenceservices-${name}`, '42', heldLease(name));
-    expect(await stores.checkpoints.loadCheckpoint('c1', `inferenceservices-${name}`)).toBe('42');
+    await stores.checkpoints.saveCheckpoints('c1', { [`inferenceservices-${name}`]: '42' }, heldLease(name));
+    expect((await stores.checkpoints.loadCheckpoints('c1'))[`inferenceservices-${name}`]).toBe('42');
   },
 };
 type Operation = keyof typeof OPERATIONS;
@@ -137,14 +137,14 @@ describe('IAM proxy: each function under its own role', () => {
   it('leaves the checkpoint as it was when drift-check tries to move it', async () => {
     // Prepare
     const forwarder = callerFor('forward-watch-events');
-    await forwarder.stores.checkpoints.saveCheckpoint('c1', 'controllerrevisions', '100', heldLease('forward-watch-events'));
+    await forwarder.stores.checkpoints.saveCheckpoints('c1', { controllerrevisions: '100' }, heldLease('forward-watch-events'));
 
     // Act
-    const error = await callerFor('drift-check').stores.checkpoints.saveCheckpoint('c1', 'controllerrevisions', '1', heldLease('drift-check')).catch((e: unknown) => e);
+    const error = await callerFor('drift-check').stores.checkpoints.saveCheckpoints('c1', { controllerrevisions: '1' }, heldLease('drift-check')).catch((e: unknown) => e);
 
     // Assess
     expectAccessDenied(error, 'drift-check');
-    expect(await forwarder.stores.checkpoints.loadCheckpoint('c1', 'controllerrevisions')).toBe('100');
+    expect((await forwarder.stores.checkpoints.loadCheckpoints('c1')).controllerrevisions).toBe('100');
   });
 
   it('refuses every write of the admission webhook, whatever the item', async () => {
@@ -153,7 +153,7 @@ describe('IAM proxy: each function under its own role', () => {
       () => webhook.stores.leases.acquire('object#c1#InferenceService#ns#n', 'webhook', 30_000),
       () => webhook.stores.idempotency.claim('runtime-sync#c1#u#t', { inProgressTtlMs: 1_000, recordTtlSeconds: 60 }),
       () => webhook.stores.idempotency.abandon('runtime-sync#c1#u#t'),
-      () => webhook.stores.checkpoints.saveCheckpoint('c1', 'inferenceservices', '1', heldLease('admission-webhook')),
+      () => webhook.stores.checkpoints.saveCheckpoints('c1', { inferenceservices: '1' }, heldLease('admission-webhook')),
       () => webhook.stores.clusters.putCluster({ ...CLUSTER, id: 'webhook' }),
     ];
     for (const write of writes) expectAccessDenied(await write().catch((e: unknown) => e), 'admission-webhook');

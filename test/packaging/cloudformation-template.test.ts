@@ -57,10 +57,10 @@ interface Needs {
  * same statements case by case, and runs the store calls under each role.
  */
 const NEEDS: Record<string, Needs> = {
-  // Lists the registry, leases per cluster, checkpoints, publishes.
+  // Lists the registry, leases per shard, checkpoints (a Query of the cluster's partition, a PutItem), publishes.
   'forward-watch-events': {
     role: 'ForwardWatchEventsRole',
-    dynamodb: { 'LEASE#*': ['UpdateItem'], 'CHECKPOINT#*': ['GetItem', 'PutItem'], REGISTRY: ['GetItem', 'Query'] },
+    dynamodb: { 'LEASE#*': ['UpdateItem'], 'CHECKPOINT#*': ['PutItem', 'Query'], REGISTRY: ['GetItem', 'Query'] },
     publishes: true,
     deadLetterQueue: 'ForwardWatchEventsDeadLetterQueue',
   },

@@ -281,16 +281,16 @@ describe('IdempotencyStore: a refusal without the record, and outages', () => {
   });
 });
 
-describe('Method: saveCheckpoint', () => {
+describe('Method: saveCheckpoints', () => {
   it('fences the write by token and maps a failed condition to LeaseLostError', async () => {
     ddbMock.on(PutCommand).rejects(conditionFailed());
     const store = new DynamoCheckpointStore(documentClient, new FakeClock(NOW));
     const lease = { key: 'forwarder/east', holder: 'pod-1', fencingToken: 4, expiresAt: NOW };
 
-    await expect(store.saveCheckpoint('east', 'inferenceservices', '42', lease)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.saveCheckpoints('east', { inferenceservices: '42' }, lease)).rejects.toBeInstanceOf(LeaseLostError);
 
     expect(ddbMock).toReceiveCommandWith(PutCommand, {
-      Item: expect.objectContaining({ pk: 'CHECKPOINT#east', sk: 'inferenceservices', resourceVersion: '42', fencingToken: 4, leaseKey: 'forwarder/east' }),
+      Item: expect.objectContaining({ pk: 'CHECKPOINT#east', sk: '#checkpoints', checkpoints: { inferenceservices: '42' }, fencingToken: 4, leaseKey: 'forwarder/east' }),
       ConditionExpression: 'attribute_not_exists(pk) OR leaseKey <> :key OR fencingToken <= :token',
       ExpressionAttributeValues: { ':token': 4, ':key': 'forwarder/east' },
     });

@@ -282,18 +282,18 @@ describe.each(backends)('store contract: $name', (backend) => {
   });
 
   describe('CheckpointStore', () => {
-    it('stores the latest resourceVersion and rejects a write from an older lease holder', async () => {
+    it('stores every resource\'s latest resourceVersion in one write and rejects a write from an older lease holder', async () => {
       const cluster = key();
-      expect(await stores.checkpoints.loadCheckpoint(cluster, 'inferenceservices')).toBeUndefined();
+      expect(await stores.checkpoints.loadCheckpoints(cluster)).toEqual({});
       const old = await stores.leases.acquire(`forwarder/${cluster}`, 'a', 1_000);
-      await stores.checkpoints.saveCheckpoint(cluster, 'inferenceservices', '100', old!);
-      await stores.checkpoints.saveCheckpoint(cluster, 'inferenceservices', '101', old!);
+      await stores.checkpoints.saveCheckpoints(cluster, { inferenceservices: '100', servingruntimes: '90' }, old!);
+      await stores.checkpoints.saveCheckpoints(cluster, { inferenceservices: '101', servingruntimes: '90' }, old!);
       clock.advance(1_001);
       const next = await stores.leases.acquire(`forwarder/${cluster}`, 'b', 1_000);
-      await stores.checkpoints.saveCheckpoint(cluster, 'inferenceservices', '150', next!);
-      await expect(stores.checkpoints.saveCheckpoint(cluster, 'inferenceservices', '120', old!)).rejects.toBeInstanceOf(LeaseLostError);
-      expect(await stores.checkpoints.loadCheckpoint(cluster, 'inferenceservices')).toBe('150');
-      expect(await stores.checkpoints.loadCheckpoint(cluster, 'servingruntimes')).toBeUndefined();
+      await stores.checkpoints.saveCheckpoints(cluster, { inferenceservices: '150' }, next!);
+      await expect(stores.checkpoints.saveCheckpoints(cluster, { inferenceservices: '120' }, old!)).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await stores.checkpoints.loadCheckpoints(cluster)).toEqual({ inferenceservices: '150' });
+      expect(await stores.checkpoints.loadCheckpoints(key())).toEqual({});
     });
 
     it('keeps the forwarder\'s latest error per cluster, beside its checkpoints', async () => {
@@ -305,7 +305,7 @@ describe.each(backends)('store contract: $name', (backend) => {
       expect(await stores.checkpoints.loadForwarderError(cluster)).toEqual({ message: 'forwarder session failed: connection refused', at: clock.now() });
       expect(await stores.checkpoints.loadForwarderError(key())).toBeUndefined();
       // Not a checkpoint: no resource reads it as one.
-      expect(await stores.checkpoints.loadCheckpoint(cluster, 'inferenceservices')).toBeUndefined();
+      expect(await stores.checkpoints.loadCheckpoints(cluster)).toEqual({});
     });
   });
 

@@ -3,15 +3,19 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LeaseLostError } from '../../domain/errors';
 import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
-import type { CheckpointStore, ForwarderError, Lease } from '../../ports/store';
+import type { CheckpointStore, Checkpoints, ForwarderError, Lease } from '../../ports/store';
 import { isConditionalCheckFailed, mapDynamoError } from './errors';
-import { DEFAULT_TABLE_NAME, checkpointItemKey, forwarderErrorItemKey } from './table';
+import { queryPartition } from './query';
+import { CHECKPOINTS_SORT_KEY, DEFAULT_TABLE_NAME, checkpointsItemKey, forwarderErrorItemKey } from './table';
 import type { CheckpointItem, DynamoStoreOptions, ForwarderErrorItem } from './table';
 
 /**
- * Forwarder checkpoints, one item per cluster and resource. Each write stores the writer's
- * fencing token and requires it to be at least the stored one: once a newer lease holder
- * has written, a stalled older forwarder can no longer move the checkpoint back.
+ * Forwarder checkpoints, one item per cluster holding every watched resource's: one read
+ * when a forwarder starts, one write per save whatever moved. Each write stores the lease
+ * it was made under and requires, for that lease, a fencing token at least the stored one:
+ * once a newer holder has written, a stalled older forwarder can no longer move the
+ * checkpoints back. Tokens of another lease (a shard's after an upgrade or a change of the
+ * shard count) are not comparable; either forwarder's checkpoints are safe to resume from.
  */
 export class DynamoCheckpointStore implements CheckpointStore {
   private readonly tableName: string;
@@ -24,21 +28,23 @@ export class DynamoCheckpointStore implements CheckpointStore {
     this.tableName = options.tableName ?? DEFAULT_TABLE_NAME;
   }
 
-  async loadCheckpoint(clusterId: string, resource: string): Promise<string | undefined> {
-    try {
-      const output = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: checkpointItemKey(clusterId, resource), ConsistentRead: true }),
-      );
-      return (output.Item as CheckpointItem | undefined)?.resourceVersion;
-    } catch (error) {
-      throw mapDynamoError(error, `load checkpoint ${clusterId}/${resource}`);
+  /** One Query of the cluster's partition: the checkpoints item, over the earlier layout's item per resource. */
+  async loadCheckpoints(clusterId: string): Promise<Checkpoints> {
+    const { pk } = checkpointsItemKey(clusterId);
+    const items = await queryPartition<CheckpointItem>(this.client, { tableName: this.tableName, partition: pk }, `load checkpoints of ${clusterId}`);
+    const earlier: Checkpoints = {};
+    let current: Checkpoints = {};
+    for (const item of items) {
+      if (item.sk === CHECKPOINTS_SORT_KEY) current = item.checkpoints ?? {};
+      else if (!item.sk.startsWith('#') && item.resourceVersion !== undefined) earlier[item.sk] = item.resourceVersion;
     }
+    return { ...earlier, ...current };
   }
 
-  async saveCheckpoint(clusterId: string, resource: string, resourceVersion: string, lease: Lease): Promise<void> {
+  async saveCheckpoints(clusterId: string, checkpoints: Checkpoints, lease: Lease): Promise<void> {
     const item: CheckpointItem = {
-      ...checkpointItemKey(clusterId, resource),
-      resourceVersion,
+      ...checkpointsItemKey(clusterId),
+      checkpoints,
       fencingToken: lease.fencingToken,
       leaseKey: lease.key,
       updatedAt: this.clock.now(),
@@ -48,21 +54,15 @@ export class DynamoCheckpointStore implements CheckpointStore {
         new PutCommand({
           TableName: this.tableName,
           Item: item,
-          // Fenced per lease: tokens of different leases (a shard's and the next layout's, or
-          // a cluster's own) are not comparable, and either forwarder's position is safe to
-          // resume from (it passes only hints that forwarder published).
           ConditionExpression: 'attribute_not_exists(pk) OR leaseKey <> :key OR fencingToken <= :token',
           ExpressionAttributeValues: { ':token': lease.fencingToken, ':key': lease.key },
         }),
       );
     } catch (error) {
       if (isConditionalCheckFailed(error)) {
-        throw new LeaseLostError(
-          `checkpoint ${clusterId}/${resource} was written under a newer lease than ${lease.key} token ${lease.fencingToken}`,
-          { cause: error },
-        );
+        throw new LeaseLostError(`checkpoints of ${clusterId} were written under a newer lease than ${lease.key} token ${lease.fencingToken}`, { cause: error });
       }
-      throw mapDynamoError(error, `save checkpoint ${clusterId}/${resource}`);
+      throw mapDynamoError(error, `save checkpoints of ${clusterId}`);
     }
   }
 

@@ -5,7 +5,7 @@ import { DynamoCheckpointStore } from './checkpoint-store';
 import { DynamoClusterRegistry } from './cluster-registry';
 import { mapDynamoError } from './errors';
 import { queryPartition } from './query';
-import { DEFAULT_TABLE_NAME, FORWARDER_ERROR_SORT_KEY, checkpointItemKey, clusterItemKey, forwarderErrorItemKey, leaseItemKey } from './table';
+import { CHECKPOINTS_SORT_KEY, DEFAULT_TABLE_NAME, FORWARDER_ERROR_SORT_KEY, checkpointItemKey, clusterItemKey, leaseItemKey } from './table';
 import type { CheckpointItem, DynamoStoreOptions, LeaseItem } from './table';
 
 /** One forwarder checkpoint as stored: the resourceVersion and when it was written. */
@@ -48,12 +48,24 @@ export class DynamoClusterAdmin extends DynamoClusterRegistry {
     return this.checkpointStore.loadForwarderError(clusterId);
   }
 
+  /** Each resource's checkpoint: from the cluster's checkpoints item, else from the earlier layout's item of its own. */
   async listCheckpoints(clusterId: string): Promise<CheckpointState[]> {
+    const byResource = new Map<string, CheckpointState>();
+    for (const item of await this.checkpointItems(clusterId)) {
+      const lease = item.leaseKey ? { leaseKey: item.leaseKey } : {};
+      if (item.sk === CHECKPOINTS_SORT_KEY) {
+        for (const [resource, resourceVersion] of Object.entries(item.checkpoints ?? {})) byResource.set(resource, { resource, resourceVersion, updatedAt: item.updatedAt, ...lease });
+      } else if (item.sk !== FORWARDER_ERROR_SORT_KEY && item.resourceVersion !== undefined && !byResource.has(item.sk)) {
+        byResource.set(item.sk, { resource: item.sk, resourceVersion: item.resourceVersion, updatedAt: item.updatedAt, ...lease });
+      }
+    }
+    return [...byResource.values()];
+  }
+
+  /** Every item of the cluster's checkpoint partition: its checkpoints, the earlier layout's, its forwarder error. */
+  private checkpointItems(clusterId: string): Promise<CheckpointItem[]> {
     const query = { tableName: this.table, partition: checkpointItemKey(clusterId, '').pk };
-    const items = await queryPartition<CheckpointItem>(this.documents, query, `list checkpoints of ${clusterId}`);
-    return items
-      .filter((item) => item.sk !== FORWARDER_ERROR_SORT_KEY)
-      .map((item) => ({ resource: item.sk, resourceVersion: item.resourceVersion, updatedAt: item.updatedAt, ...(item.leaseKey ? { leaseKey: item.leaseKey } : {}) }));
+    return queryPartition<CheckpointItem>(this.documents, query, `list checkpoints of ${clusterId}`);
   }
 
   async readLease(key: string): Promise<LeaseState | undefined> {
@@ -69,12 +81,11 @@ export class DynamoClusterAdmin extends DynamoClusterRegistry {
 
   /** Deletes the record, the cluster's checkpoints and its recorded forwarder error; a missing record is not an error. */
   async deleteCluster(record: Pick<ClusterRecord, 'id'>): Promise<void> {
-    const checkpoints = await this.listCheckpoints(record.id);
+    const items = await this.checkpointItems(record.id);
     try {
-      for (const checkpoint of checkpoints) {
-        await this.documents.send(new DeleteCommand({ TableName: this.table, Key: checkpointItemKey(record.id, checkpoint.resource) }));
+      for (const item of items) {
+        await this.documents.send(new DeleteCommand({ TableName: this.table, Key: checkpointItemKey(record.id, item.sk) }));
       }
-      await this.documents.send(new DeleteCommand({ TableName: this.table, Key: forwarderErrorItemKey(record.id) }));
       await this.documents.send(new DeleteCommand({ TableName: this.table, Key: clusterItemKey(record.id) }));
     } catch (error) {
       throw mapDynamoError(error, `delete cluster ${record.id}`);

@@ -6,7 +6,8 @@
  * | ----------- | -------------------- | --------------- | -------------------------- |
  * | lease       | `LEASE#<key>`        | `LEASE`         | none: it holds the fencing counter |
  * | idempotency | `IDEMPOTENCY#<key>`  | `IDEMPOTENCY`   | claim time + record TTL    |
- * | checkpoint  | `CHECKPOINT#<cluster>` | `<resource>`  | none                       |
+ * | checkpoints | `CHECKPOINT#<cluster>` | `#checkpoints` | none: every resource's, overwritten |
+ * | checkpoint (earlier layout, read only) | `CHECKPOINT#<cluster>` | `<resource>` | none |
  * | forwarder error | `CHECKPOINT#<cluster>` | `#forwarder-error` | none (overwritten)  |
  * | cluster     | `REGISTRY`           | `CLUSTER#<id>`  | none                       |
  * | sync wave   | `FLEET`              | `WAVE#<id>`     | 90 days after it finished  |
@@ -38,6 +39,13 @@ export function idempotencyItemKey(key: string): ItemKey {
 
 export function checkpointItemKey(clusterId: string, resource: string): ItemKey {
   return { pk: `CHECKPOINT#${clusterId}`, sk: resource };
+}
+
+/** Every resource's checkpoint of a cluster in one item; items of one resource each are the earlier layout, still read. */
+export const CHECKPOINTS_SORT_KEY = '#checkpoints';
+
+export function checkpointsItemKey(clusterId: string): ItemKey {
+  return checkpointItemKey(clusterId, CHECKPOINTS_SORT_KEY);
 }
 
 /** The forwarder's latest error sits beside the cluster's checkpoints; `#` sorts before every resource name. */
@@ -126,8 +134,12 @@ export interface IdempotencyItem extends ItemKey {
   owner?: string;
 }
 
+/** A cluster's checkpoints (sort key CHECKPOINTS_SORT_KEY), or one resource's in the earlier layout. */
 export interface CheckpointItem extends ItemKey {
-  resourceVersion: string;
+  /** Per resource, the last resourceVersion forwarded. */
+  checkpoints?: Record<string, string>;
+  /** The earlier layout's one resource. */
+  resourceVersion?: string;
   /** Fencing token of the lease the last writer held. */
   fencingToken: number;
   leaseKey: string;

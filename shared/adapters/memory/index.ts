@@ -12,6 +12,7 @@ import { MemoryIdempotencyStore } from './idempotency-store';
 import { MemoryLeaseStore } from './lease-store';
 import type {
   CheckpointStore,
+  Checkpoints,
   ForwarderError,
   FleetStore,
   ClusterRecord,
@@ -26,7 +27,7 @@ export { MemoryIdempotencyStore } from './idempotency-store';
 export { MemoryLeaseStore } from './lease-store';
 
 export class MemoryCheckpointStore implements CheckpointStore {
-  private readonly checkpoints = new Map<string, { resourceVersion: string; fencingToken: number; leaseKey: string }>();
+  private readonly checkpoints = new Map<string, { checkpoints: Checkpoints; fencingToken: number; leaseKey: string }>();
   private readonly errors = new Map<string, ForwarderError>();
 
   constructor(private readonly clock: Clock = systemClock) {}
@@ -39,18 +40,17 @@ export class MemoryCheckpointStore implements CheckpointStore {
     return this.errors.get(clusterId);
   }
 
-  async loadCheckpoint(clusterId: string, resource: string): Promise<string | undefined> {
-    return this.checkpoints.get(`${clusterId}/${resource}`)?.resourceVersion;
+  async loadCheckpoints(clusterId: string): Promise<Checkpoints> {
+    return { ...this.checkpoints.get(clusterId)?.checkpoints };
   }
 
-  async saveCheckpoint(clusterId: string, resource: string, resourceVersion: string, lease: Lease): Promise<void> {
-    const id = `${clusterId}/${resource}`;
-    const stored = this.checkpoints.get(id);
+  async saveCheckpoints(clusterId: string, checkpoints: Checkpoints, lease: Lease): Promise<void> {
+    const stored = this.checkpoints.get(clusterId);
     // Fenced per lease, as the DynamoDB store's condition says.
     if (stored !== undefined && stored.leaseKey === lease.key && stored.fencingToken > lease.fencingToken) {
-      throw new LeaseLostError(`checkpoint ${id} was written under a newer lease than ${lease.key} token ${lease.fencingToken}`);
+      throw new LeaseLostError(`checkpoints of ${clusterId} were written under a newer lease than ${lease.key} token ${lease.fencingToken}`);
     }
-    this.checkpoints.set(id, { resourceVersion, fencingToken: lease.fencingToken, leaseKey: lease.key });
+    this.checkpoints.set(clusterId, { checkpoints: { ...checkpoints }, fencingToken: lease.fencingToken, leaseKey: lease.key });
   }
 }
 

@@ -17,7 +17,7 @@ import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
 import type { ClusterClient } from '../../ports/cluster';
 import type { EventPublisher } from '../../ports/event-publisher';
-import type { CheckpointStore, Lease, LeaseStore } from '../../ports/store';
+import type { CheckpointStore, Checkpoints, Lease, LeaseStore } from '../../ports/store';
 import type { ConcurrencyLimit } from './concurrency';
 import { recordLag } from './forwarder-lag';
 import { forwarderLeaseKey, startHeartbeat, waitForLease, type SharedLease } from './forwarder-lease';
@@ -61,7 +61,7 @@ export interface ForwarderOptions {
   lingerMs?: number;
   /** Items per list page (default 500). */
   listPageSize?: number;
-  /** How often moved checkpoints are saved (default 1 s); always once more at the end. */
+  /** How often the checkpoints are saved when one moved (default 1 s); always once more at the end. */
   checkpointIntervalMs?: number;
   /** Backoff of failed watches, lists and publishes (defaults 100 ms doubling to 5 s). */
   retryBaseDelayMs?: number;
@@ -359,11 +359,10 @@ async function runSession(
   let saveTimer: NodeJS.Timeout | undefined;
   let startFailed = false;
   try {
-    const loadAll = (): Promise<Array<string | undefined>> =>
-      Promise.all(settings.resources.map((resource) => input.checkpoints.loadCheckpoint(clusterId, resource.name)));
+    const loadAll = (): Promise<Checkpoints> => input.checkpoints.loadCheckpoints(clusterId);
     const checkpoints = settings.startLimit ? await settings.startLimit.run(loadAll) : await loadAll();
-    for (const [index, resource] of settings.resources.entries()) {
-      const checkpoint = checkpoints[index];
+    for (const resource of settings.resources) {
+      const checkpoint = checkpoints[resource.name];
       streams.push(
         new ResourceStream(
           {
@@ -427,7 +426,7 @@ function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/** Saves the checkpoints that moved; one save at a time, fenced by the lease. */
+/** Saves the cluster's checkpoints, all in one write, when one moved; one save at a time, fenced by the lease. */
 class CheckpointSaver {
   private running: Promise<void> | undefined;
 
@@ -449,16 +448,21 @@ class CheckpointSaver {
   }
 
   private async saveMoved(): Promise<void> {
+    if (!this.streams.some((stream) => stream.position.unsaved !== undefined)) return;
+    const checkpoints: Checkpoints = {};
     for (const stream of this.streams) {
-      const resourceVersion = stream.position.unsaved;
-      if (resourceVersion === undefined) continue;
-      try {
-        await this.checkpoints.saveCheckpoint(this.clusterId, stream.name, resourceVersion, this.lease());
-        stream.position.markSaved(resourceVersion);
-      } catch (error) {
-        if (error instanceof LeaseLostError) return this.onLost(error);
-        this.logger?.warn('could not save a checkpoint; will retry', { resource: stream.name, error: describeError(error) });
+      const resourceVersion = stream.position.checkpoint;
+      if (resourceVersion !== undefined) checkpoints[stream.name] = resourceVersion;
+    }
+    try {
+      await this.checkpoints.saveCheckpoints(this.clusterId, checkpoints, this.lease());
+      for (const stream of this.streams) {
+        const saved = checkpoints[stream.name];
+        if (saved !== undefined) stream.position.markSaved(saved);
       }
+    } catch (error) {
+      if (error instanceof LeaseLostError) return this.onLost(error);
+      this.logger?.warn('could not save the checkpoints; will retry', { error: describeError(error) });
     }
   }
 }

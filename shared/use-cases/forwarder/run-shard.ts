@@ -80,14 +80,12 @@ async function releaseShardLease(options: ShardLeaseOptions, held: SharedLease &
  * One bounded run of a shard (a scheduled invocation): waits for the shard's lease until
  * `signal` aborts, then lists the registry, forwards each of this shard's clusters with
  * `forwardCluster` under that lease (all at once; each one bounds its own time), releases
- * the lease and returns their results in the same order. `only` narrows the run to the
- * named clusters of the shard.
+ * the lease and returns their results in the same order.
  */
 export async function runForwarderShardOnce<T>(
   input: ShardSelection &
     ShardLeaseOptions & {
       signal: AbortSignal;
-      only?: readonly string[];
       forwardCluster(clusterId: string, lease: SharedLease): Promise<T>;
     },
 ): Promise<ShardRunResult<T>> {
@@ -99,8 +97,7 @@ export async function runForwarderShardOnce<T>(
   input.logger?.info('forwarder shard lease acquired', { lease: key, fencingToken: lease.fencingToken });
   const held = holdShardLease(input, lease);
   try {
-    let clusterIds = selectShardClusters(await input.listClusterIds(), shard, shardCount);
-    if (input.only) clusterIds = clusterIds.filter((clusterId) => input.only?.includes(clusterId));
+    const clusterIds = selectShardClusters(await input.listClusterIds(), shard, shardCount);
     const results = await Promise.all(clusterIds.map((clusterId) => input.forwardCluster(clusterId, held)));
     return { shard, shardCount, leaseAcquired: true, clusterIds, results };
   } finally {

@@ -62,6 +62,11 @@ export class StreamPosition {
     return oldest;
   }
 
+  /** The resourceVersion a checkpoint would hold now, moved or not; undefined before the first list. */
+  get checkpoint(): string | undefined {
+    return this.committable;
+  }
+
   /** The resourceVersion to save, when it moved since the last save. */
   get unsaved(): string | undefined {
     return this.committable !== this.saved ? this.committable : undefined;

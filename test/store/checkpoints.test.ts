@@ -1,0 +1,109 @@
+/**
+ * A cluster's checkpoints, every resource in one item, fenced per lease: a stalled holder of
+ * the same lease cannot move them back, while a forwarder under another lease (its shard's
+ * after an upgrade from per-cluster leases, or a new shard layout's) is not refused by tokens
+ * it cannot compare. Against the memory store and DynamoDB Local, whose condition expression
+ * decides; and, in DynamoDB, the earlier layout (an item per resource) still read.
+ */
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { LeaseLostError } from '../../shared/domain/errors';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoClusterAdmin, createDynamoStores } from '../../shared/adapters/dynamodb';
+import { createMemoryStores } from '../../shared/adapters/memory';
+import type { Lease, Stores } from '../../shared/ports/store';
+import { ensureTable } from '../../local/dynamodb-local';
+import { useDynamoDbLocalClient } from '../support/dynamodb-for-tests';
+
+const dynamoDb = useDynamoDbLocalClient();
+
+const backends: Array<{ name: string; create(): Promise<Stores> }> = [
+  { name: 'memory', create: async () => createMemoryStores() },
+  {
+    name: 'DynamoDB Local',
+    create: async () => {
+      const tableName = `checkpoints-${randomUUID()}`;
+      await ensureTable(dynamoDb(), tableName);
+      return createDynamoStores(dynamoDb(), { tableName });
+    },
+  },
+];
+
+const leaseOf = (key: string, fencingToken: number): Lease => ({ key, holder: `holder-${fencingToken}`, fencingToken, expiresAt: Date.now() + 60_000 });
+
+describe.each(backends)('checkpoint fence: $name', (backend) => {
+  let stores: Stores;
+  beforeAll(async () => {
+    stores = await backend.create();
+  });
+
+  it('lets the shard\'s lease write over a checkpoint a cluster\'s own lease wrote with a higher token', async () => {
+    // Prepare: before the upgrade, the cluster's own lease had been taken 40 times
+    const cluster = `c-${randomUUID()}`;
+    await stores.checkpoints.saveCheckpoints(cluster, { inferenceservices: '100' }, leaseOf(`forwarder#${cluster}`, 40));
+
+    // Act
+    await stores.checkpoints.saveCheckpoints(cluster, { inferenceservices: '140' }, leaseOf('forwarder-shard#4/1', 1));
+
+    // Assess
+    expect((await stores.checkpoints.loadCheckpoints(cluster)).inferenceservices).toBe('140');
+  });
+
+  it('lets a new shard layout\'s lease take a cluster over from the old layout\'s', async () => {
+    // Prepare
+    const cluster = `c-${randomUUID()}`;
+    await stores.checkpoints.saveCheckpoints(cluster, { deployments: '500' }, leaseOf('forwarder-shard#4/3', 9));
+
+    // Act
+    await stores.checkpoints.saveCheckpoints(cluster, { deployments: '510' }, leaseOf('forwarder-shard#8/5', 2));
+
+    // Assess
+    expect((await stores.checkpoints.loadCheckpoints(cluster)).deployments).toBe('510');
+  });
+
+  it('refuses a stalled holder of the same shard lease, so it cannot move the checkpoint back', async () => {
+    // Prepare
+    const cluster = `c-${randomUUID()}`;
+    await stores.checkpoints.saveCheckpoints(cluster, { servingruntimes: '200' }, leaseOf('forwarder-shard#2/0', 6));
+
+    // Act
+    const stalled = stores.checkpoints.saveCheckpoints(cluster, { servingruntimes: '150' }, leaseOf('forwarder-shard#2/0', 5));
+
+    // Assess
+    await expect(stalled).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await stores.checkpoints.loadCheckpoints(cluster)).servingruntimes).toBe('200');
+  });
+});
+
+describe('checkpoints: the earlier layout, one item per resource, in DynamoDB Local', () => {
+  it('is read when the cluster has no checkpoints item yet, and a resource the item lacks still comes from it', async () => {
+    // Prepare: what a forwarder of the earlier release left, then one save of the new layout
+    const tableName = `checkpoints-${randomUUID()}`;
+    await ensureTable(dynamoDb(), tableName);
+    const stores = createDynamoStores(dynamoDb(), { tableName });
+    const cluster = `c-${randomUUID()}`;
+    for (const [resource, resourceVersion] of [['inferenceservices', '100'], ['deployments', '80']] as const) {
+      const item = { pk: `CHECKPOINT#${cluster}`, sk: resource, resourceVersion, fencingToken: 3, leaseKey: `forwarder#${cluster}`, updatedAt: 1 };
+      await dynamoDb().send(new PutCommand({ TableName: tableName, Item: item }));
+    }
+    await stores.checkpoints.recordForwarderError(cluster, 'watch failed');
+    const before = await stores.checkpoints.loadCheckpoints(cluster);
+
+    // Act
+    await stores.checkpoints.saveCheckpoints(cluster, { inferenceservices: '120' }, leaseOf('forwarder-shard#1/0', 1));
+    const after = await stores.checkpoints.loadCheckpoints(cluster);
+    const admin = new DynamoClusterAdmin(dynamoDb(), { tableName });
+    const listed = await admin.listCheckpoints(cluster);
+    await admin.deleteCluster({ id: cluster });
+
+    // Assess
+    expect(before).toEqual({ inferenceservices: '100', deployments: '80' });
+    expect(after).toEqual({ inferenceservices: '120', deployments: '80' });
+    expect(listed.map(({ resource, resourceVersion, leaseKey }) => ({ resource, resourceVersion, leaseKey }))).toEqual([
+      { resource: 'inferenceservices', resourceVersion: '120', leaseKey: 'forwarder-shard#1/0' },
+      { resource: 'deployments', resourceVersion: '80', leaseKey: `forwarder#${cluster}` },
+    ]);
+    expect(await stores.checkpoints.loadCheckpoints(cluster)).toEqual({});
+    expect(await stores.checkpoints.loadForwarderError(cluster)).toBeUndefined();
+  });
+});
