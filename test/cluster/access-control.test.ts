@@ -42,9 +42,17 @@ function event(name: string, namespace: string, involvedObject: Record<string, u
   });
 }
 
+/**
+ * The uid of the InferenceService `llama` the owned Deployments name as their controller: a
+ * real one, so that a real kube-apiserver's garbage collector does not delete them as orphans
+ * while the tests run.
+ */
+let llamaUid = '';
+const llamaOwner = () => [{ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', uid: llamaUid, controller: true }];
+
 function deployment(name: string, owned: boolean): string {
   const metadata = owned
-    ? { name, namespace: NS, labels: { 'ome.io/inferenceservice': 'llama' }, ownerReferences: [{ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', uid: '7d7c1f43-0000-4000-8000-000000000001', controller: true }] }
+    ? { name, namespace: NS, labels: { 'ome.io/inferenceservice': 'llama' }, ownerReferences: llamaOwner() }
     : { name, namespace: NS, labels: { app: name } };
   return JSON.stringify({
     apiVersion: 'apps/v1',
@@ -65,6 +73,10 @@ describe(`who may do what${ON_SERVER}`, () => {
     identities = kubectl.file('identities', '');
     await cluster.writeIdentityKubeconfig(identities);
     const runtime = JSON.stringify({ apiVersion: 'ome.io/v1beta1', kind: 'ServingRuntime', metadata: { name: 'sglang', namespace: NS }, spec: {} });
+    const llama = { apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', metadata: { name: 'llama', namespace: NS }, spec: { model: { name: 'm' } } };
+    expect((await kubectl.run('apply', '-f', kubectl.file('llama.yaml', stringify(llama)))).stderr).toBe('');
+    llamaUid = (await kubectl.run('get', 'inferenceservice', 'llama', '-n', NS, '-o', 'jsonpath={.metadata.uid}')).stdout;
+    expect(llamaUid).toMatch(/^[0-9a-f-]{36}$/);
     const admin = await kubectl.run('apply', '-f', kubectl.file('objects.yaml', [deployment('unowned', false), deployment('owned', true), runtime].map((json) => stringify(JSON.parse(json))).join('---\n')));
     expect(admin.stderr).toBe('');
   });
@@ -176,7 +188,7 @@ describe(`who may do what${ON_SERVER}`, () => {
       JSON.stringify({
         apiVersion: 'apps/v1',
         kind: 'Deployment',
-        metadata: { name, namespace, labels: { 'ome.io/inferenceservice': label }, ownerReferences: [{ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', name: 'llama', uid: '7d7c1f43-0000-4000-8000-000000000001', controller: true }] },
+        metadata: { name, namespace, labels: { 'ome.io/inferenceservice': label }, ownerReferences: llamaOwner() },
         spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'busybox' }], ...podSpec } } },
       });
     const refusal = (why: string): string => `The deployments "x" is invalid: : ${POLICY_DENIAL.replace('is forbidden: ', '')}${why}\n`;
