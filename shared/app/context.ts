@@ -21,7 +21,7 @@ import { NotFoundError } from '../domain/errors';
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../ports/clock';
 import type { ClusterRecord, Stores } from '../ports/store';
-import { clusterModeOf } from '../domain/cluster-mode';
+import { clusterModeOf, type ClusterMode } from '../domain/cluster-mode';
 import type { AppContext, ClusterHandle } from '../ports/app-context';
 import { isSweeping } from '../use-cases/sweep-priority';
 
@@ -95,10 +95,16 @@ export interface AppContextOptions {
    * reports `expiresAt` is dropped by then at the latest, so it never outlives its token.
    */
   clientTtlMs?: number;
+  /**
+   * How long a cluster's mode, once read, is reused (default 60 s): the admission webhook
+   * asks for it on every review, and a mode changes only when an operator switches it.
+   */
+  modeTtlMs?: number;
 }
 
 // EKS tokens live 15 minutes; reuse a client well inside that (the resolver's expiry caps it too).
 const DEFAULT_CLIENT_TTL_MS = 10 * 60_000;
+const DEFAULT_MODE_TTL_MS = 60_000;
 
 const noCredentials: CredentialResolver = {
   async resolve(record) {
@@ -117,6 +123,8 @@ export function createAppContext(options: AppContextOptions): AppContext {
   const connectCluster = options.connectCluster ?? connectionFromRecord;
   const mode = options.config.mode ?? 'local';
   const handles = new Map<string, { handle: Promise<ClusterHandle>; expiresAt: number }>();
+  const modeTtl = options.modeTtlMs ?? DEFAULT_MODE_TTL_MS;
+  const modes = new Map<string, { mode: Promise<ClusterMode>; expiresAt: number }>();
   // One bucket per cluster, shared by every function's client to it and outliving client renewals.
   const { kubeApiQps: qps, kubeApiBurst: burst } = options.config;
   const limiters = new Map<string, TokenBucket>();
@@ -158,10 +166,20 @@ export function createAppContext(options: AppContextOptions): AppContext {
     config: options.config,
     clock,
     stores: options.stores,
-    async clusterMode(clusterId) {
-      const record = await options.stores.clusters.getCluster(clusterId);
-      if (!record) throw new NotFoundError(`cluster ${clusterId} is not registered`);
-      return clusterModeOf(record);
+    clusterMode(clusterId) {
+      const cached = modes.get(clusterId);
+      if (cached && cached.expiresAt > clock.now()) return cached.mode;
+      const mode = options.stores.clusters.getCluster(clusterId).then((record) => {
+        if (!record) throw new NotFoundError(`cluster ${clusterId} is not registered`);
+        return clusterModeOf(record);
+      });
+      const entry = { mode, expiresAt: clock.now() + modeTtl };
+      // A failed read (unregistered, no mode, the store unreachable) is not kept: the next review reads again.
+      mode.catch(() => {
+        if (modes.get(clusterId) === entry) modes.delete(clusterId);
+      });
+      modes.set(clusterId, entry);
+      return mode;
     },
     cluster(clusterId) {
       const functionName = functionIdentity.getStore() ?? options.config.functionName;

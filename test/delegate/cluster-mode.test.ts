@@ -110,3 +110,35 @@ describe('a registry record without a mode, where records are used', () => {
     expect(connects).toEqual(['legacy']);
   });
 });
+
+describe('the mode the admission webhook asks for on every review', () => {
+  it('is read from the registry once a minute per cluster at most; a failed read is not kept', async () => {
+    // Prepare: a registry that counts its reads, and a clock the test moves
+    const stores = createMemoryStores();
+    let now = 1_000_000;
+    let reads = 0;
+    const getCluster = stores.clusters.getCluster.bind(stores.clusters);
+    stores.clusters.getCluster = async (id) => ((reads += 1), getCluster(id));
+    const app = createAppContext({ config: loadConfig({ TABLE_NAME: 'unused' }), stores, clock: { now: () => now } });
+    await stores.clusters.putCluster({ id: 'edge', server: 'https://127.0.0.1:1', credentials: { kind: 'kubeconfig', kubeconfig: '' }, omeNamespace: 'ome', mode: 'standalone' });
+
+    // Act: a hundred reviews, an operator's switch to delegate, the minute passing
+    const first = await Promise.all(Array.from({ length: 100 }, () => app.clusterMode('edge')));
+    const readsForHundred = reads;
+    await stores.clusters.putCluster({ id: 'edge', server: 'https://127.0.0.1:1', credentials: { kind: 'kubeconfig', kubeconfig: '' }, omeNamespace: 'ome', mode: 'delegate' });
+    const withinMinute = await app.clusterMode('edge');
+    now += 60_001;
+    const afterMinute = await app.clusterMode('edge');
+    const unknown = await app.clusterMode('nowhere').catch((error: unknown) => error);
+    const readsBeforeRetry = reads;
+    await app.clusterMode('nowhere').catch(() => undefined);
+
+    // Assess
+    expect(new Set(first)).toEqual(new Set(['standalone']));
+    expect(readsForHundred).toBe(1);
+    expect(withinMinute).toBe('standalone');
+    expect(afterMinute).toBe('delegate');
+    expect(String(unknown)).toContain('cluster nowhere is not registered');
+    expect(reads).toBe(readsBeforeRetry + 1);
+  });
+});
