@@ -96,7 +96,10 @@ export function formatSimulationReport(report: SimulationReport): string {
     .map(([caller, verbs]) => [caller, Object.values(verbs).reduce((sum, count) => sum + count, 0), verbs] as const)
     .sort(([, left], [, right]) => right - left)
     .slice(0, CALLER_ROWS / 2);
-  for (const [caller, count, verbs] of kubeCallers) rows.push([`  Kubernetes ${caller}`, String(count), Object.entries(verbs).map(([verb, n]) => `${verb} ${n}`).join(', ')]);
+  for (const [caller, count, verbs] of kubeCallers) {
+    const requests = Object.entries(verbs).sort(([, left], [, right]) => right - left);
+    rows.push([`  Kubernetes ${caller}`, String(count), requests.map(([request, n]) => `${request} ${n}`).join(', ')]);
+  }
   for (const [event, count] of Object.entries(report.forwarderEvents ?? {}).sort(([, left], [, right]) => right - left).slice(0, CALLER_ROWS / 2)) rows.push([`  forwarder: ${event.slice(0, 60)}`, String(count), 'log lines in the window']);
   const width = Math.max(...rows.map(([name]) => name.length));
   const valueWidth = Math.max(...rows.map(([, value]) => value.length));

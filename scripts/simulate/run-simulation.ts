@@ -103,7 +103,7 @@ export interface SimulationReport {
     requests: number;
     watches: number;
     byMethod: Record<string, number>;
-    /** The window's authorized requests by user (a function's ServiceAccount, the forwarder's, …), then verb; watches left out. */
+    /** The window's authorized requests by user (a function's ServiceAccount, the forwarder's, …), then verb and resource (`get inferenceservices`); watches left out. */
     byCaller: Record<string, Record<string, number>>;
     perChange: number;
     floorPerChange: number;
@@ -226,7 +226,11 @@ export function forwarderEventOf(line: string): string | undefined {
   return match?.[1];
 }
 
-/** The API servers' access records since `from` (per cluster), by function (`system:serviceaccount:ome-pinning-system:ome-pinning-pin` → `pin`) or else user, and verb. */
+/**
+ * The API servers' access records since `from` (per cluster), by function
+ * (`system:serviceaccount:ome-pinning-system:ome-pinning-pin` → `pin`) or else user, then by
+ * verb and resource (`get inferenceservices`, `update inferenceservices/status`).
+ */
 function kubernetesCallers(plane: ControlPlane, from: ReadonlyMap<string, number>): Record<string, Record<string, number>> {
   const byCaller: Record<string, Record<string, number>> = {};
   const functions = [...plane.functions, FORWARDER_FUNCTION];
@@ -237,7 +241,9 @@ function kubernetesCallers(plane: ControlPlane, from: ReadonlyMap<string, number
       // `ome-pinning-pin` → `pin`: the longest function name the ServiceAccount ends with.
       const caller = functions.filter((name) => account === name || account.endsWith(`-${name}`)).sort((left, right) => right.length - left.length)[0] ?? account;
       const verbs = (byCaller[caller] ??= {});
-      verbs[record.verb] = (verbs[record.verb] ?? 0) + 1;
+      // `inferenceservices.ome.io/status` → `inferenceservices/status`
+      const request = `${record.verb} ${record.target.replace(/\.[^/]*/, '')}`;
+      verbs[request] = (verbs[request] ?? 0) + 1;
     }
   }
   return byCaller;
