@@ -6,7 +6,7 @@ import { fenceDeploymentWrites } from '../use-cases/rollout-runs/fenced-deployme
 import { createRolloutWorkloadWriter } from '../use-cases/rollout-runs/rollout-workload-writer';
 import { getOptional } from '../use-cases/rollout-runs/workloads';
 import type { MetricsBinding } from '../domain/rollout/analysis';
-import type { RolloutIsvc } from '../use-cases/rollout-runs/rollout-status';
+import { specGroupsOf, type RolloutIsvc } from '../use-cases/rollout-runs/rollout-status';
 
 /**
  * The engine workload writer the functions use: an engine in a rollout group rolls out
@@ -28,12 +28,19 @@ export const rolloutAwareWorkloadWriter =
       binding ??= metricsOf(client);
       return { metrics: await binding };
     };
-    /** Fails before any run opens when a same-named Deployment is someone else's. */
+    /**
+     * Fails before any run opens when a same-named Deployment is someone else's. Without
+     * rollout groups or a run in progress no run can open: the Deployment is written
+     * directly, and the direct writer checks its owner on the one read it makes anyway.
+     */
     const ownedWriter = async (request: EngineWorkloadRequest): Promise<EngineWorkloadWriter> => {
       const owner = workloadOwnerOf(request.isvc);
-      const { namespace = '', name } = request.desired.metadata;
-      const stable = await getOptional(client, namespace, name);
-      if (stable) assertOwnedDeployment(stable, owner);
+      const isvc = request.isvc as RolloutIsvc;
+      if (specGroupsOf(isvc).length > 0 || isvc.status?.rollout?.activeRun) {
+        const { namespace = '', name } = request.desired.metadata;
+        const stable = await getOptional(client, namespace, name);
+        if (stable) assertOwnedDeployment(stable, owner);
+      }
       // The rollout writer fences its own writes; this wrapper adds the ownership check only.
       return createRolloutWorkloadWriter({ client: fenceDeploymentWrites(client, undefined, owner), direct, clock, ...(await metricsFor(request)) });
     };

@@ -148,7 +148,9 @@ async function applyComponentWorkload(deps: RolloutWorkloadWriterDeps, request: 
 async function applyComponentWorkloads(deps: RolloutWorkloadWriterDeps, requests: readonly EngineWorkloadRequest[]): Promise<EngineWorkloadOutcome[]> {
   const first = requests[0];
   if (!first) return [];
-  const isvc = (await getRolloutIsvc(deps.client, first.isvc.metadata.namespace ?? '', first.isvc.metadata.name)) ?? (first.isvc as RolloutIsvc);
+  // The caller's object, as read (or written) under the lease a moment ago: a write of ours
+  // carries its resourceVersion, so anything that moved it since turns into a 409 and a retry.
+  const isvc = first.isvc as RolloutIsvc;
   const changes: RunChange[] = [];
   for (const request of requests) {
     const decision = await decide(deps, isvc, request.component ?? 'engine', request.desired as Deployment);
@@ -162,13 +164,16 @@ async function applyComponentWorkloads(deps: RolloutWorkloadWriterDeps, requests
     for (const change of changes) (outcome === 'run-opened' ? opened : parked).add(change.component);
   }
   const outcomes: EngineWorkloadOutcome[] = [];
+  // Until something here writes (a run opened above, an earlier component's apply), the object read is current.
+  let written = changes.length > 1;
   for (const request of requests) {
     if (parked.has(request.component ?? 'engine')) {
       outcomes.push('unchanged');
       continue;
     }
-    // Read afresh for each: the run just opened, and each component's writes move the ISVC on.
-    const current = (await getRolloutIsvc(deps.client, first.isvc.metadata.namespace ?? '', first.isvc.metadata.name)) ?? request.isvc;
+    // Read afresh after a write: the run just opened, and each component's writes move the ISVC on.
+    const current = written ? ((await getRolloutIsvc(deps.client, first.isvc.metadata.namespace ?? '', first.isvc.metadata.name)) ?? request.isvc) : isvc;
+    written = true;
     const outcome = await applyComponentWorkload(deps, { ...request, isvc: current });
     outcomes.push(opened.has(request.component ?? 'engine') && outcome === 'run-in-progress' ? 'run-opened' : outcome);
   }
