@@ -11,6 +11,7 @@
  * its hints may come twice, which handlers absorb, and each forwarder's checkpoint only ever
  * passes hints it published itself, so none is lost (docs/events.md, "Shards").
  */
+import { setMaxListeners } from 'node:events';
 import type { Clock } from '../../ports/clock';
 import type { Lease, LeaseStore } from '../../ports/store';
 import type { ForwarderLogger } from './logger';
@@ -52,6 +53,8 @@ export interface ShardRunResult<T> {
 /** Holds the shard's lease with a heartbeat; `lost` aborts when a renewal is refused or it expires. */
 function holdShardLease(options: ShardLeaseOptions, lease: Lease): SharedLease & { stop(): void } {
   const lost = new AbortController();
+  // Every forwarder of the shard listens on it; that is not a leak.
+  setMaxListeners(0, lost.signal);
   const heartbeat = startHeartbeat({
     leases: options.leases,
     lease,
