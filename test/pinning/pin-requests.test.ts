@@ -7,35 +7,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rolloutAwareWorkloadWriter } from '../../shared/app/engine-workload-writer';
 import { systemClock } from '../../shared/ports/clock';
-import type { ClusterClient } from '../../shared/ports/cluster';
 import { Resources } from '../../shared/domain/model/resources';
 import { pinInferenceService, type DriftCheckDeps } from '../../shared/use-cases/pinning';
-import { annotateSync, applyRuntime, editIsvc, ISVC, NS, REV_085, REV_090, RUNTIME, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from './support';
+import { annotateSync, applyRuntime, CountingClient, editIsvc, ISVC, NS, REV_085, REV_090, RUNTIME, seedIsvc, seedRuntime, startPinningWorld, type PinningWorld } from './support';
 
 let world: PinningWorld;
 let deps: DriftCheckDeps;
 const requests: string[] = [];
 
-/** The client the pin uses, recording `verb resource name` for every request. */
-function recording(inner: ClusterClient): ClusterClient {
-  const note = (verb: string, plural: string, name: string): void => void requests.push(`${verb} ${plural} ${name}`);
-  return {
-    get: (type, namespace, name) => (note('get', type.plural, name), inner.get(type, namespace, name)),
-    list: (type, options) => (note('list', type.plural, ''), inner.list(type, options)),
-    create: (type, object, options) => (note('create', type.plural, object.metadata.name), inner.create(type, object, options)),
-    replace: (type, object, options) => (note('replace', type.plural, object.metadata.name), inner.replace(type, object, options)),
-    replaceStatus: (type, object, options) => (note('replaceStatus', type.plural, object.metadata.name), inner.replaceStatus(type, object, options)),
-    patch: (type, namespace, name, patch, options) => (note('patch', type.plural, name), inner.patch(type, namespace, name, patch, options)),
-    delete: (type, namespace, name, options) => (note('delete', type.plural, name), inner.delete(type, namespace, name, options)),
-    watch: (type, options, onEvent) => inner.watch(type, options, onEvent),
-  };
-}
-
 beforeAll(async () => {
   world = await startPinningWorld();
   await applyRuntime(world.admin, seedRuntime('0.9'));
   await world.admin.create(Resources.inferenceServices, seedIsvc());
-  const client = recording(world.admin);
+  // The client the pin uses, recording `verb resource name` for every request.
+  const client = new CountingClient(world.admin);
+  client.onRequest = (verb, type, name) => void requests.push(`${verb} ${type.plural} ${name}`);
   deps = { ...world.deps, client, workloads: rolloutAwareWorkloadWriter(systemClock)(client) };
 });
 

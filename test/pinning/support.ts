@@ -26,6 +26,8 @@ export class CountingClient implements ClusterClient {
   readonly counts = new Map<string, number>();
   /** Called before each write, with its verb, type and object name. */
   onWrite: ((verb: string, type: ResourceType, name: string) => void) | undefined;
+  /** Called before each request but a watch, reads included, likewise. */
+  onRequest: ((verb: string, type: ResourceType, name: string) => void) | undefined;
 
   constructor(private readonly inner: ClusterClient) {}
 
@@ -46,6 +48,7 @@ export class CountingClient implements ClusterClient {
   private note(verb: string, type: ResourceType, name = ''): void {
     const key = `${verb} ${type.plural}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    if (verb !== 'watch') this.onRequest?.(verb, type, name);
     if (!['get', 'list', 'watch'].includes(verb)) this.onWrite?.(verb, type, name);
   }
 
