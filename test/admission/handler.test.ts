@@ -66,6 +66,8 @@ describe('admission-webhook handler', () => {
   const reads: string[] = [];
   const connects: string[] = [];
   const saved = { ...process.env };
+  let registry: ReturnType<typeof createMemoryStores>;
+  let connectCluster: ClusterConnector;
 
   beforeAll(async () => {
     writeFileSync(join(dir, 'key'), `${KEY}\n`, { mode: 0o600 });
@@ -78,16 +80,18 @@ describe('admission-webhook handler', () => {
       reads.push(id);
       return getCluster(id);
     };
-    const connectCluster: ClusterConnector = (record) => {
+    connectCluster = (record) => {
       connects.push(record.id);
       throw new Error(`connect to ${record.server} with role arn:aws:iam::123:role/x refused`);
     };
-    setAppContext(createAppContext({ config: loadConfig({ TABLE_NAME: 'unused' }), stores, connectCluster }));
+    registry = stores;
   });
 
+  // A context per test: it keeps a cluster's mode for a minute, and each test counts its own reads.
   beforeEach(() => {
     reads.length = 0;
     connects.length = 0;
+    setAppContext(createAppContext({ config: loadConfig({ TABLE_NAME: 'unused' }), stores: registry, connectCluster }));
   });
 
   afterAll(() => {
