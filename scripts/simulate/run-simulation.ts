@@ -454,13 +454,15 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
           if (pending && pending.forwardedAt === undefined && hint.name === pending.subject) pending.forwardedAt = began;
         }
       }
+      // Counted as it starts: a sweep reads the count as soon as its last write shows, which
+      // may be before the invocation that made it has returned.
+      for (const clusterId of new Set(hintsOf(event).map((hint) => hint.clusterId))) {
+        const key = `${functionName}@${clusterId}`;
+        invocationCounts[key] = (invocationCounts[key] ?? 0) + 1;
+      }
       try {
         return await callerOfWork.run(functionName, () => target(event, context));
       } finally {
-        for (const clusterId of new Set(hintsOf(event).map((hint) => hint.clusterId))) {
-          const key = `${functionName}@${clusterId}`;
-          invocationCounts[key] = (invocationCounts[key] ?? 0) + 1;
-        }
         if (measuring) {
           const entry = (byFunction[functionName] ??= { invocations: 0, durationMs: 0 });
           entry.invocations += 1;

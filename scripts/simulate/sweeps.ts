@@ -143,7 +143,7 @@ async function revisionsOfFanOut(cluster: SweepCluster, omeNamespace: string): P
 
 /**
  * Runs both sweeps in `cluster` (prepared with `prepareFanOut`) and returns their figures.
- * `invocationsOf` counts a function's invocations for this cluster's hints so far.
+ * `invocationsOf` counts a function's invocations for this cluster's hints started so far.
  */
 export async function runSweeps(input: {
   cluster: SweepCluster;
