@@ -269,6 +269,8 @@ export async function runForwarder(input: LongRunningForwarderInput): Promise<Fo
     input.signal.addEventListener('abort', onStop, { once: true });
     try {
       const end = await runSession(input, settings, counters, tenure, { stopWatching: input.signal, stopPublishing: stopPublishing.signal });
+      // A shard's lease seen lost here (a newer holder's checkpoint) ends the run: taking the same lease again would relist in a loop.
+      if (end === 'lease-lost' && tenure.shared) break;
       failedStarts = end === 'start-failed' ? failedStarts + 1 : 0;
       await pauseAfter(end, failedStarts, settings, tenure.shared !== undefined, input.signal);
     } finally {
@@ -304,6 +306,7 @@ export async function runForwarderFor(input: BoundedForwarderInput): Promise<For
       if (tenure === undefined) break;
       leaseAcquired = true;
       const end = await runSession(input, settings, counters, tenure, { stopWatching: stopWatching.signal, stopPublishing: stopPublishing.signal });
+      if (end === 'lease-lost' && tenure.shared) break;
       failedStarts = end === 'start-failed' ? failedStarts + 1 : 0;
       await pauseAfter(end, failedStarts, settings, tenure.shared !== undefined, stopWatching.signal);
     }
