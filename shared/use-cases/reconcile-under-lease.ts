@@ -161,6 +161,29 @@ async function acquireWithin(deps: ReconcileDeps, key: string): Promise<{ lease:
 }
 
 /**
+ * Runs `attempt`, and again on ConflictError up to `maxConflictRetries` times after a short,
+ * growing, jittered pause; the attempt must read the object again itself. Any other error,
+ * and exhausted retries, propagate. Where the object's resourceVersion alone fences the
+ * write (no lease), this is the whole reconcile.
+ */
+export async function retryConflicts<R>(
+  deps: Pick<ReconcileDeps, 'maxConflictRetries' | 'sleep'>,
+  key: string,
+  attempt: (n: number) => Promise<R>,
+): Promise<R> {
+  const sleep = deps.sleep ?? defaultSleep;
+  for (let n = 1; ; n += 1) {
+    try {
+      return await attempt(n);
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      if (n > deps.maxConflictRetries) throw new ConflictRetriesExhaustedError(key, n, error);
+      await sleep(Math.min(10 * 2 ** n, 200) + Math.floor(Math.random() * 10));
+    }
+  }
+}
+
+/**
  * Runs `attempt` under the object's lease, re-running it on ConflictError up to
  * `maxConflictRetries` times. Any other error, and exhausted retries, propagate with the
  * lease released, so the event is redelivered and tried afresh.
@@ -170,21 +193,14 @@ export async function reconcileUnderLease<R>(
   key: string,
   attempt: (context: AttemptContext) => Promise<R>,
 ): Promise<R> {
-  const sleep = deps.sleep ?? defaultSleep;
   const acquired = await acquireWithin(deps, key);
   const held = holdLease(deps, acquired.lease, acquired.requestedAt);
   try {
-    for (let n = 1; ; n += 1) {
+    return await retryConflicts(deps, key, (n) => {
       // A worker that lost its lease must not start another attempt: its reads are stale.
       held.assertHeld();
-      try {
-        return await attempt({ lease: held.current(), attempt: n, assertHeld: () => held.assertHeld() });
-      } catch (error) {
-        if (!(error instanceof ConflictError)) throw error;
-        if (n > deps.maxConflictRetries) throw new ConflictRetriesExhaustedError(key, n, error);
-        await sleep(Math.min(10 * 2 ** n, 200) + Math.floor(Math.random() * 10));
-      }
-    }
+      return attempt({ lease: held.current(), attempt: n, assertHeld: () => held.assertHeld() });
+    });
   } finally {
     held.stop();
     await deps.leases.release(held.current()).catch(() => {

@@ -18,7 +18,7 @@
  * the table and is enqueued again (docs/architecture.md, "Continuations").
  */
 import { createHash } from 'node:crypto';
-import { objectLeaseKey, reconcileUnderLease } from '../reconcile-under-lease';
+import { retryConflicts } from '../reconcile-under-lease';
 import { ConflictError, ControlPlaneError, ExpiredError, isRetryable, NotFoundError } from '../../domain/errors';
 import type { InferenceService, InferenceServiceStatus } from '../../domain/model/inference-service';
 import { Resources } from '../../domain/model/resources';
@@ -30,7 +30,7 @@ import { pinInferenceService, reconcileDepsOf, type PinningDeps } from './pin-in
 import { forEachBounded } from '../for-each-bounded';
 import { changesPin, computeNextStatus, isPausedByDrift, toPinningSubject } from './pin-status';
 import { RevisionCache } from '../revisions';
-import { fetchLiveRuntime, listAll, loadRuntimeCatalog, toLiveRuntime, type RuntimeRef } from './runtime-source';
+import { fetchLiveRuntime, listAll, loadRuntimeCatalog, runtimeKeyOf, runtimeStillAsRead, toLiveRuntime, type RuntimeRead, type RuntimeRef } from './runtime-source';
 
 export interface DriftCheckDeps extends PinningDeps {
   /** InferenceServices evaluated at once (default 16). */
@@ -76,11 +76,24 @@ export interface DriftCheckReport {
   /** Failed to write; retryable ones fail the whole fan-out so it is delivered again. */
   failed: number;
   /**
+   * Written, then judged again because a runtime or revision they were judged from changed
+   * before the fence read it back (see `fenceWrites`).
+   */
+  rejudged: number;
+  /**
    * With a continuation store: `started`/`resumed` and finished here, `continued` (saved
    * and enqueued again), `superseded` (a newer runtime change took over), or `dropped`
    * (a duplicate of a fan-out another invocation is running).
    */
   continuation?: 'started' | 'resumed' | 'continued' | 'superseded' | 'dropped';
+}
+
+/** The runtimes or revisions kept changing under the fan-out's writes; the fan-out is delivered again. */
+export class DriftInputsMovingError extends ControlPlaneError {
+  constructor(passes: number) {
+    super(`drift check: the runtimes judged from changed again after ${passes} passes; retrying`, { retryable: true });
+    this.name = 'DriftInputsMovingError';
+  }
 }
 
 /** Some InferenceServices could not be brought up to date; the fan-out is delivered again. */
@@ -92,6 +105,8 @@ export class DriftFanOutIncompleteError extends ControlPlaneError {
 }
 
 const DEFAULT_CONCURRENCY = 16;
+/** Passes of the fence over one page's writes before the hint is handed back. */
+const MAX_FENCE_PASSES = 3;
 const DEFAULT_PAGE_SIZE = 500;
 export const DEFAULT_FANOUT_TIME_MARGIN_MS = 20_000;
 export const DEFAULT_CONTINUATION_STALE_MS = 300_000;
@@ -128,14 +143,13 @@ export function planFanOutStart(input: { stored: Continuation | undefined; conti
 
 const keyOf = (object: KubeObject): string => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 
-interface FanOut {
-  deps: DriftCheckDeps;
-  resolve: (ref: RuntimeRef) => Promise<LiveRuntimeResolution>;
+/** What one pass of a fan-out judges from: runtimes and revisions as read once. */
+interface FanOutInputs {
+  /** The live runtime and the runtimes its resolution read, misses included. */
+  resolve: (ref: RuntimeRef) => Promise<{ resolution: LiveRuntimeResolution; reads: readonly RuntimeRead[] }>;
   revisions: RevisionCache;
   /** Does this InferenceService belong to the fan-out? */
   uses: (isvc: InferenceService) => boolean;
-  report: DriftCheckReport;
-  retryableFailure?: unknown;
   /**
    * Decisions by everything `decidePin` reads but the InferenceService's name (which it
    * does not read): thousands of objects pinned alike share a few decisions, so the
@@ -144,42 +158,79 @@ interface FanOut {
   decisions: Map<string, PinDecision>;
 }
 
+/**
+ * The runtimes written conditions were judged from, by `runtimeKeyOf`. Revisions are not
+ * among them: their data never changes, and a deleted one makes the decision an error,
+ * which the fan-out never writes as a condition.
+ */
+type JudgedFrom = Map<string, RuntimeRead>;
+
+interface FanOut {
+  deps: DriftCheckDeps;
+  inputs: FanOutInputs;
+  /** Reads the inputs afresh, for a pass after the fence found one changed. */
+  reload: () => Promise<FanOutInputs>;
+  report: DriftCheckReport;
+  retryableFailure?: unknown;
+  /** Written since the last fence, and what their conditions were judged from. */
+  written: InferenceService[];
+  judgedFrom: JudgedFrom;
+}
+
+const nothingJudged = (): JudgedFrom => new Map();
+
 /** Fans a runtime change or a revision delete out to the InferenceServices it affects. */
 export async function checkRuntimeDrift(deps: DriftCheckDeps, trigger: DriftTrigger): Promise<DriftCheckReport> {
-  const report: DriftCheckReport = { scope: 'ignored', scanned: 0, evaluated: 0, statusWrites: 0, pinned: 0, errors: 0, failed: 0 };
+  const report: DriftCheckReport = { scope: 'ignored', scanned: 0, evaluated: 0, statusWrites: 0, pinned: 0, errors: 0, failed: 0, rejudged: 0 };
   const pageSize = deps.pageSize ?? DEFAULT_PAGE_SIZE;
   let fanOut: FanOut;
   let namespace: string | undefined;
   if (trigger.kind === RuntimeKind.cluster || trigger.kind === RuntimeKind.namespaced) {
     const kind = trigger.kind === RuntimeKind.namespaced ? RuntimeKind.namespaced : RuntimeKind.cluster;
     const changed = { kind, name: trigger.name, ...(kind === RuntimeKind.namespaced ? { namespace: trigger.namespace ?? '' } : {}) };
-    const catalog = await loadRuntimeCatalog(deps.client, changed, pageSize);
-    const names = catalog.affectedNames(changed);
-    const revisions = new RevisionCache(deps.client, deps.omeNamespace);
-    await revisions.prefetchRuntimes(names, pageSize);
+    const load = async (): Promise<FanOutInputs & { subject: string }> => {
+      const catalog = await loadRuntimeCatalog(deps.client, changed, pageSize);
+      const names = catalog.affectedNames(changed);
+      const revisions = new RevisionCache(deps.client, deps.omeNamespace);
+      await revisions.prefetchRuntimes(names, pageSize);
+      return {
+        subject: fanOutSubject(catalog.lookup(changed)),
+        decisions: new Map(),
+        revisions,
+        resolve: async (ref) => ({ resolution: catalog.resolve(ref), reads: catalog.readsOf(ref) }),
+        uses: (isvc) => names.has(isvc.spec?.runtime?.name ?? ''),
+      };
+    };
+    const inputs = await load();
     report.scope = 'runtime';
     namespace = kind === RuntimeKind.namespaced ? changed.namespace : undefined;
-    fanOut = { deps, report, decisions: new Map(), revisions, resolve: async (ref) => catalog.resolve(ref), uses: (isvc) => names.has(isvc.spec?.runtime?.name ?? '') };
+    fanOut = { deps, report, inputs, reload: load, written: [], judgedFrom: nothingJudged() };
     if (deps.continuations) {
-      const subject = fanOutSubject(catalog.lookup(changed));
+      const subject = inputs.subject;
       return runContinued(fanOut, trigger, { store: deps.continuations, work: driftWork(kind, namespace, trigger.name), subject, namespace, pageSize });
     }
   } else if (trigger.kind === 'ControllerRevision' && trigger.change === 'deleted') {
-    const resolved = new Map<string, Promise<LiveRuntimeResolution>>();
-    report.scope = 'revision';
-    fanOut = {
-      deps,
-      report,
-      decisions: new Map(),
-      revisions: new RevisionCache(deps.client, deps.omeNamespace),
-      resolve: (ref) => {
-        // Few InferenceServices name one revision: resolve each runtime once, on demand.
-        const id = `${ref.kind}/${ref.namespace}/${ref.name}`;
-        if (!resolved.has(id)) resolved.set(id, fetchLiveRuntime(deps.client, ref));
-        return resolved.get(id) as Promise<LiveRuntimeResolution>;
-      },
-      uses: (isvc) => isvc.status?.pinnedRevisionName === trigger.name || isvc.spec?.runtime?.revision === trigger.name,
+    const load = async (): Promise<FanOutInputs> => {
+      const resolved = new Map<string, Promise<{ resolution: LiveRuntimeResolution; reads: RuntimeRead[] }>>();
+      return {
+        decisions: new Map(),
+        revisions: new RevisionCache(deps.client, deps.omeNamespace),
+        resolve: (ref) => {
+          // Few InferenceServices name one revision: resolve each runtime once, on demand.
+          const id = `${ref.kind}/${ref.namespace}/${ref.name}`;
+          let entry = resolved.get(id);
+          if (entry === undefined) {
+            const reads: RuntimeRead[] = [];
+            entry = fetchLiveRuntime(deps.client, ref, reads).then((resolution) => ({ resolution, reads }));
+            resolved.set(id, entry);
+          }
+          return entry;
+        },
+        uses: (isvc) => isvc.status?.pinnedRevisionName === trigger.name || isvc.spec?.runtime?.revision === trigger.name,
+      };
     };
+    report.scope = 'revision';
+    fanOut = { deps, report, inputs: await load(), reload: load, written: [], judgedFrom: nothingJudged() };
   } else {
     // InferenceService changes are the pin function's; other kinds carry no drift.
     return report;
@@ -187,8 +238,10 @@ export async function checkRuntimeDrift(deps: DriftCheckDeps, trigger: DriftTrig
 
   for await (const page of listAll<InferenceService>(deps.client, Resources.inferenceServices, { ...(namespace === undefined ? {} : { namespace }), pageSize })) {
     report.scanned += page.length;
-    await forEachBounded(page.filter(fanOut.uses), deps.concurrency ?? DEFAULT_CONCURRENCY, (isvc) => visit(fanOut, isvc));
+    await forEachBounded(page.filter((isvc) => fanOut.inputs.uses(isvc)), deps.concurrency ?? DEFAULT_CONCURRENCY, (isvc) => visit(fanOut, isvc));
   }
+  // Once, after every write: a fan-out that dies before it is delivered again whole.
+  await fenceWrites(fanOut);
   if (fanOut.retryableFailure !== undefined) throw new DriftFanOutIncompleteError(report.failed, fanOut.retryableFailure);
   return report;
 }
@@ -337,8 +390,10 @@ async function runContinued(fanOut: FanOut, trigger: DriftTrigger, run: Continue
     if (page.restarted) pageToken = undefined;
     const items = page.items.filter((item) => after === undefined || keyOf(item) > after);
     report.scanned += items.length;
-    const used = items.filter(fanOut.uses);
+    const used = items.filter((isvc) => fanOut.inputs.uses(isvc));
     const launched = await forEachBounded(used, deps.concurrency ?? DEFAULT_CONCURRENCY, visitOne, hasTime);
+    // Before the place moves past this page's writes: a resumer does not judge them again.
+    await fenceWrites(fanOut);
     if (launched < used.length) {
       // Everything up to the last one launched is done: the rest of this page is the next invocation's.
       const last = used[launched - 1];
@@ -359,48 +414,60 @@ async function runContinued(fanOut: FanOut, trigger: DriftTrigger, run: Continue
   }
 }
 
-type Verdict = { kind: 'none' } | { kind: 'error' } | { kind: 'pin' } | { kind: 'status'; decision: PinDecision };
+type Verdict = { kind: 'none' } | { kind: 'error' } | { kind: 'pin' } | { kind: 'status'; decision: PinDecision; judgedFrom: JudgedFrom };
 
 async function judge(fanOut: FanOut, isvc: InferenceService): Promise<Verdict> {
-  const { deps } = fanOut;
+  const { deps, inputs } = fanOut;
   const runtime = isvc.spec?.runtime;
   const ref: RuntimeRef = { kind: normalizeRuntimeKind(runtime?.kind), name: runtime?.name ?? '', namespace: isvc.metadata.namespace ?? '' };
   if (ref.name === '') return { kind: 'none' };
   // Following the live runtime: its workload is rendered from the new spec.
   if (runtime?.autoSync !== false) return deps.config.renderWorkloads ? { kind: 'pin' } : { kind: 'none' };
   const subject = toPinningSubject(isvc);
-  const live = await fanOut.resolve(ref);
+  const live = await inputs.resolve(ref);
   // Known after the first object pinned alike (or the prefetch): no promise, no read.
   const pinned = subject.pinnedRevisionName ?? '';
   const requested = runtime.revision ?? '';
-  if ((pinned !== '' && !fanOut.revisions.has(pinned)) || (requested !== '' && !fanOut.revisions.has(requested))) await fanOut.revisions.load([pinned, requested]);
+  if ((pinned !== '' && !inputs.revisions.has(pinned)) || (requested !== '' && !inputs.revisions.has(requested))) await inputs.revisions.load([pinned, requested]);
   const key = JSON.stringify([ref, subject.runtime, subject.syncToken, subject.pinnedRevisionName, subject.lastRuntimeSyncToken]);
-  let decision = fanOut.decisions.get(key);
+  let decision = inputs.decisions.get(key);
   if (!decision) {
-    decision = decidePin({ isvc: subject, live: toLiveRuntime(live), lookupRevision: fanOut.revisions.lookup, omeNamespace: deps.omeNamespace });
-    fanOut.decisions.set(key, decision);
+    decision = decidePin({ isvc: subject, live: toLiveRuntime(live.resolution), lookupRevision: inputs.revisions.lookup, omeNamespace: deps.omeNamespace });
+    inputs.decisions.set(key, decision);
   }
   if (decision.outcome === 'error') return { kind: 'error' };
   const resumes = deps.config.renderWorkloads && isPausedByDrift(isvc.status) && !decision.pausesUpdates;
   if (changesPin(isvc.status, decision) || resumes) return { kind: 'pin' };
-  return { kind: 'status', decision };
+  return { kind: 'status', decision, judgedFrom: new Map(live.reads.map((read) => [runtimeKeyOf(read.key), read])) };
+}
+
+function fail(fanOut: FanOut, error: unknown): void {
+  fanOut.report.failed += 1;
+  if (isRetryable(error)) fanOut.retryableFailure ??= error;
 }
 
 async function visit(fanOut: FanOut, isvc: InferenceService): Promise<void> {
-  const { report } = fanOut;
-  report.evaluated += 1;
+  fanOut.report.evaluated += 1;
+  await evaluate(fanOut, isvc);
+}
+
+async function evaluate(fanOut: FanOut, isvc: InferenceService): Promise<void> {
   try {
     const verdict = await judge(fanOut, isvc);
-    if (verdict.kind === 'error') report.errors += 1;
+    if (verdict.kind === 'error') fanOut.report.errors += 1;
     if (verdict.kind === 'pin') await pinOne(fanOut, isvc);
     if (verdict.kind !== 'status') return;
     // Computed once here and written as is on the first attempt: the listed object is what it was made from.
     const status = computeNextStatus(isvc.status, verdict.decision, fanOut.deps.clock.now());
     if (status === undefined) return;
-    if ((await writeDriftStatus(fanOut, isvc, status)) === 'delegate') await pinOne(fanOut, isvc);
+    const outcome = await writeDriftStatus(fanOut, isvc, status, verdict.judgedFrom);
+    if (outcome === 'delegate') await pinOne(fanOut, isvc);
+    if (typeof outcome === 'object') {
+      fanOut.written.push(isvc);
+      for (const [id, read] of outcome.judgedFrom) fanOut.judgedFrom.set(id, read);
+    }
   } catch (error) {
-    report.failed += 1;
-    if (isRetryable(error)) fanOut.retryableFailure ??= error;
+    fail(fanOut, error);
   }
 }
 
@@ -410,17 +477,24 @@ async function pinOne(fanOut: FanOut, isvc: InferenceService): Promise<void> {
 }
 
 /**
- * Writes the new condition under the object's lease with the listed resourceVersion.
- * After a conflict the object is read again and judged again; if it now needs more than
- * a condition, the pin use-case takes over once the lease is released.
+ * Writes the new condition with the listed resourceVersion, and takes no lease: the
+ * condition is the only thing written, so the object's resourceVersion fences it against
+ * every other writer of the object (pin, another fan-out), and `fenceWrites` against a
+ * change of what it was judged from. After a conflict the object is read again and judged
+ * again; if it now needs more than a condition, the pin use-case takes over.
  */
-async function writeDriftStatus(fanOut: FanOut, listed: InferenceService, listedStatus: InferenceServiceStatus): Promise<'written' | 'unchanged' | 'delegate'> {
+async function writeDriftStatus(
+  fanOut: FanOut,
+  listed: InferenceService,
+  listedStatus: InferenceServiceStatus,
+  listedJudgedFrom: JudgedFrom,
+): Promise<{ judgedFrom: JudgedFrom } | 'unchanged' | 'delegate'> {
   const { deps } = fanOut;
-  const reconcileDeps = reconcileDepsOf(deps);
-  const key = objectLeaseKey(deps.clusterId, Resources.inferenceServices.kind, listed.metadata.namespace, listed.metadata.name);
-  return reconcileUnderLease(reconcileDeps, key, async ({ attempt }) => {
+  const key = `${Resources.inferenceServices.kind} ${keyOf(listed)}`;
+  return retryConflicts(reconcileDepsOf(deps), key, async (attempt) => {
     let isvc: InferenceService | undefined = listed;
     let status: InferenceServiceStatus | undefined = listedStatus;
+    let judgedFrom = listedJudgedFrom;
     if (attempt > 1) {
       isvc = await reread(fanOut, listed);
       if (!isvc) return 'unchanged';
@@ -429,17 +503,58 @@ async function writeDriftStatus(fanOut: FanOut, listed: InferenceService, listed
       if (verdict.kind !== 'status') return 'unchanged';
       status = computeNextStatus(isvc.status, verdict.decision, deps.clock.now());
       if (status === undefined) return 'unchanged';
+      judgedFrom = verdict.judgedFrom;
     }
     await deps.client.replaceStatus(Resources.inferenceServices, { ...isvc, status }, { fieldManager: FIELD_MANAGER });
     fanOut.report.statusWrites += 1;
-    return 'written';
+    return { judgedFrom };
   });
+}
+
+/**
+ * The fence on the conditions written since the last one. A condition is judged from
+ * runtimes read before the write; if one of them changed in between, the
+ * fan-out that change starts may have judged the object before this write landed, found
+ * nothing to do, and left this stale condition in place. So, after the writes, every
+ * runtime they were judged from is read again: all as they were means any
+ * later change's fan-out reads the object after these writes; one changed means the
+ * inputs are read afresh and the written objects judged again, until a pass finds its
+ * inputs still as read (at most MAX_FENCE_PASSES, then the hint is delivered again).
+ */
+async function fenceWrites(fanOut: FanOut): Promise<void> {
+  for (let pass = 1; fanOut.written.length > 0; pass += 1) {
+    const { written, judgedFrom } = fanOut;
+    fanOut.written = [];
+    fanOut.judgedFrom = nothingJudged();
+    if (await stillAsJudged(fanOut, judgedFrom)) return;
+    if (pass > MAX_FENCE_PASSES) {
+      fanOut.report.failed += written.length;
+      fanOut.retryableFailure ??= new DriftInputsMovingError(pass - 1);
+      return;
+    }
+    fanOut.report.rejudged += written.length;
+    fanOut.inputs = await fanOut.reload();
+    await forEachBounded(written, fanOut.deps.concurrency ?? DEFAULT_CONCURRENCY, async (listed) => {
+      try {
+        const isvc = await reread(fanOut, listed);
+        if (isvc !== undefined) await evaluate(fanOut, isvc);
+      } catch (error) {
+        fail(fanOut, error);
+      }
+    });
+  }
+}
+
+/** Reads every runtime in `judgedFrom` again, at once; true when all are as they were. */
+async function stillAsJudged(fanOut: FanOut, judgedFrom: JudgedFrom): Promise<boolean> {
+  const checks = [...judgedFrom.values()].map((read) => runtimeStillAsRead(fanOut.deps.client, read));
+  return (await Promise.all(checks)).every(Boolean);
 }
 
 async function reread(fanOut: FanOut, listed: InferenceService): Promise<InferenceService | undefined> {
   try {
     const isvc = await fanOut.deps.client.get<InferenceService>(Resources.inferenceServices, listed.metadata.namespace, listed.metadata.name);
-    return isvc.metadata.uid === listed.metadata.uid && fanOut.uses(isvc) ? isvc : undefined;
+    return isvc.metadata.uid === listed.metadata.uid && fanOut.inputs.uses(isvc) ? isvc : undefined;
   } catch (error) {
     if (error instanceof NotFoundError) return undefined;
     throw error;

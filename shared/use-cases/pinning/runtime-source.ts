@@ -62,22 +62,40 @@ function resolveSafely(ref: RuntimeRef, lookup: RuntimeLookup): LiveRuntimeResol
   }
 }
 
-async function fetchRuntime(client: ClusterClient, key: RuntimeKey): Promise<RuntimeRecord | undefined> {
+/**
+ * A runtime as a decision read it: found at a resourceVersion, or not found. A write judged
+ * from it is still right while a read now gives the same (`runtimeStillAsRead`).
+ */
+export interface RuntimeRead {
+  key: RuntimeKey;
+  found: boolean;
+  resourceVersion?: string | undefined;
+}
+
+async function fetchRuntime(client: ClusterClient, key: RuntimeKey): Promise<{ record: RuntimeRecord | undefined; read: RuntimeRead }> {
   const type = key.kind === RuntimeKind.namespaced ? Resources.servingRuntimes : Resources.clusterServingRuntimes;
   try {
-    return toRuntimeRecord(await client.get(type, key.kind === RuntimeKind.namespaced ? key.namespace : undefined, key.name));
+    const object = await client.get(type, key.kind === RuntimeKind.namespaced ? key.namespace : undefined, key.name);
+    return { record: toRuntimeRecord(object), read: { key, found: true, resourceVersion: object.metadata.resourceVersion } };
   } catch (error) {
-    if (error instanceof NotFoundError) return undefined;
+    if (error instanceof NotFoundError) return { record: undefined, read: { key, found: false } };
     throw error;
   }
+}
+
+/** Whether the runtime is still as `read` saw it (same resourceVersion, or still absent). */
+export async function runtimeStillAsRead(client: ClusterClient, read: RuntimeRead): Promise<boolean> {
+  const now = (await fetchRuntime(client, read.key)).read;
+  return now.found === read.found && now.resourceVersion === read.resourceVersion;
 }
 
 /**
  * Resolves the live runtime of one InferenceService from the cluster, fetching only the
  * runtimes the lookup rules and the inheritance chain ask for, one at a time (a chain
  * holds at most five). API failures other than NotFound propagate: they are transient.
+ * `reads`, when given, receives every runtime fetched, misses included.
  */
-export async function fetchLiveRuntime(client: ClusterClient, ref: RuntimeRef): Promise<LiveRuntimeResolution> {
+export async function fetchLiveRuntime(client: ClusterClient, ref: RuntimeRef, reads?: RuntimeRead[]): Promise<LiveRuntimeResolution> {
   const fetched = new Map<string, RuntimeRecord | undefined>();
   for (;;) {
     let missing: RuntimeKey | undefined;
@@ -89,7 +107,9 @@ export async function fetchLiveRuntime(client: ClusterClient, ref: RuntimeRef): 
     };
     const resolution = resolveSafely(ref, lookup);
     if (missing === undefined) return resolution;
-    fetched.set(runtimeKeyOf(missing), await fetchRuntime(client, missing));
+    const { record, read } = await fetchRuntime(client, missing);
+    fetched.set(runtimeKeyOf(missing), record);
+    reads?.push(read);
   }
 }
 
@@ -99,9 +119,13 @@ export async function fetchLiveRuntime(client: ClusterClient, ref: RuntimeRef): 
  */
 export class RuntimeCatalog {
   private readonly records = new Map<string, RuntimeRecord>();
-  private readonly resolutions = new Map<string, LiveRuntimeResolution>();
+  private readonly resolutions = new Map<string, { resolution: LiveRuntimeResolution; reads: RuntimeRead[] }>();
 
-  constructor(records: readonly RuntimeRecord[]) {
+  /** `versions`: each record's resourceVersion by `runtimeKeyOf`, as listed. */
+  constructor(
+    records: readonly RuntimeRecord[],
+    private readonly versions: ReadonlyMap<string, string> = new Map(),
+  ) {
     for (const record of records) this.records.set(runtimeKeyOf(record), record);
   }
 
@@ -109,16 +133,32 @@ export class RuntimeCatalog {
 
   /** The live runtime an InferenceService in `ref.namespace` resolves to; memoised. */
   resolve(ref: RuntimeRef): LiveRuntimeResolution {
+    return this.resolved(ref).resolution;
+  }
+
+  /** The runtimes `resolve(ref)` read, misses included, as listed. */
+  readsOf(ref: RuntimeRef): readonly RuntimeRead[] {
+    return this.resolved(ref).reads;
+  }
+
+  private resolved(ref: RuntimeRef): { resolution: LiveRuntimeResolution; reads: RuntimeRead[] } {
     // A runtime found at cluster scope (and its chain, all cluster-scoped) resolves alike
     // from every namespace: one resolution per fan-out, not one per namespace.
     const clusterScoped = ref.kind !== RuntimeKind.namespaced && this.lookup({ kind: RuntimeKind.cluster, name: ref.name }) !== undefined;
     const id = clusterScoped ? `${RuntimeKind.cluster}//${ref.name}` : `${ref.kind}/${ref.namespace}/${ref.name}`;
-    let resolution = this.resolutions.get(id);
-    if (!resolution) {
-      resolution = resolveSafely(ref, this.lookup);
-      this.resolutions.set(id, resolution);
+    let entry = this.resolutions.get(id);
+    if (!entry) {
+      const reads = new Map<string, RuntimeRead>();
+      const lookup: RuntimeLookup = (key) => {
+        const keyId = runtimeKeyOf(key);
+        const record = this.records.get(keyId);
+        reads.set(keyId, record === undefined ? { key, found: false } : { key, found: true, resourceVersion: this.versions.get(keyId) });
+        return record;
+      };
+      entry = { resolution: resolveSafely(ref, lookup), reads: [...reads.values()] };
+      this.resolutions.set(id, entry);
     }
-    return resolution;
+    return entry;
   }
 
   /**
@@ -150,10 +190,16 @@ export class RuntimeCatalog {
  */
 export async function loadRuntimeCatalog(client: ClusterClient, changed: RuntimeKey, pageSize: number): Promise<RuntimeCatalog> {
   const records: RuntimeRecord[] = [];
-  for await (const page of listAll(client, Resources.clusterServingRuntimes, { pageSize })) records.push(...page.map(toRuntimeRecord));
+  const versions = new Map<string, string>();
+  const add = (objects: readonly KubeObject[]): void => {
+    for (const object of objects) {
+      const record = toRuntimeRecord(object);
+      records.push(record);
+      if (object.metadata.resourceVersion !== undefined) versions.set(runtimeKeyOf(record), object.metadata.resourceVersion);
+    }
+  };
+  for await (const page of listAll(client, Resources.clusterServingRuntimes, { pageSize })) add(page);
   const namespace = changed.kind === RuntimeKind.namespaced ? changed.namespace : undefined;
-  for await (const page of listAll(client, Resources.servingRuntimes, { ...(namespace === undefined ? {} : { namespace }), pageSize })) {
-    records.push(...page.map(toRuntimeRecord));
-  }
-  return new RuntimeCatalog(records);
+  for await (const page of listAll(client, Resources.servingRuntimes, { ...(namespace === undefined ? {} : { namespace }), pageSize })) add(page);
+  return new RuntimeCatalog(records, versions);
 }
