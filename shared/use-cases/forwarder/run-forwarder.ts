@@ -61,8 +61,16 @@ export interface ForwarderOptions {
   lingerMs?: number;
   /** Items per list page (default 500). */
   listPageSize?: number;
-  /** How often the checkpoints are saved when one moved (default 1 s); always once more at the end. */
+  /**
+   * How often the checkpoints are saved when a published hint moved one (default 5 s: a
+   * crash republishes at most that much); always once more at the end.
+   */
   checkpointIntervalMs?: number;
+  /**
+   * How often when only observations that needed no hint moved them (default 60 s: a
+   * restart replays those and publishes nothing; well within the API server's compaction).
+   */
+  idleCheckpointIntervalMs?: number;
   /** Backoff of failed watches, lists and publishes (defaults 100 ms doubling to 5 s). */
   retryBaseDelayMs?: number;
   retryMaxDelayMs?: number;
@@ -133,6 +141,7 @@ interface Settings {
   lingerMs: number;
   listPageSize: number;
   checkpointIntervalMs: number;
+  idleCheckpointIntervalMs: number;
   retryBaseDelayMs: number;
   retryMaxDelayMs: number;
   resources: WatchedResource[];
@@ -155,7 +164,8 @@ function settingsOf(input: ForwarderDependencies & ForwarderOptions): Settings {
     maxConcurrentPublishes: Math.max(1, input.maxConcurrentPublishes ?? 4),
     lingerMs: input.lingerMs ?? 50,
     listPageSize: input.listPageSize ?? 500,
-    checkpointIntervalMs: input.checkpointIntervalMs ?? 1_000,
+    checkpointIntervalMs: input.checkpointIntervalMs ?? 5_000,
+    idleCheckpointIntervalMs: input.idleCheckpointIntervalMs ?? 60_000,
     retryBaseDelayMs: input.retryBaseDelayMs ?? 100,
     retryMaxDelayMs: input.retryMaxDelayMs ?? 5_000,
     resources: input.resources ?? listWatchedResources(input.omeNamespace),
@@ -358,7 +368,10 @@ async function runSession(
     ...(logger ? { logger } : {}),
   });
   const streams: ResourceStream[] = [];
-  const saver = new CheckpointSaver(input.checkpoints, clusterId, streams, heartbeat.current, loseLease, logger);
+  const saver = new CheckpointSaver(input.checkpoints, clusterId, streams, heartbeat.current, loseLease, logger, {
+    clock: settings.clock,
+    idleIntervalMs: settings.idleCheckpointIntervalMs,
+  });
   let saveTimer: NodeJS.Timeout | undefined;
   let startFailed = false;
   try {
@@ -386,7 +399,7 @@ async function runSession(
         ),
       );
     }
-    saveTimer = setInterval(() => void saver.save(), settings.checkpointIntervalMs);
+    saveTimer = setInterval(() => void saver.save('due'), settings.checkpointIntervalMs);
     await Promise.all(streams.map((stream) => stream.follow().catch((error: unknown) => loseLease(asError(error)))));
     if (!lost.signal.aborted) await batcher.flushAll();
   } catch (error) {
@@ -410,7 +423,7 @@ async function runSession(
     batcher.discard();
     return 'lease-lost';
   }
-  await saver.save();
+  await saver.save('final');
   batcher.discard();
   // The shard's lease is the shard's to release, once all its clusters stopped.
   if (!shared) {
@@ -429,9 +442,14 @@ function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-/** Saves the cluster's checkpoints, all in one write, when one moved; one save at a time, fenced by the lease. */
+/**
+ * Saves the cluster's checkpoints, all in one write, one save at a time, fenced by the
+ * lease: on each tick when a published hint moved one, else when one moved and the last
+ * save is `idleIntervalMs` old; at the end when any moved.
+ */
 class CheckpointSaver {
   private running: Promise<void> | undefined;
+  private lastSavedAt: number;
 
   constructor(
     private readonly checkpoints: CheckpointStore,
@@ -440,14 +458,23 @@ class CheckpointSaver {
     private readonly lease: () => Lease,
     private readonly onLost: (error: Error) => void,
     private readonly logger: ForwarderLogger | undefined,
-  ) {}
+    private readonly timing: { clock: Clock; idleIntervalMs: number },
+  ) {
+    this.lastSavedAt = timing.clock.now();
+  }
 
-  async save(): Promise<void> {
+  async save(when: 'due' | 'final'): Promise<void> {
     while (this.running) await this.running;
+    if (when === 'due' && !this.due()) return;
     this.running = this.saveMoved().finally(() => {
       this.running = undefined;
     });
     await this.running;
+  }
+
+  private due(): boolean {
+    if (this.streams.some((stream) => stream.position.unsavedHint)) return true;
+    return this.timing.clock.now() - this.lastSavedAt >= this.timing.idleIntervalMs;
   }
 
   private async saveMoved(): Promise<void> {
@@ -459,6 +486,7 @@ class CheckpointSaver {
     }
     try {
       await this.checkpoints.saveCheckpoints(this.clusterId, checkpoints, this.lease());
+      this.lastSavedAt = this.timing.clock.now();
       for (const stream of this.streams) {
         const saved = checkpoints[stream.name];
         if (saved !== undefined) stream.position.markSaved(saved);

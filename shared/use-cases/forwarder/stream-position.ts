@@ -5,10 +5,16 @@
  * of a relist) passes at once. The checkpoint is the resourceVersion of the last
  * observation with nothing unsettled before it, so a restart from it replays every hint
  * that might not have reached the bus, and nothing older.
+ *
+ * A position a published hint moved is worth saving soon: a restart from before it
+ * publishes the hint again (harmless, but an invocation). One only observations without a
+ * hint moved can wait: a restart from before it replays them and publishes nothing.
  */
 export interface PositionTicket {
   readonly resourceVersion: string | undefined;
   done: boolean;
+  /** Held for a hint's publish (not a pass queued behind one). */
+  readonly hinted: boolean;
   /** When the change it stands for was made (epoch ms), for the lag metric. */
   readonly changedAt?: number;
 }
@@ -17,6 +23,9 @@ export class StreamPosition {
   private readonly queue: PositionTicket[] = [];
   private committable: string | undefined;
   private saved: string | undefined;
+  /** Whether a settled hint moved the committable position since the last save. */
+  private hintedSinceSave = false;
+  private hintAwaitingPosition = false;
 
   constructor(checkpoint?: string) {
     this.committable = checkpoint;
@@ -26,15 +35,15 @@ export class StreamPosition {
   /** An observation that needs no publish; undefined keeps the position where it is. */
   pass(resourceVersion: string | undefined): void {
     if (this.queue.length === 0) {
-      if (resourceVersion !== undefined) this.committable = resourceVersion;
+      if (resourceVersion !== undefined) this.moveTo(resourceVersion);
       return;
     }
-    this.queue.push({ resourceVersion, done: true });
+    this.queue.push({ resourceVersion, done: true, hinted: false });
   }
 
   /** An observation waiting for its publish. */
   hold(resourceVersion: string | undefined, changedAt?: number): PositionTicket {
-    const ticket: PositionTicket = { resourceVersion, done: false, ...(changedAt === undefined ? {} : { changedAt }) };
+    const ticket: PositionTicket = { resourceVersion, done: false, hinted: true, ...(changedAt === undefined ? {} : { changedAt }) };
     this.queue.push(ticket);
     return ticket;
   }
@@ -43,8 +52,16 @@ export class StreamPosition {
     ticket.done = true;
     while (this.queue[0]?.done) {
       const head = this.queue.shift();
-      if (head?.resourceVersion !== undefined) this.committable = head.resourceVersion;
+      // A relist's hints carry no position: they count towards the list's, which follows them.
+      if (head?.hinted) this.hintAwaitingPosition = true;
+      if (head?.resourceVersion !== undefined) this.moveTo(head.resourceVersion);
     }
+  }
+
+  private moveTo(resourceVersion: string): void {
+    this.committable = resourceVersion;
+    if (this.hintAwaitingPosition) this.hintedSinceSave = true;
+    this.hintAwaitingPosition = false;
   }
 
   /** Observations still waiting for their publish. */
@@ -72,7 +89,13 @@ export class StreamPosition {
     return this.committable !== this.saved ? this.committable : undefined;
   }
 
+  /** Whether the position to save holds a published hint (see the class comment). */
+  get unsavedHint(): boolean {
+    return this.hintedSinceSave && this.unsaved !== undefined;
+  }
+
   markSaved(resourceVersion: string): void {
     this.saved = resourceVersion;
+    if (this.committable === resourceVersion) this.hintedSinceSave = false;
   }
 }

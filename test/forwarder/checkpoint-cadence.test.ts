@@ -1,0 +1,110 @@
+/**
+ * When the forwarder saves a cluster's checkpoints: soon after a published hint moved a
+ * position (a crash before the save publishes it again), late when only observations that
+ * needed no hint moved it (a restart replays them and publishes nothing), and always at
+ * the end. The position rules themselves (never past an unsettled hint) are a table; the
+ * cadence runs the real forwarder against the embedded API server and DynamoDB Local.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Resources } from '../../shared/domain/model/resources';
+import type { KubeObject } from '../../shared/ports/cluster';
+import type { CheckpointStore, Stores } from '../../shared/ports/store';
+import { listWatchedResources, runForwarder } from '../../shared/use-cases/forwarder';
+import { StreamPosition } from '../../shared/use-cases/forwarder/stream-position';
+import { createNamespace, eventually, inferenceService, RecordingPublisher, startForwarderWorld, testLogger, type ForwarderWorld } from './support';
+
+type Step = ['pass', string | undefined] | ['hold', string | undefined] | ['settle', number] | ['save'];
+
+/** Runs the steps (`settle n` settles the n-th hold) and reports where the position stands. */
+function positionAfter(steps: readonly Step[]): { checkpoint: string | undefined; unsaved: string | undefined; unsavedHint: boolean } {
+  const position = new StreamPosition('1');
+  const held: ReturnType<StreamPosition['hold']>[] = [];
+  for (const step of steps) {
+    if (step[0] === 'pass') position.pass(step[1]);
+    if (step[0] === 'hold') held.push(position.hold(step[1]));
+    if (step[0] === 'settle') position.settle(held[step[1]] as ReturnType<StreamPosition['hold']>);
+    if (step[0] === 'save' && position.checkpoint !== undefined) position.markSaved(position.checkpoint);
+  }
+  return { checkpoint: position.checkpoint, unsaved: position.unsaved, unsavedHint: position.unsavedHint };
+}
+
+describe('a stream position', () => {
+  it.each<[string, Step[], ReturnType<typeof positionAfter>]>([
+    ['observations without a hint move it, not urgently', [['pass', '2'], ['pass', '3']], { checkpoint: '3', unsaved: '3', unsavedHint: false }],
+    ['a published hint moves it urgently', [['hold', '2'], ['settle', 0]], { checkpoint: '2', unsaved: '2', unsavedHint: true }],
+    ['an unsettled hint holds it, and what passed behind it', [['hold', '2'], ['pass', '3']], { checkpoint: '1', unsaved: undefined, unsavedHint: false }],
+    ['the hint settles: it moves past what passed behind it', [['hold', '2'], ['pass', '3'], ['settle', 0]], { checkpoint: '3', unsaved: '3', unsavedHint: true }],
+    ['hints settled out of order wait for the first', [['hold', '2'], ['hold', '3'], ['settle', 1]], { checkpoint: '1', unsaved: undefined, unsavedHint: false }],
+    ['a relist: its hints carry no position, the list version that follows them does', [['hold', undefined], ['hold', undefined], ['pass', '9'], ['settle', 0], ['settle', 1]], { checkpoint: '9', unsaved: '9', unsavedHint: true }],
+    ['a relist whose hints settled before its list version passed', [['hold', undefined], ['settle', 0], ['pass', '9']], { checkpoint: '9', unsaved: '9', unsavedHint: true }],
+    ['a save clears the urgency', [['hold', '2'], ['settle', 0], ['save']], { checkpoint: '2', unsaved: undefined, unsavedHint: false }],
+    ['after a save, only observations without a hint: not urgent', [['hold', '2'], ['settle', 0], ['save'], ['pass', '3']], { checkpoint: '3', unsaved: '3', unsavedHint: false }],
+  ])('%s', (_name, steps, expected) => {
+    expect(positionAfter(steps)).toEqual(expected);
+  });
+});
+
+let world: ForwarderWorld;
+
+beforeAll(async () => {
+  world = await startForwarderWorld();
+});
+afterAll(async () => world?.stop());
+
+/** The store, counting the saves. */
+function countingSaves(inner: CheckpointStore): CheckpointStore & { saves: number } {
+  const counted = Object.create(inner) as CheckpointStore & { saves: number };
+  counted.saves = 0;
+  counted.saveCheckpoints = async (...args) => {
+    counted.saves += 1;
+    return inner.saveCheckpoints(...args);
+  };
+  return counted;
+}
+
+describe('the forwarder saves checkpoints', () => {
+  it('soon after a hint, late after a change that needs none, and at the end', async () => {
+    const namespace = 'fwd-cadence';
+    await createNamespace(world.client, namespace);
+    const created = await world.client.create<KubeObject>(Resources.inferenceServices, inferenceService(namespace, 'isvc'));
+    const stores: Stores = await world.newStores();
+    const checkpoints = countingSaves(stores.checkpoints);
+    const publisher = new RecordingPublisher();
+    const controller = new AbortController();
+    const done = runForwarder({
+      clusterId: 'cadence',
+      cluster: world.client,
+      publisher,
+      leases: stores.leases,
+      checkpoints,
+      omeNamespace: 'ome',
+      resources: listWatchedResources('ome')
+        .filter((resource) => resource.type === Resources.inferenceServices)
+        .map((resource) => ({ ...resource, namespace })),
+      leaseTtlMs: 5_000,
+      lingerMs: 20,
+      checkpointIntervalMs: 50,
+      idleCheckpointIntervalMs: 60_000,
+      logger: testLogger,
+      signal: controller.signal,
+    });
+    const saved = async () => (await stores.checkpoints.loadCheckpoints('cadence')).inferenceservices;
+
+    // The list's hint is published: the position is saved within a few intervals.
+    await eventually(async () => expect(publisher.inNamespace(namespace)).toHaveLength(1));
+    await eventually(async () => expect(await saved()).toBeDefined());
+    const afterHint = checkpoints.saves;
+
+    // A status-only write needs no hint; its position is not saved for a minute.
+    const updated = await world.client.replaceStatus<KubeObject>(Resources.inferenceServices, { ...created, status: { observedGeneration: 1 } });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(publisher.inNamespace(namespace)).toHaveLength(1);
+    expect(checkpoints.saves).toBe(afterHint);
+    expect(Number(await saved())).toBeLessThan(Number(updated.metadata.resourceVersion));
+
+    // At the end it is.
+    controller.abort();
+    await done;
+    expect(Number(await saved())).toBeGreaterThanOrEqual(Number(updated.metadata.resourceVersion));
+  });
+});
