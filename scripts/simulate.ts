@@ -70,6 +70,16 @@ export function formatSimulationReport(report: SimulationReport): string {
     ['forwarder lag p50 / p99', `${ms(forwarderLagMs.p50)} / ${ms(forwarderLagMs.p99)}`, `floor ${ms(forwarderLagMs.floor)}`],
     ['Kubernetes requests / change', num(kubernetes.perChange), `floor ${num(kubernetes.floorPerChange)}`],
     ['DynamoDB operations / change', num(dynamoDb.perChange), `floor ${num(dynamoDb.floorPerChange)}`],
+    ...(dynamoDb.forwarder === undefined
+      ? []
+      : ([
+          ['  of the functions / change', num(dynamoDb.functionsPerChange ?? 0), `floor ${num(dynamoDb.floorPerChange)}`],
+          [
+            '  of the forwarders / shard-minute',
+            num(dynamoDb.forwarder.perShardMinute),
+            `${dynamoDb.forwarder.lease} lease, ${dynamoDb.forwarder.checkpointLoads} checkpoint loads, ${dynamoDb.forwarder.checkpointSaves} saves (${num(dynamoDb.forwarder.checkpointSavesPerChange)} / change) over ${num(dynamoDb.forwarder.shardMinutes)} shard-minutes`,
+          ],
+        ] as Array<[string, string, string]>)),
     // A function's event source hands it up to ten hints at once, so under load several changes share one invocation.
     ['invocations / change', num(invocations.perChange), `floor ${num(invocations.floorPerChange)} one at a time (batches of up to 10 go below it)`],
     ['hint events / change', num(events.perChange), 'floor 1'],

@@ -120,6 +120,10 @@ export interface SimulationReport {
     byCaller: Record<string, Record<string, number>>;
     perChange: number;
     floorPerChange: number;
+    /** The functions' calls (every caller but the forwarders) per change: what a change costs. */
+    functionsPerChange?: number;
+    /** The forwarders' calls: a cost per shard and minute (leases, loads) plus saves that follow the changes. */
+    forwarder?: ForwarderDynamoDb;
   };
   invocations: { total: number; perChange: number; floorPerChange: number; byFunction: Record<string, FunctionCount> };
   events: { hintEntries: number; perChange: number };
@@ -270,6 +274,43 @@ async function readBackLate(cluster: SimCluster, onIsvc: (event: { type: WatchEv
     const object = await cluster.client.get(Resources.inferenceServices, NAMESPACE, late.isvc).catch(() => undefined);
     if (object) onIsvc({ type: 'MODIFIED', object });
   }
+}
+
+export interface ForwarderDynamoDb {
+  operations: number;
+  /** The shards' lease heartbeats and takes. */
+  lease: number;
+  /** Checkpoint saves (PutItem). */
+  checkpointSaves: number;
+  /** Checkpoint loads (Query, GetItem) at the start of each cluster's session. */
+  checkpointLoads: number;
+  shardMinutes: number;
+  perShardMinute: number;
+  /** Of the saves, per change. */
+  checkpointSavesPerChange: number;
+}
+
+/** The forwarders' share of the window's DynamoDB calls, split by what they are for. */
+export function forwarderDynamoDbOf(byCall: Record<string, number> | undefined, shardMinutes: number, changes: number): ForwarderDynamoDb {
+  let operations = 0;
+  let lease = 0;
+  let checkpointSaves = 0;
+  let checkpointLoads = 0;
+  for (const [call, count] of Object.entries(byCall ?? {})) {
+    operations += count;
+    if (call.endsWith(' LEASE')) lease += count;
+    else if (call.startsWith('PutItem')) checkpointSaves += count;
+    else if (call.startsWith('Query') || call.startsWith('GetItem')) checkpointLoads += count;
+  }
+  return {
+    operations,
+    lease,
+    checkpointSaves,
+    checkpointLoads,
+    shardMinutes,
+    perShardMinute: shardMinutes === 0 ? 0 : operations / shardMinutes,
+    checkpointSavesPerChange: changes === 0 ? 0 : checkpointSaves / changes,
+  };
 }
 
 /** Counts the plane's DynamoDB commands (functions' and forwarders' clients), by caller, and the capacity units DynamoDB reports for them. */
@@ -729,6 +770,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const byMethod = Object.fromEntries(Object.entries(kubeAfter.byMethod).map(([method, count]) => [method, count - (kubeBefore.byMethod[method] ?? 0)]));
     const invocationsTotal = Object.values(byFunction).reduce((sum, entry) => sum + entry.invocations, 0);
     const shards = Number(process.env.FORWARDER_SHARDS ?? options.shards ?? 0);
+    const forwarderDynamo = forwarderDynamoDbOf(dynamoOfWindow.byCaller.forwarder, (Math.max(1, shards) * measuredSeconds) / 60, completed);
     return {
       version: 1,
       startedAt: startedAt.toISOString(),
@@ -751,7 +793,13 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       // The hint's floor: the forwarder's one PutEvents after the watch event, no Kubernetes request in between.
       forwarderLagMs: { p50: percentile(lags, 50) ?? null, p99: percentile(lags, 99) ?? null, floor: 0 },
       kubernetes: { requests: kubernetesRequests, watches: kubeAfter.watches - kubeBefore.watches, byMethod, byCaller: kubeByCaller, perChange: per(kubernetesRequests), floorPerChange: floor.kubernetesRequests },
-      dynamoDb: { ...dynamoOfWindow, perChange: per(dynamoOfWindow.operations), floorPerChange: floor.dynamoDbOperations },
+      dynamoDb: {
+        ...dynamoOfWindow,
+        perChange: per(dynamoOfWindow.operations),
+        floorPerChange: floor.dynamoDbOperations,
+        functionsPerChange: per(dynamoOfWindow.operations - forwarderDynamo.operations),
+        forwarder: forwarderDynamo,
+      },
       invocations: { total: invocationsTotal, perChange: per(invocationsTotal), floorPerChange: floor.invocations, byFunction },
       events: { hintEntries: eventIds.size, perChange: per(eventIds.size) },
       forwarderEvents,

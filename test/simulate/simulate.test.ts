@@ -4,7 +4,7 @@
  * under the injected latency and the functions' rate limit.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dynamoDbCallOf, forwarderEventOf, runSimulation } from '../../scripts/simulate/run-simulation';
+import { dynamoDbCallOf, forwarderDynamoDbOf, forwarderEventOf, runSimulation } from '../../scripts/simulate/run-simulation';
 import type { SimulationReport } from '../../scripts/simulate/run-simulation';
 import type { SweepReport } from '../../scripts/simulate/sweeps';
 import { formatSimulationReport } from '../../scripts/simulate';
@@ -30,6 +30,12 @@ describe('Rule: dynamoDbCallOf names a call by command and item kind', () => {
     ['QueryCommand', { KeyConditionExpression: 'pk = :pk' }, 'Query'],
   ])('%s %j: %s', (command, input, call) => {
     expect(dynamoDbCallOf(command, input)).toBe(call);
+  });
+
+  it('splits the forwarders\' calls into lease, checkpoint loads and saves, per shard-minute', () => {
+    const split = forwarderDynamoDbOf({ 'UpdateItem LEASE': 12, 'PutItem CHECKPOINT': 30, Query: 8, 'GetItem CHECKPOINT': 2 }, 2, 60);
+    expect(split).toEqual({ operations: 52, lease: 12, checkpointSaves: 30, checkpointLoads: 10, shardMinutes: 2, perShardMinute: 26, checkpointSavesPerChange: 0.5 });
+    expect(forwarderDynamoDbOf({}, 0, 0)).toMatchObject({ operations: 0, perShardMinute: 0, checkpointSavesPerChange: 0 });
   });
 
   it('reads a forwarder log line as its event, without cluster or details', () => {
@@ -66,10 +72,17 @@ describe('Fleet simulation: 3 clusters for 5 s, then the sweeps', () => {
     const { byCaller, operations } = report.dynamoDb;
     const attributed = Object.values(byCaller).reduce((sum, calls) => sum + Object.values(calls).reduce((a, b) => a + b, 0), 0);
     expect(attributed).toBe(operations);
-    // Every function that ran takes the object's lease (the forwarders renew theirs every 10 s, maybe not within 5 s).
+    // Every function that ran takes the object's lease (the forwarders renew theirs every 10 s,
+    // maybe not within 5 s), but drift-check, which writes its conditions without one
+    // (docs/decisions.md, 21) and takes one only through pin.
     const ran = Object.keys(report.invocations.byFunction);
     expect(ran.length).toBeGreaterThan(0);
-    for (const name of ran) expect(byCaller[name]?.['UpdateItem LEASE'] ?? 0, name).toBeGreaterThan(0);
+    for (const name of ran.filter((name) => name !== 'drift-check')) expect(byCaller[name]?.['UpdateItem LEASE'] ?? 0, name).toBeGreaterThan(0);
+    // The forwarders' share, split by what it is for, and the functions' share per change.
+    const forwarder = report.dynamoDb.forwarder;
+    expect(forwarder?.operations).toBe(Object.values(byCaller.forwarder ?? {}).reduce((a, b) => a + b, 0));
+    expect(report.dynamoDb.functionsPerChange).toBeCloseTo((operations - (forwarder?.operations ?? 0)) / report.changes.completed, 9);
+    expect(printedReport()).toContain('of the forwarders / shard-minute');
     // The functions that ran reached the clusters as themselves (their ServiceAccounts).
     // (pin reads and writes for every change it pins; another function may answer a hint without a request.)
     expect(ran).toContain('pin');
