@@ -282,7 +282,7 @@ export interface ForwarderDynamoDb {
   lease: number;
   /** Checkpoint saves (PutItem). */
   checkpointSaves: number;
-  /** Checkpoint loads (Query, GetItem) at the start of each cluster's session. */
+  /** Checkpoint loads (BatchGetItem, and Query for a cluster without a checkpoints item) as sessions start. */
   checkpointLoads: number;
   shardMinutes: number;
   perShardMinute: number;
@@ -300,7 +300,7 @@ export function forwarderDynamoDbOf(byCall: Record<string, number> | undefined, 
     operations += count;
     if (call.endsWith(' LEASE')) lease += count;
     else if (call.startsWith('PutItem')) checkpointSaves += count;
-    else if (call.startsWith('Query') || call.startsWith('GetItem')) checkpointLoads += count;
+    else if (/^(Query|GetItem|BatchGetItem)\b/.test(call)) checkpointLoads += count;
   }
   return {
     operations,

@@ -51,15 +51,23 @@ beforeAll(async () => {
 });
 afterAll(async () => world?.stop());
 
-/** The store, counting the saves. */
+/** The store, counting the saves (every other call goes to the store itself, bound to it). */
 function countingSaves(inner: CheckpointStore): CheckpointStore & { saves: number } {
-  const counted = Object.create(inner) as CheckpointStore & { saves: number };
-  counted.saves = 0;
-  counted.saveCheckpoints = async (...args) => {
-    counted.saves += 1;
-    return inner.saveCheckpoints(...args);
-  };
-  return counted;
+  const counted = new Proxy(inner, {
+    get(target, property, receiver) {
+      if (property === 'saves') return saves;
+      if (property === 'saveCheckpoints') {
+        return async (...args: Parameters<CheckpointStore['saveCheckpoints']>) => {
+          saves += 1;
+          return target.saveCheckpoints(...args);
+        };
+      }
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  let saves = 0;
+  return counted as CheckpointStore & { saves: number };
 }
 
 describe('the forwarder saves checkpoints', () => {

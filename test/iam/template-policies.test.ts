@@ -39,7 +39,7 @@ const LEASES = ['UpdateItem'];
 const IDEMPOTENCY = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'];
 const CONTINUATIONS = ['GetItem', 'PutItem', 'DeleteItem'];
 const NEEDS: Record<string, Partial<Record<Family, string[]>>> = {
-  'forward-watch-events': { 'LEASE#*': LEASES, 'CHECKPOINT#*': ['PutItem', 'Query'], REGISTRY: ['GetItem', 'Query'] },
+  'forward-watch-events': { 'LEASE#*': LEASES, 'CHECKPOINT#*': ['BatchGetItem', 'PutItem', 'Query'], REGISTRY: ['GetItem', 'Query'] },
   pin: { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'] },
   // Hands roll-forwards to the pin use-case.
   'drift-check': { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'], 'CONTINUATION#*': CONTINUATIONS },

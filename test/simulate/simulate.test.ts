@@ -33,7 +33,7 @@ describe('Rule: dynamoDbCallOf names a call by command and item kind', () => {
   });
 
   it('splits the forwarders\' calls into lease, checkpoint loads and saves, per shard-minute', () => {
-    const split = forwarderDynamoDbOf({ 'UpdateItem LEASE': 12, 'PutItem CHECKPOINT': 30, Query: 8, 'GetItem CHECKPOINT': 2 }, 2, 60);
+    const split = forwarderDynamoDbOf({ 'UpdateItem LEASE': 12, 'PutItem CHECKPOINT': 30, Query: 6, 'GetItem CHECKPOINT': 2, BatchGetItem: 2 }, 2, 60);
     expect(split).toEqual({ operations: 52, lease: 12, checkpointSaves: 30, checkpointLoads: 10, shardMinutes: 2, perShardMinute: 26, checkpointSavesPerChange: 0.5 });
     expect(forwarderDynamoDbOf({}, 0, 0)).toMatchObject({ operations: 0, perShardMinute: 0, checkpointSavesPerChange: 0 });
   });

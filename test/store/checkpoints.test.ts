@@ -76,7 +76,7 @@ describe.each(backends)('checkpoint fence: $name', (backend) => {
 });
 
 describe('checkpoints: the earlier layout, one item per resource, in DynamoDB Local', () => {
-  it('is read when the cluster has no checkpoints item yet, and a resource the item lacks still comes from it', async () => {
+  it('is read while the cluster has no checkpoints item; the first save carries its positions over', async () => {
     // Prepare: what a forwarder of the earlier release left, then one save of the new layout
     const tableName = `checkpoints-${randomUUID()}`;
     await ensureTable(dynamoDb(), tableName);
@@ -89,8 +89,8 @@ describe('checkpoints: the earlier layout, one item per resource, in DynamoDB Lo
     await stores.checkpoints.recordForwarderError(cluster, 'watch failed');
     const before = await stores.checkpoints.loadCheckpoints(cluster);
 
-    // Act
-    await stores.checkpoints.saveCheckpoints(cluster, { inferenceservices: '120' }, leaseOf('forwarder-shard#1/0', 1));
+    // Act: a forwarder saves every position it follows, those it loaded from the earlier layout included
+    await stores.checkpoints.saveCheckpoints(cluster, { ...before, inferenceservices: '120' }, leaseOf('forwarder-shard#1/0', 1));
     const after = await stores.checkpoints.loadCheckpoints(cluster);
     const admin = new DynamoClusterAdmin(dynamoDb(), { tableName });
     const listed = await admin.listCheckpoints(cluster);
@@ -100,10 +100,42 @@ describe('checkpoints: the earlier layout, one item per resource, in DynamoDB Lo
     expect(before).toEqual({ inferenceservices: '100', deployments: '80' });
     expect(after).toEqual({ inferenceservices: '120', deployments: '80' });
     expect(listed.map(({ resource, resourceVersion, leaseKey }) => ({ resource, resourceVersion, leaseKey }))).toEqual([
+      { resource: 'deployments', resourceVersion: '80', leaseKey: 'forwarder-shard#1/0' },
       { resource: 'inferenceservices', resourceVersion: '120', leaseKey: 'forwarder-shard#1/0' },
-      { resource: 'deployments', resourceVersion: '80', leaseKey: `forwarder#${cluster}` },
     ]);
     expect(await stores.checkpoints.loadCheckpoints(cluster)).toEqual({});
     expect(await stores.checkpoints.loadForwarderError(cluster)).toBeUndefined();
   });
+});
+
+describe('checkpoints: the loads of one turn, read together in DynamoDB Local', () => {
+  it('reads 150 clusters with two BatchGetItem calls, and a cluster without a checkpoints item from its partition', async () => {
+    // Prepare: 150 clusters saved, one left by the earlier layout, one never saved
+    const tableName = `checkpoints-${randomUUID()}`;
+    await ensureTable(dynamoDb(), tableName);
+    const stores = createDynamoStores(dynamoDb(), { tableName });
+    const saved = Array.from({ length: 150 }, (_, i) => `c${i}-${randomUUID()}`);
+    for (let start = 0; start < saved.length; start += 25) {
+      await Promise.all(saved.slice(start, start + 25).map((cluster, i) => stores.checkpoints.saveCheckpoints(cluster, { inferenceservices: String(start + i + 1) }, leaseOf('forwarder-shard#1/0', 1))));
+    }
+    const earlier = `c-earlier-${randomUUID()}`;
+    await dynamoDb().send(new PutCommand({ TableName: tableName, Item: { pk: `CHECKPOINT#${earlier}`, sk: 'deployments', resourceVersion: '80', fencingToken: 3, leaseKey: `forwarder#${earlier}`, updatedAt: 1 } }));
+    const commands: string[] = [];
+    dynamoDb().middlewareStack.add((next, context) => async (args) => (commands.push(String(context.commandName)), next(args)), { step: 'initialize', name: 'countCheckpointLoads' });
+
+    // Act: as a shard's run starts its clusters, all at once
+    let loaded: Awaited<ReturnType<Stores['checkpoints']['loadCheckpoints']>>[];
+    try {
+      loaded = await Promise.all([...saved, earlier, `c-never-${randomUUID()}`].map((cluster) => stores.checkpoints.loadCheckpoints(cluster)));
+    } finally {
+      dynamoDb().middlewareStack.remove('countCheckpointLoads');
+    }
+
+    // Assess
+    expect(commands.filter((name) => name.startsWith('BatchGet'))).toHaveLength(2);
+    expect(commands.filter((name) => name.startsWith('Query'))).toHaveLength(2);
+    expect(commands).toHaveLength(4);
+    expect(loaded.slice(0, 150).map((checkpoints) => checkpoints.inferenceservices)).toEqual(saved.map((_, i) => String(i + 1)));
+    expect(loaded.slice(150)).toEqual([{ deployments: '80' }, {}]);
+  }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LeaseLostError } from '../../domain/errors';
 import type { Clock } from '../../ports/clock';
@@ -6,7 +6,7 @@ import { systemClock } from '../../ports/clock';
 import type { CheckpointStore, Checkpoints, ForwarderError, Lease } from '../../ports/store';
 import { isConditionalCheckFailed, mapDynamoError } from './errors';
 import { queryPartition } from './query';
-import { CHECKPOINTS_SORT_KEY, DEFAULT_TABLE_NAME, checkpointsItemKey, forwarderErrorItemKey } from './table';
+import { CHECKPOINTS_SORT_KEY, DEFAULT_TABLE_NAME, checkpointClusterOf, checkpointsItemKey, forwarderErrorItemKey } from './table';
 import type { CheckpointItem, DynamoStoreOptions, ForwarderErrorItem } from './table';
 
 /**
@@ -16,9 +16,26 @@ import type { CheckpointItem, DynamoStoreOptions, ForwarderErrorItem } from './t
  * once a newer holder has written, a stalled older forwarder can no longer move the
  * checkpoints back. Tokens of another lease (a shard's after an upgrade or a change of the
  * shard count) are not comparable; either forwarder's checkpoints are safe to resume from.
+ *
+ * Loads asked for in the same turn of the event loop (a shard's run starts all its clusters
+ * at once) are read together: BatchGetItem of their checkpoints items, 100 keys a call, so
+ * a shard's start costs a call per hundred clusters, not one per cluster. A cluster without
+ * that item (never saved, or saved only in the earlier layout) is loaded on its own.
  */
+/** Keys per BatchGetItem call: DynamoDB's limit. */
+const BATCH_GET_KEYS = 100;
+/** Calls for the keys a BatchGetItem left unprocessed (throttling) before they are loaded one by one. */
+const BATCH_GET_ATTEMPTS = 4;
+
+interface PendingLoad {
+  clusterId: string;
+  resolve(checkpoints: Checkpoints): void;
+  reject(error: unknown): void;
+}
+
 export class DynamoCheckpointStore implements CheckpointStore {
   private readonly tableName: string;
+  private pending: PendingLoad[] = [];
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -28,8 +45,59 @@ export class DynamoCheckpointStore implements CheckpointStore {
     this.tableName = options.tableName ?? DEFAULT_TABLE_NAME;
   }
 
+  /** The cluster's checkpoints, read with the other loads of this turn (see the class comment). */
+  loadCheckpoints(clusterId: string): Promise<Checkpoints> {
+    return new Promise((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => void this.loadPending());
+      this.pending.push({ clusterId, resolve, reject });
+    });
+  }
+
+  private async loadPending(): Promise<void> {
+    const loads = this.pending;
+    this.pending = [];
+    const ids = [...new Set(loads.map((load) => load.clusterId))];
+    const chunks: string[][] = [];
+    for (let start = 0; start < ids.length; start += BATCH_GET_KEYS) chunks.push(ids.slice(start, start + BATCH_GET_KEYS));
+    await Promise.all(
+      chunks.map(async (chunk) => {
+        const waiting = loads.filter((load) => chunk.includes(load.clusterId));
+        let found: Map<string, Checkpoints>;
+        try {
+          found = await this.batchGet(chunk);
+        } catch (error) {
+          for (const load of waiting) load.reject(error);
+          return;
+        }
+        for (const load of waiting) {
+          const checkpoints = found.get(load.clusterId);
+          if (checkpoints !== undefined) load.resolve({ ...checkpoints });
+          else this.loadPartition(load.clusterId).then(load.resolve, load.reject);
+        }
+      }),
+    );
+  }
+
+  /** The checkpoints items of `clusterIds` that exist, consistent, retrying what DynamoDB left unprocessed. */
+  private async batchGet(clusterIds: readonly string[]): Promise<Map<string, Checkpoints>> {
+    const found = new Map<string, Checkpoints>();
+    let keys = clusterIds.map((clusterId) => checkpointsItemKey(clusterId));
+    for (let attempt = 1; keys.length > 0 && attempt <= BATCH_GET_ATTEMPTS; attempt += 1) {
+      if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+      let output;
+      try {
+        output = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } } }));
+      } catch (error) {
+        throw mapDynamoError(error, `load checkpoints of ${clusterIds.length} cluster(s)`);
+      }
+      for (const item of (output.Responses?.[this.tableName] ?? []) as CheckpointItem[]) found.set(checkpointClusterOf(item.pk), item.checkpoints ?? {});
+      keys = (output.UnprocessedKeys?.[this.tableName]?.Keys ?? []) as typeof keys;
+    }
+    return found;
+  }
+
   /** One Query of the cluster's partition: the checkpoints item, over the earlier layout's item per resource. */
-  async loadCheckpoints(clusterId: string): Promise<Checkpoints> {
+  private async loadPartition(clusterId: string): Promise<Checkpoints> {
     const { pk } = checkpointsItemKey(clusterId);
     const items = await queryPartition<CheckpointItem>(this.client, { tableName: this.tableName, partition: pk }, `load checkpoints of ${clusterId}`);
     const earlier: Checkpoints = {};

@@ -37,8 +37,15 @@ export function idempotencyItemKey(key: string): ItemKey {
   return { pk: `IDEMPOTENCY#${key}`, sk: 'IDEMPOTENCY' };
 }
 
+const CHECKPOINT_PARTITION_PREFIX = 'CHECKPOINT#';
+
 export function checkpointItemKey(clusterId: string, resource: string): ItemKey {
-  return { pk: `CHECKPOINT#${clusterId}`, sk: resource };
+  return { pk: `${CHECKPOINT_PARTITION_PREFIX}${clusterId}`, sk: resource };
+}
+
+/** The cluster whose checkpoint partition `pk` is. */
+export function checkpointClusterOf(pk: string): string {
+  return pk.slice(CHECKPOINT_PARTITION_PREFIX.length);
 }
 
 /** Every resource's checkpoint of a cluster in one item; items of one resource each are the earlier layout, still read. */
