@@ -77,7 +77,7 @@ export function formatSimulationReport(report: SimulationReport): string {
           [
             '  of the forwarders / shard-minute',
             num(dynamoDb.forwarder.perShardMinute),
-            `${dynamoDb.forwarder.lease} lease, ${dynamoDb.forwarder.checkpointLoads} checkpoint loads, ${dynamoDb.forwarder.checkpointSaves} saves (${num(dynamoDb.forwarder.checkpointSavesPerChange)} / change) over ${num(dynamoDb.forwarder.shardMinutes)} shard-minutes`,
+            `${dynamoDb.forwarder.lease} lease, ${dynamoDb.forwarder.registryReads ?? 0} registry reads, ${dynamoDb.forwarder.checkpointLoads} checkpoint loads, ${dynamoDb.forwarder.checkpointSaves} saves (${num(dynamoDb.forwarder.checkpointSavesPerChange)} / change) over ${num(dynamoDb.forwarder.shardMinutes)} shard-minutes`,
           ],
         ] as Array<[string, string, string]>)),
     // A function's event source hands it up to ten hints at once, so under load several changes share one invocation.

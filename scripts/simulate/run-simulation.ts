@@ -198,6 +198,11 @@ async function ensure(client: ClusterClient, type: (typeof Resources)[keyof type
 const callerOfWork = new AsyncLocalStorage<string>();
 
 /** A key attribute's text, plain or marshalled (`{ S: '…' }`). */
+function firstBatchKey(requestItems: unknown): unknown {
+  const tables = Object.values((requestItems ?? {}) as Record<string, { Keys?: unknown[] }>);
+  return tables[0]?.Keys?.[0];
+}
+
 function keyText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object' && typeof (value as { S?: unknown }).S === 'string') return (value as { S: string }).S;
@@ -207,12 +212,14 @@ function keyText(value: unknown): string {
 /**
  * A DynamoDB call as the caller breakdown names it: the command without `Command` and the
  * kind of item it touches — the partition key's prefix (`LEASE`, `CHECKPOINT`, `IDEMPOTENCY`, …),
- * or for a shared partition (`REGISTRY`, `FLEET`) that and the sort key's prefix.
+ * or for a shared partition (`REGISTRY`, `FLEET`) that and the sort key's prefix. A Query is
+ * named by the partition it reads, a BatchGetItem by its first key's.
  */
 export function dynamoDbCallOf(command: string, input: Record<string, unknown>): string {
   const name = command.replace(/Command$/, '');
-  const key = (input.Key ?? input.Item) as Record<string, unknown> | undefined;
-  const pk = keyText(key?.pk);
+  const key = (input.Key ?? input.Item ?? firstBatchKey(input.RequestItems)) as Record<string, unknown> | undefined;
+  const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
+  const pk = keyText(key?.pk) || (name === 'Query' ? keyText(values?.[':pk']) : '');
   if (!pk) return name;
   const [partition = ''] = pk.split('#');
   const sk = keyText(key?.sk);
@@ -284,6 +291,8 @@ export interface ForwarderDynamoDb {
   checkpointSaves: number;
   /** Checkpoint loads (BatchGetItem, and Query for a cluster without a checkpoints item) as sessions start. */
   checkpointLoads: number;
+  /** The shards' reads of the cluster registry (a scan every 2 s locally, one per run in AWS). */
+  registryReads: number;
   shardMinutes: number;
   perShardMinute: number;
   /** Of the saves, per change. */
@@ -296,9 +305,11 @@ export function forwarderDynamoDbOf(byCall: Record<string, number> | undefined, 
   let lease = 0;
   let checkpointSaves = 0;
   let checkpointLoads = 0;
+  let registryReads = 0;
   for (const [call, count] of Object.entries(byCall ?? {})) {
     operations += count;
     if (call.endsWith(' LEASE')) lease += count;
+    else if (call.includes(' REGISTRY')) registryReads += count;
     else if (call.startsWith('PutItem')) checkpointSaves += count;
     else if (/^(Query|GetItem|BatchGetItem)\b/.test(call)) checkpointLoads += count;
   }
@@ -307,6 +318,7 @@ export function forwarderDynamoDbOf(byCall: Record<string, number> | undefined, 
     lease,
     checkpointSaves,
     checkpointLoads,
+    registryReads,
     shardMinutes,
     perShardMinute: shardMinutes === 0 ? 0 : operations / shardMinutes,
     checkpointSavesPerChange: changes === 0 ? 0 : checkpointSaves / changes,
