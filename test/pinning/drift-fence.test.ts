@@ -4,7 +4,7 @@
  * `fenceWrites`). The race it closes: a fan-out judges the runtime, pauses before its
  * write, the runtime changes back, and the change's own fan-out judges the object before
  * the paused write lands, finds nothing to write and ends. Without the fence the paused
- * write is the last word, and nothing corrects it until the runtime changes again.
+ * write is the last word until the runtime changes again or the next resync relists it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InferenceService } from '../../shared/domain/model/inference-service';
