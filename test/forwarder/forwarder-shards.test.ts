@@ -15,7 +15,7 @@ import type { LocalBus } from '../../local/bus';
 import { createAppContext, setAppContext } from '../../shared/app/context';
 import { loadConfig } from '../../shared/app/config';
 import type { HintDetail } from '../../shared/domain/hint-event';
-import { assignShard, runForwarder, runForwarderFor, runForwarderShardOnce } from '../../shared/use-cases/forwarder';
+import { assignShard, listWatchedResources, runForwarder, runForwarderFor, runForwarderShardOnce } from '../../shared/use-cases/forwarder';
 import type { ForwarderStats } from '../../shared/use-cases/forwarder';
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject, ResourceType, WatchEvent, WatchOptions } from '../../shared/ports/cluster';
@@ -184,6 +184,45 @@ describe('watch forwarder: shards', () => {
     }
     // One heartbeat for the shard, never one per cluster.
     expect(new Set(renewals)).toEqual(new Set(['forwarder-shard#1/0']));
+  });
+
+  it('ends a cluster\'s run at its first save when a newer holder of the shard\'s lease wrote its checkpoints, instead of watching again on the stale lease', async () => {
+    // Prepare: a newer holder of the shard's lease (token 5) saved this cluster's
+    // checkpoints; this run still holds token 4, which it has not noticed it lost.
+    const ns = 'fwd-stale-shard';
+    await createNamespace(world.client, ns);
+    await world.client.create(isvcs, inferenceService(ns, 'isvc-0'));
+    const stores = await world.newStores();
+    const key = 'forwarder-shard#1/0';
+    await stores.checkpoints.saveCheckpoints('stale-shard', { inferenceservices: '1' }, { key, holder: 'newer', fencingToken: 5, expiresAt: Date.now() + 60_000 });
+    const staleLease = { current: () => ({ key, holder: 'older', fencingToken: 4, expiresAt: Date.now() + 60_000 }), lost: new AbortController().signal };
+    const publisher = new RecordingPublisher();
+    const startedAt = Date.now();
+
+    // Act
+    const stats = await runForwarderFor({
+      clusterId: 'stale-shard',
+      cluster: world.client,
+      publisher,
+      leases: stores.leases,
+      sharedLease: staleLease,
+      checkpoints: stores.checkpoints,
+      omeNamespace: 'ome',
+      resources: listWatchedResources('ome')
+        .filter((resource) => resource.type === isvcs)
+        .map((resource) => ({ ...resource, namespace: ns })),
+      lingerMs: 20,
+      checkpointIntervalMs: 50,
+      budgetMs: 20_000,
+      reserveMs: 1_000,
+      logger: testLogger,
+    });
+
+    // Assess: one loss, and the run ended there, long before its budget; the newer
+    // holder's checkpoint stands.
+    expect(stats).toMatchObject({ leaseAcquired: true, leaseLosses: 1 });
+    expect(Date.now() - startedAt).toBeLessThan(10_000);
+    expect((await stores.checkpoints.loadCheckpoints('stale-shard')).inferenceservices).toBe('1');
   });
 
   it('hands a cluster over by its lease between overlapping runs: the next run, already waiting, takes over from the checkpoint and nothing is lost', async () => {
