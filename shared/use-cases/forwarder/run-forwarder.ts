@@ -250,10 +250,8 @@ type SessionEnd = 'stopped' | 'lease-lost' | 'start-failed';
  * Waits after a session ends: a TTL after a lost lease of its own (a shard's lost lease ends
  * the run, the shard decides what next), a growing backoff after failed starts.
  */
-async function pauseAfter(end: SessionEnd, failedStarts: number, settings: Settings, shared: boolean, signal: AbortSignal): Promise<void> {
-  if (end === 'lease-lost') {
-    if (!shared) await sleep(settings.leaseTtlMs, signal);
-  }
+async function pauseAfter(end: SessionEnd, failedStarts: number, settings: Settings, signal: AbortSignal): Promise<void> {
+  if (end === 'lease-lost') await sleep(settings.leaseTtlMs, signal);
   else if (end === 'start-failed') await sleep(computeBackoff(failedStarts, settings.retryBaseDelayMs, settings.retryMaxDelayMs), signal);
 }
 
@@ -282,7 +280,7 @@ export async function runForwarder(input: LongRunningForwarderInput): Promise<Fo
       // A shard's lease seen lost here (a newer holder's checkpoint) ends the run: taking the same lease again would relist in a loop.
       if (end === 'lease-lost' && tenure.shared) break;
       failedStarts = end === 'start-failed' ? failedStarts + 1 : 0;
-      await pauseAfter(end, failedStarts, settings, tenure.shared !== undefined, input.signal);
+      await pauseAfter(end, failedStarts, settings, input.signal);
     } finally {
       input.signal.removeEventListener('abort', onStop);
     }
@@ -318,7 +316,7 @@ export async function runForwarderFor(input: BoundedForwarderInput): Promise<For
       const end = await runSession(input, settings, counters, tenure, { stopWatching: stopWatching.signal, stopPublishing: stopPublishing.signal });
       if (end === 'lease-lost' && tenure.shared) break;
       failedStarts = end === 'start-failed' ? failedStarts + 1 : 0;
-      await pauseAfter(end, failedStarts, settings, tenure.shared !== undefined, stopWatching.signal);
+      await pauseAfter(end, failedStarts, settings, stopWatching.signal);
     }
   } finally {
     for (const timer of timers) clearTimeout(timer);
