@@ -7,7 +7,9 @@
 #                                          committed mutation/incremental.json: only the
 #                                          mutants of code changed since it was written run
 #   npm run mutation -- --full             every mutant again; rewrites the incremental file
-#                                          and the committed table, mutation/scores.json
+#                                          and the committed table, mutation/scores.json;
+#                                          two test runners (MUTATION_CONCURRENCY), since a
+#                                          full run wants an idle machine anyway
 #   npm run mutation -- shared/domain/rollout/plan.ts shared/domain/runtime/gc.ts
 #                                          only these files
 #   npm run mutation -- --changed [BASE]   only the files in scope changed since BASE
@@ -39,7 +41,7 @@ fi
 
 args=()
 if $full; then
-  args=(--force)
+  args=(--force --concurrency "${MUTATION_CONCURRENCY:-2}")
 elif [ "${#files[@]}" -gt 0 ]; then
   # A narrowed run keeps its own incremental file, so the full run's stays whole.
   args=(--mutate "$(IFS=,; echo "${files[*]}")" --incrementalFile reports/stryker-incremental-files.json)
