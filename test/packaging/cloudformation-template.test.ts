@@ -57,10 +57,11 @@ interface Needs {
  * same statements case by case, and runs the store calls under each role.
  */
 const NEEDS: Record<string, Needs> = {
-  // Lists the registry, leases per shard, checkpoints (a Query of the cluster's partition, a PutItem), publishes.
+  // Lists the registry, leases per shard, checkpoints (a shard's loads in BatchGetItem calls, a
+  // Query of the partition of a cluster without a checkpoints item, a PutItem), publishes.
   'forward-watch-events': {
     role: 'ForwardWatchEventsRole',
-    dynamodb: { 'LEASE#*': ['UpdateItem'], 'CHECKPOINT#*': ['PutItem', 'Query'], REGISTRY: ['GetItem', 'Query'] },
+    dynamodb: { 'LEASE#*': ['UpdateItem'], 'CHECKPOINT#*': ['BatchGetItem', 'PutItem', 'Query'], REGISTRY: ['GetItem', 'Query'] },
     publishes: true,
     deadLetterQueue: 'ForwardWatchEventsDeadLetterQueue',
   },
