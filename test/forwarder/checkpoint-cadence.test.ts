@@ -1,8 +1,8 @@
 /**
- * When the forwarder saves a cluster's checkpoints: soon after a published hint moved a
- * position (a crash before the save publishes it again), late when only observations that
- * needed no hint moved it (a restart replays them and publishes nothing), and always at
- * the end. The position rules themselves (never past an unsettled hint) are a table; the
+ * When the forwarder saves a cluster's checkpoints: its first positions at once, soon after
+ * a published hint moved a position (a crash before the save publishes it again), late when
+ * only observations that needed no hint moved it (a restart replays them and publishes
+ * nothing), and always at the end. The position rules themselves (never past an unsettled hint) are a table; the
  * cadence runs the real forwarder against the embedded API server and DynamoDB Local.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,18 @@ describe('a stream position', () => {
     ['after a save, only observations without a hint: not urgent', [['hold', '2'], ['settle', 0], ['save'], ['pass', '3']], { checkpoint: '3', unsaved: '3', unsavedHint: false }],
   ])('%s', (_name, steps, expected) => {
     expect(positionAfter(steps)).toEqual(expected);
+  });
+
+  it('is never saved until its first save, unless it started from a checkpoint', () => {
+    const fresh = new StreamPosition();
+    expect(fresh.neverSaved).toBe(false);
+    fresh.pass('5');
+    expect(fresh.neverSaved).toBe(true);
+    fresh.markSaved('5');
+    expect(fresh.neverSaved).toBe(false);
+    const resumed = new StreamPosition('1');
+    resumed.pass('2');
+    expect(resumed.neverSaved).toBe(false);
   });
 });
 

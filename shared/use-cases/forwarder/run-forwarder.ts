@@ -368,6 +368,7 @@ async function runSession(
   const streams: ResourceStream[] = [];
   const saver = new CheckpointSaver(input.checkpoints, clusterId, streams, heartbeat.current, loseLease, logger, {
     clock: settings.clock,
+    hintIntervalMs: settings.checkpointIntervalMs,
     idleIntervalMs: settings.idleCheckpointIntervalMs,
   });
   let saveTimer: NodeJS.Timeout | undefined;
@@ -397,7 +398,8 @@ async function runSession(
         ),
       );
     }
-    saveTimer = setInterval(() => void saver.save('due'), settings.checkpointIntervalMs);
+    // Ticks are cheap (no call unless a save is due), so a first hint after a quiet spell is saved within one.
+    saveTimer = setInterval(() => void saver.save('due'), Math.min(CHECKPOINT_TICK_MS, settings.checkpointIntervalMs));
     await Promise.all(streams.map((stream) => stream.follow().catch((error: unknown) => loseLease(asError(error)))));
     if (!lost.signal.aborted) await batcher.flushAll();
   } catch (error) {
@@ -440,10 +442,15 @@ function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
+/** How often the saver looks whether a save is due (at most; never more often than the hint interval). */
+const CHECKPOINT_TICK_MS = 1_000;
+
 /**
  * Saves the cluster's checkpoints, all in one write, one save at a time, fenced by the
- * lease: on each tick when a published hint moved one, else when one moved and the last
- * save is `idleIntervalMs` old; at the end when any moved.
+ * lease, on a tick: at once when a stream has a position and none was ever saved (a
+ * restart without one relists the cluster); when a published hint moved one and the last
+ * save is `hintIntervalMs` old; when only observations without a hint moved them and it is
+ * `idleIntervalMs` old; and at the end when any moved.
  */
 class CheckpointSaver {
   private running: Promise<void> | undefined;
@@ -456,7 +463,7 @@ class CheckpointSaver {
     private readonly lease: () => Lease,
     private readonly onLost: (error: Error) => void,
     private readonly logger: ForwarderLogger | undefined,
-    private readonly timing: { clock: Clock; idleIntervalMs: number },
+    private readonly timing: { clock: Clock; hintIntervalMs: number; idleIntervalMs: number },
   ) {
     this.lastSavedAt = timing.clock.now();
   }
@@ -471,8 +478,10 @@ class CheckpointSaver {
   }
 
   private due(): boolean {
-    if (this.streams.some((stream) => stream.position.unsavedHint)) return true;
-    return this.timing.clock.now() - this.lastSavedAt >= this.timing.idleIntervalMs;
+    if (this.streams.some((stream) => stream.position.neverSaved)) return true;
+    const sinceSave = this.timing.clock.now() - this.lastSavedAt;
+    if (sinceSave >= this.timing.hintIntervalMs && this.streams.some((stream) => stream.position.unsavedHint)) return true;
+    return sinceSave >= this.timing.idleIntervalMs;
   }
 
   private async saveMoved(): Promise<void> {

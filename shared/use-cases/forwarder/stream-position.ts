@@ -89,6 +89,11 @@ export class StreamPosition {
     return this.committable !== this.saved ? this.committable : undefined;
   }
 
+  /** Whether the stream has a position and none was ever saved (nor loaded). */
+  get neverSaved(): boolean {
+    return this.saved === undefined && this.committable !== undefined;
+  }
+
   /** Whether the position to save holds a published hint (see the class comment). */
   get unsavedHint(): boolean {
     return this.hintedSinceSave && this.unsaved !== undefined;
