@@ -43,6 +43,19 @@ describe('a stream position', () => {
     expect(positionAfter(steps)).toEqual(expected);
   });
 
+  it('tells bookmarks, which replay nothing, from observations, which a restarted forwarder would publish again', () => {
+    const position = new StreamPosition('1');
+    position.pass('2', { bookmark: true });
+    expect([position.unsaved, position.unsavedEvent, position.unsavedHint]).toEqual(['2', false, false]);
+    position.pass('3');
+    expect([position.unsaved, position.unsavedEvent, position.unsavedHint]).toEqual(['3', true, false]);
+    position.markSaved('3');
+    const held = position.hold('4');
+    position.pass('5', { bookmark: true });
+    position.settle(held);
+    expect([position.unsaved, position.unsavedEvent, position.unsavedHint]).toEqual(['5', true, true]);
+  });
+
   it('is never saved until its first save, unless it started from a checkpoint', () => {
     const fresh = new StreamPosition();
     expect(fresh.neverSaved).toBe(false);
@@ -82,49 +95,80 @@ function countingSaves(inner: CheckpointStore): CheckpointStore & { saves: numbe
   return counted as CheckpointStore & { saves: number };
 }
 
+/** A forwarder of `namespace`'s InferenceServices, saving a hinted move every 50 ms and an idle one every minute. */
+async function startCadenceForwarder(clusterId: string, namespace: string) {
+  const stores: Stores = await world.newStores();
+  const checkpoints = countingSaves(stores.checkpoints);
+  const publisher = new RecordingPublisher();
+  const controller = new AbortController();
+  const done = runForwarder({
+    clusterId,
+    cluster: world.client,
+    publisher,
+    leases: stores.leases,
+    checkpoints,
+    omeNamespace: 'ome',
+    resources: listWatchedResources('ome')
+      .filter((resource) => resource.type === Resources.inferenceServices)
+      .map((resource) => ({ ...resource, namespace })),
+    leaseTtlMs: 5_000,
+    lingerMs: 20,
+    checkpointIntervalMs: 50,
+    idleCheckpointIntervalMs: 60_000,
+    logger: testLogger,
+    signal: controller.signal,
+  });
+  return {
+    checkpoints,
+    publisher,
+    saved: async () => (await stores.checkpoints.loadCheckpoints(clusterId)).inferenceservices,
+    stop: async () => {
+      controller.abort();
+      await done;
+    },
+  };
+}
+
 describe('the forwarder saves checkpoints', () => {
+  it('at the end of a run only bookmarks moved since its last save: not before the idle interval', async () => {
+    const namespace = 'fwd-cadence-quiet';
+    await createNamespace(world.client, namespace);
+    await world.client.create<KubeObject>(Resources.inferenceServices, inferenceService(namespace, 'isvc'));
+    const forwarder = await startCadenceForwarder('cadence-quiet', namespace);
+    await eventually(async () => expect(await forwarder.saved()).toBeDefined());
+    const savedFirst = Number(await forwarder.saved());
+    const saves = forwarder.checkpoints.saves;
+
+    // Writes elsewhere move the API server's version; the stream sees them only as bookmarks.
+    await createNamespace(world.client, `${namespace}-elsewhere`);
+    const elsewhere = await world.client.create<KubeObject>(Resources.inferenceServices, inferenceService(`${namespace}-elsewhere`, 'other'));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await forwarder.stop();
+
+    expect(forwarder.checkpoints.saves).toBe(saves);
+    expect(Number(await forwarder.saved())).toBe(savedFirst);
+    expect(savedFirst).toBeLessThan(Number(elsewhere.metadata.resourceVersion));
+  });
+
   it('soon after a hint, late after a change that needs none, and at the end', async () => {
     const namespace = 'fwd-cadence';
     await createNamespace(world.client, namespace);
     const created = await world.client.create<KubeObject>(Resources.inferenceServices, inferenceService(namespace, 'isvc'));
-    const stores: Stores = await world.newStores();
-    const checkpoints = countingSaves(stores.checkpoints);
-    const publisher = new RecordingPublisher();
-    const controller = new AbortController();
-    const done = runForwarder({
-      clusterId: 'cadence',
-      cluster: world.client,
-      publisher,
-      leases: stores.leases,
-      checkpoints,
-      omeNamespace: 'ome',
-      resources: listWatchedResources('ome')
-        .filter((resource) => resource.type === Resources.inferenceServices)
-        .map((resource) => ({ ...resource, namespace })),
-      leaseTtlMs: 5_000,
-      lingerMs: 20,
-      checkpointIntervalMs: 50,
-      idleCheckpointIntervalMs: 60_000,
-      logger: testLogger,
-      signal: controller.signal,
-    });
-    const saved = async () => (await stores.checkpoints.loadCheckpoints('cadence')).inferenceservices;
-
+    const { checkpoints, publisher, saved, stop } = await startCadenceForwarder('cadence', namespace);
     // The list's hint is published: the position is saved within a few intervals.
     await eventually(async () => expect(publisher.inNamespace(namespace)).toHaveLength(1));
     await eventually(async () => expect(await saved()).toBeDefined());
     const afterHint = checkpoints.saves;
 
-    // A status-only write needs no hint; its position is not saved for a minute.
+    // A status-only write needs no hint; its position is not saved for the idle interval.
     const updated = await world.client.replaceStatus<KubeObject>(Resources.inferenceServices, { ...created, status: { observedGeneration: 1 } });
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(publisher.inNamespace(namespace)).toHaveLength(1);
     expect(checkpoints.saves).toBe(afterHint);
     expect(Number(await saved())).toBeLessThan(Number(updated.metadata.resourceVersion));
 
-    // At the end it is.
-    controller.abort();
-    await done;
+    // At the end it is: a restarted forwarder would publish the write again.
+    await stop();
     expect(Number(await saved())).toBeGreaterThanOrEqual(Number(updated.metadata.resourceVersion));
   });
 });

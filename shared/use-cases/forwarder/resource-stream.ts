@@ -185,7 +185,7 @@ export class ResourceStream {
       const version = event.object.metadata?.resourceVersion;
       if (version) {
         this.observed = version;
-        this.position.pass(version);
+        this.position.pass(version, { bookmark: true });
       }
       return;
     }

@@ -67,8 +67,9 @@ export interface ForwarderOptions {
    */
   checkpointIntervalMs?: number;
   /**
-   * How often when only observations that needed no hint moved them (default 60 s: a
-   * restart replays those and publishes nothing; well within the API server's compaction).
+   * How often when only observations that needed no hint moved them, and when only
+   * bookmarks did, even at the end (default 3 min: well within the API server's compaction
+   * window of 5 to 10 min, so a restart resumes with a watch, not a relist).
    */
   idleCheckpointIntervalMs?: number;
   /** Backoff of failed watches, lists and publishes (defaults 100 ms doubling to 5 s). */
@@ -165,7 +166,7 @@ function settingsOf(input: ForwarderDependencies & ForwarderOptions): Settings {
     lingerMs: input.lingerMs ?? 50,
     listPageSize: input.listPageSize ?? 500,
     checkpointIntervalMs: input.checkpointIntervalMs ?? 5_000,
-    idleCheckpointIntervalMs: input.idleCheckpointIntervalMs ?? 60_000,
+    idleCheckpointIntervalMs: input.idleCheckpointIntervalMs ?? 180_000,
     retryBaseDelayMs: input.retryBaseDelayMs ?? 100,
     retryMaxDelayMs: input.retryMaxDelayMs ?? 5_000,
     resources: input.resources ?? listWatchedResources(input.omeNamespace),
@@ -450,7 +451,8 @@ const CHECKPOINT_TICK_MS = 1_000;
  * lease, on a tick: at once when a stream has a position and none was ever saved (a
  * restart without one relists the cluster); when a published hint moved one and the last
  * save is `hintIntervalMs` old; when only observations without a hint moved them and it is
- * `idleIntervalMs` old; and at the end when any moved.
+ * `idleIntervalMs` old; and at the end when an object's observation moved one (a restarted
+ * forwarder would publish it again), or only bookmarks did and it is `idleIntervalMs` old.
  */
 class CheckpointSaver {
   private running: Promise<void> | undefined;
@@ -470,11 +472,16 @@ class CheckpointSaver {
 
   async save(when: 'due' | 'final'): Promise<void> {
     while (this.running) await this.running;
-    if (when === 'due' && !this.due()) return;
+    if (!(when === 'due' ? this.due() : this.dueAtEnd())) return;
     this.running = this.saveMoved().finally(() => {
       this.running = undefined;
     });
     await this.running;
+  }
+
+  private dueAtEnd(): boolean {
+    if (this.streams.some((stream) => stream.position.neverSaved || stream.position.unsavedEvent)) return true;
+    return this.timing.clock.now() - this.lastSavedAt >= this.timing.idleIntervalMs;
   }
 
   private due(): boolean {

@@ -8,13 +8,17 @@
  *
  * A position a published hint moved is worth saving soon: a restart from before it
  * publishes the hint again (harmless, but an invocation). One only observations without a
- * hint moved can wait: a restart from before it replays them and publishes nothing.
+ * hint moved can wait while the forwarder runs. One only bookmarks moved can wait longer,
+ * even past the end of a run: a restart from before it replays nothing at all (replayed
+ * events are hints again, as a restarted forwarder remembers no earlier copy).
  */
 export interface PositionTicket {
   readonly resourceVersion: string | undefined;
   done: boolean;
   /** Held for a hint's publish (not a pass queued behind one). */
   readonly hinted: boolean;
+  /** A watch bookmark's pass: moves the position, stands for no object. */
+  readonly bookmark?: boolean;
   /** When the change it stands for was made (epoch ms), for the lag metric. */
   readonly changedAt?: number;
 }
@@ -26,19 +30,24 @@ export class StreamPosition {
   /** Whether a settled hint moved the committable position since the last save. */
   private hintedSinceSave = false;
   private hintAwaitingPosition = false;
+  /** Whether an object's observation (not only bookmarks) moved the committable position since the last save. */
+  private eventSinceSave = false;
+  private eventAwaitingPosition = false;
 
   constructor(checkpoint?: string) {
     this.committable = checkpoint;
     this.saved = checkpoint;
   }
 
-  /** An observation that needs no publish; undefined keeps the position where it is. */
-  pass(resourceVersion: string | undefined): void {
+  /** An observation that needs no publish (or a bookmark); undefined keeps the position where it is. */
+  pass(resourceVersion: string | undefined, options: { bookmark?: boolean } = {}): void {
+    const bookmark = options.bookmark === true;
     if (this.queue.length === 0) {
+      if (!bookmark) this.eventAwaitingPosition = true;
       if (resourceVersion !== undefined) this.moveTo(resourceVersion);
       return;
     }
-    this.queue.push({ resourceVersion, done: true, hinted: false });
+    this.queue.push({ resourceVersion, done: true, hinted: false, ...(bookmark ? { bookmark } : {}) });
   }
 
   /** An observation waiting for its publish. */
@@ -54,6 +63,7 @@ export class StreamPosition {
       const head = this.queue.shift();
       // A relist's hints carry no position: they count towards the list's, which follows them.
       if (head?.hinted) this.hintAwaitingPosition = true;
+      if (head?.bookmark !== true) this.eventAwaitingPosition = true;
       if (head?.resourceVersion !== undefined) this.moveTo(head.resourceVersion);
     }
   }
@@ -61,7 +71,9 @@ export class StreamPosition {
   private moveTo(resourceVersion: string): void {
     this.committable = resourceVersion;
     if (this.hintAwaitingPosition) this.hintedSinceSave = true;
+    if (this.eventAwaitingPosition) this.eventSinceSave = true;
     this.hintAwaitingPosition = false;
+    this.eventAwaitingPosition = false;
   }
 
   /** Observations still waiting for their publish. */
@@ -99,8 +111,15 @@ export class StreamPosition {
     return this.hintedSinceSave && this.unsaved !== undefined;
   }
 
+  /** Whether the position to save holds an object's observation, not only bookmarks. */
+  get unsavedEvent(): boolean {
+    return this.eventSinceSave && this.unsaved !== undefined;
+  }
+
   markSaved(resourceVersion: string): void {
     this.saved = resourceVersion;
-    if (this.committable === resourceVersion) this.hintedSinceSave = false;
+    if (this.committable !== resourceVersion) return;
+    this.hintedSinceSave = false;
+    this.eventSinceSave = false;
   }
 }
