@@ -197,12 +197,13 @@ async function ensure(client: ClusterClient, type: (typeof Resources)[keyof type
 /** The function whose bus target is running (set by the simulation's wrapped targets). */
 const callerOfWork = new AsyncLocalStorage<string>();
 
-/** A key attribute's text, plain or marshalled (`{ S: '…' }`). */
+/** A BatchGetItem's first key, of its first table. */
 function firstBatchKey(requestItems: unknown): unknown {
   const tables = Object.values((requestItems ?? {}) as Record<string, { Keys?: unknown[] }>);
   return tables[0]?.Keys?.[0];
 }
 
+/** A key attribute's text, plain or marshalled (`{ S: '…' }`). */
 function keyText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value && typeof value === 'object' && typeof (value as { S?: unknown }).S === 'string') return (value as { S: string }).S;

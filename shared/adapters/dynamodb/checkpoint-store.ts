@@ -9,6 +9,17 @@ import { queryPartition } from './query';
 import { CHECKPOINTS_SORT_KEY, DEFAULT_TABLE_NAME, checkpointClusterOf, checkpointsItemKey, forwarderErrorItemKey } from './table';
 import type { CheckpointItem, DynamoStoreOptions, ForwarderErrorItem } from './table';
 
+/** Keys per BatchGetItem call: DynamoDB's limit. */
+const BATCH_GET_KEYS = 100;
+/** Calls for the keys a BatchGetItem left unprocessed (throttling) before they are loaded one by one. */
+const BATCH_GET_ATTEMPTS = 4;
+
+interface PendingLoad {
+  clusterId: string;
+  resolve(checkpoints: Checkpoints): void;
+  reject(error: unknown): void;
+}
+
 /**
  * Forwarder checkpoints, one item per cluster holding every watched resource's: one read
  * when a forwarder starts, one write per save whatever moved. Each write stores the lease
@@ -22,17 +33,6 @@ import type { CheckpointItem, DynamoStoreOptions, ForwarderErrorItem } from './t
  * a shard's start costs a call per hundred clusters, not one per cluster. A cluster without
  * that item (never saved, or saved only in the earlier layout) is loaded on its own.
  */
-/** Keys per BatchGetItem call: DynamoDB's limit. */
-const BATCH_GET_KEYS = 100;
-/** Calls for the keys a BatchGetItem left unprocessed (throttling) before they are loaded one by one. */
-const BATCH_GET_ATTEMPTS = 4;
-
-interface PendingLoad {
-  clusterId: string;
-  resolve(checkpoints: Checkpoints): void;
-  reject(error: unknown): void;
-}
-
 export class DynamoCheckpointStore implements CheckpointStore {
   private readonly tableName: string;
   private pending: PendingLoad[] = [];
@@ -54,26 +54,26 @@ export class DynamoCheckpointStore implements CheckpointStore {
   }
 
   private async loadPending(): Promise<void> {
-    const loads = this.pending;
+    const waiting = new Map<string, PendingLoad[]>();
+    for (const load of this.pending) waiting.set(load.clusterId, [...(waiting.get(load.clusterId) ?? []), load]);
     this.pending = [];
-    const ids = [...new Set(loads.map((load) => load.clusterId))];
+    const ids = [...waiting.keys()];
     const chunks: string[][] = [];
     for (let start = 0; start < ids.length; start += BATCH_GET_KEYS) chunks.push(ids.slice(start, start + BATCH_GET_KEYS));
+    // Each cluster read once, however many asked; its waiters all get the answer (or the error).
+    const settle = async (clusterId: string, read: () => Promise<Checkpoints>): Promise<void> => {
+      const loads = waiting.get(clusterId) ?? [];
+      try {
+        const checkpoints = await read();
+        for (const load of loads) load.resolve({ ...checkpoints });
+      } catch (error) {
+        for (const load of loads) load.reject(error);
+      }
+    };
     await Promise.all(
       chunks.map(async (chunk) => {
-        const waiting = loads.filter((load) => chunk.includes(load.clusterId));
-        let found: Map<string, Checkpoints>;
-        try {
-          found = await this.batchGet(chunk);
-        } catch (error) {
-          for (const load of waiting) load.reject(error);
-          return;
-        }
-        for (const load of waiting) {
-          const checkpoints = found.get(load.clusterId);
-          if (checkpoints !== undefined) load.resolve({ ...checkpoints });
-          else this.loadPartition(load.clusterId).then(load.resolve, load.reject);
-        }
+        const found = this.batchGet(chunk);
+        await Promise.all(chunk.map((clusterId) => settle(clusterId, async () => (await found).get(clusterId) ?? this.loadPartition(clusterId))));
       }),
     );
   }

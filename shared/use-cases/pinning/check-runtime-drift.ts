@@ -76,8 +76,8 @@ export interface DriftCheckReport {
   /** Failed to write; retryable ones fail the whole fan-out so it is delivered again. */
   failed: number;
   /**
-   * Written, then judged again because a runtime or revision they were judged from changed
-   * before the fence read it back (see `fenceWrites`).
+   * Written, then judged again because a runtime they were judged from changed before the
+   * fence read it back (see `fenceWrites`).
    */
   rejudged: number;
   /**
@@ -88,7 +88,7 @@ export interface DriftCheckReport {
   continuation?: 'started' | 'resumed' | 'continued' | 'superseded' | 'dropped';
 }
 
-/** The runtimes or revisions kept changing under the fan-out's writes; the fan-out is delivered again. */
+/** The runtimes kept changing under the fan-out's writes; the fan-out is delivered again. */
 export class DriftInputsMovingError extends ControlPlaneError {
   constructor(passes: number) {
     super(`drift check: the runtimes judged from changed again after ${passes} passes; retrying`, { retryable: true });
@@ -105,7 +105,7 @@ export class DriftFanOutIncompleteError extends ControlPlaneError {
 }
 
 const DEFAULT_CONCURRENCY = 16;
-/** Passes of the fence over one page's writes before the hint is handed back. */
+/** Passes of the fence over the writes since the last one before the hint is handed back. */
 const MAX_FENCE_PASSES = 3;
 const DEFAULT_PAGE_SIZE = 500;
 export const DEFAULT_FANOUT_TIME_MARGIN_MS = 20_000;
@@ -143,7 +143,7 @@ export function planFanOutStart(input: { stored: Continuation | undefined; conti
 
 const keyOf = (object: KubeObject): string => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 
-/** What one pass of a fan-out judges from: runtimes and revisions as read once. */
+/** What one pass of a fan-out judges from: runtimes and revisions, each read once. */
 interface FanOutInputs {
   /** The live runtime and the runtimes its resolution read, misses included. */
   resolve: (ref: RuntimeRef) => Promise<{ resolution: LiveRuntimeResolution; reads: readonly RuntimeRead[] }>;
