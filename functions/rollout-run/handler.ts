@@ -52,7 +52,7 @@ const onHint = createHintHandler(
 // A failed sweep is rethrown: Lambda retries it (maximumRetryAttempts), then dead-letters it; the next runs in a minute.
 const onSchedule = middy(async (_event: unknown, context: Context) => {
   const app = getAppContext();
-  const summary = await runWithinInvocation(context, () => sweepRolloutRuns(app, context.awsRequestId, publisherOf(app.config), analysisOf(context.awsRequestId)));
+  const summary = await runWithinInvocation(context, () => sweepRolloutRuns(app, context.awsRequestId, publisherOf(app.config), analysisOf(context.awsRequestId), { publisher: publisherOf(app.config), logger }));
   logger.info('swept rollout runs', { summary });
   return summary;
 }).use(injectLambdaContext(logger));

@@ -18,7 +18,10 @@
  *   back a hint that met a held lease: a new message, with its own receive count;
  * - a schedule (or a rule targeting a function) invokes the function asynchronously; a
  *   failed invocation is retried `maximumRetryAttempts` times (Lambda waits one minute,
- *   then two), then goes to the function's `onError` queue.
+ *   then two), then goes to the function's `onError` queue;
+ * - a rule whose target is an SNS topic of the template (the notifications) hands each
+ *   event it matches to that topic once, where `topicMessages` reads it (and the logger
+ *   hears of it): the delivery faults below are about hints and leave these alone.
  *
  * Every number comes from serverless.yml. `timeScale` shrinks the waits (0.001 turns a
  * 180 s visibility timeout into 180 ms) so tests can live through a simulated hour; counts
@@ -41,7 +44,7 @@ import { matchesPattern } from './pattern.js';
 import { createRandom } from './random.js';
 import type { Random } from './random.js';
 import { loadServerlessRouting } from './rules.js';
-import type { LocalFunction, LocalQueue, LocalRule } from './rules.js';
+import type { LocalFunction, LocalQueue, LocalRule, LocalTopicRule } from './rules.js';
 import { nextFireTime, parseSchedule } from './schedule.js';
 import { failedMessageIds, toSqsEvent } from './sqs.js';
 
@@ -114,7 +117,10 @@ export interface LocalBus {
   rules: LocalRule[];
   queues: LocalQueue[];
   functions: LocalFunction[];
+  topicRules: LocalTopicRule[];
   timeScale: number;
+  /** What the topic (its logical id, e.g. NotificationTopic) received from its rules, oldest first. */
+  topicMessages(topic: string): EventBridgeEnvelope[];
   /** Routes the rules of `functionName` to `handler`; returns a function that unregisters it. */
   registerTarget(functionName: string, handler: TargetHandler): () => void;
   faults: {
@@ -167,6 +173,8 @@ const MAX_ENTRIES = 10;
 const MAX_DELAY_SECONDS = 900;
 const MAX_REQUEST_BYTES = 256 * 1024;
 const REORDER_FLUSH_MS = 20;
+/** Messages each topic keeps for `topicMessages`. */
+const MAX_TOPIC_MESSAGES = 1000;
 /** Lambda waits one minute before the second attempt of an asynchronous invocation, two before the third. */
 const ASYNC_RETRY_FIRST_DELAY_MS = 60_000;
 
@@ -181,6 +189,7 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
   const functionsByName = new Map(routing.functions.map((fn) => [fn.name, fn]));
   const queues = new Map<string, QueueState>(routing.queues.map((queue) => [queue.name, { queue, messages: [], batchesInFlight: 0 }]));
   const targets = new Map<string, TargetHandler>();
+  const topics = new Map<string, EventBridgeEnvelope[]>(routing.topicRules.map((rule) => [rule.topic, []]));
   const deadLetters: DeadLetter[] = [];
   const expired: DeadLetter[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -484,6 +493,14 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
       if (!targets.has(rule.functionName)) continue;
       if (matchesPattern(rule.pattern, event)) enqueue(rule, event);
     }
+    for (const rule of routing.topicRules) {
+      if (!rule.enabled || rule.eventBusName !== busName || !matchesPattern(rule.pattern, event)) continue;
+      const received = topics.get(rule.topic);
+      received?.push(event);
+      // Kept for reading, not for ever: a long `npm start` keeps the latest.
+      if (received && received.length > MAX_TOPIC_MESSAGES) received.shift();
+      logger?.info?.('notification', { topic: rule.topic, detailType: event['detail-type'], detail: event.detail });
+    }
   }
 
   function fireSchedule(rule: LocalRule): void {
@@ -550,7 +567,9 @@ export async function startLocalBus(options: LocalBusOptions): Promise<LocalBus>
     rules: routing.rules,
     queues: routing.queues,
     functions: routing.functions,
+    topicRules: routing.topicRules,
     timeScale,
+    topicMessages: (topic) => [...(topics.get(topic) ?? [])],
     registerTarget(functionName, handler) {
       if (!functionsByName.has(functionName)) {
         throw new InvalidInputError(`serverless.yml has no function ${functionName} (functions: ${[...functionsByName.keys()].join(', ')})`);

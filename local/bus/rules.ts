@@ -54,6 +54,20 @@ export interface LocalRule {
   input?: Record<string, unknown>;
 }
 
+/**
+ * An `AWS::Events::Rule` whose one target is an SNS topic of the template (the
+ * notifications): the local bus keeps what it delivers for tests and `npm start` to read.
+ * A rule's `Condition` is not evaluated: locally the rule is always there.
+ */
+export interface LocalTopicRule {
+  name: string;
+  eventBusName: string;
+  pattern: EventPattern;
+  enabled: boolean;
+  /** Logical id of the topic. */
+  topic: string;
+}
+
 /** An SQS queue between rules and a function, with the numbers that govern redelivery. */
 export interface LocalQueue {
   /** Logical id in the template. */
@@ -89,6 +103,7 @@ export interface ServerlessRouting {
   functions: LocalFunction[];
   rules: LocalRule[];
   queues: LocalQueue[];
+  topicRules: LocalTopicRule[];
   /** Every bus a rule listens on (custom buses and `default`). */
   busNames: string[];
 }
@@ -120,6 +135,7 @@ export function parseServerlessRouting(text: string, options: LoadRoutingOptions
   const functions: LocalFunction[] = [];
   const rules: LocalRule[] = [];
   const queues: LocalQueue[] = [];
+  const topicRules: LocalTopicRule[] = [];
   for (const [functionName, definition] of Object.entries(functionsDoc)) {
     const fn: LocalFunction = {
       name: functionName,
@@ -138,10 +154,13 @@ export function parseServerlessRouting(text: string, options: LoadRoutingOptions
   }
   for (const [logicalId, resource] of Object.entries(resources)) {
     if (!isRecord(resource) || resource.Type !== 'AWS::Events::Rule') continue;
-    rules.push(toQueueRule(logicalId, resolve(resource.Properties ?? {}) as Doc, queues, doc, resolve));
+    const properties = resolve(resource.Properties ?? {}) as Doc;
+    const topicRule = toTopicRule(logicalId, properties, resources, doc, resolve);
+    if (topicRule) topicRules.push(topicRule);
+    else rules.push(toQueueRule(logicalId, properties, queues, doc, resolve));
   }
-  const busNames = [...new Set(rules.map((rule) => rule.eventBusName))];
-  return { service: String(resolve(doc.service)), stage, functions, rules, queues, busNames };
+  const busNames = [...new Set([...rules, ...topicRules].map((rule) => rule.eventBusName))];
+  return { service: String(resolve(doc.service)), stage, functions, rules, queues, topicRules, busNames };
 }
 
 function toRule(functionName: string, index: number, source: Doc, doc: Doc, resolve: Resolver): LocalRule {
@@ -199,6 +218,23 @@ function toQueue(functionName: string, source: Doc, resources: Record<string, Do
     queue.maxReceiveCount = maxReceiveCount;
   }
   return queue;
+}
+
+/** An `AWS::Events::Rule` resource whose one target is an SNS topic of the template; undefined for any other rule. */
+function toTopicRule(logicalId: string, properties: Doc, resources: Record<string, Doc>, doc: Doc, resolve: Resolver): LocalTopicRule | undefined {
+  const targets = Array.isArray(properties.Targets) ? (properties.Targets as Doc[]) : [];
+  const topic = targets.length === 1 ? logicalIdOf(targets[0]?.Arn) : undefined;
+  if (!topic || resources[topic]?.Type !== 'AWS::SNS::Topic') return undefined;
+  const name = typeof properties.Name === 'string' ? properties.Name : logicalId;
+  if (properties.EventPattern === undefined) throw new InvalidInputError(`rule ${name} sends to topic ${topic} but has no EventPattern`);
+  validatePattern(properties.EventPattern);
+  return {
+    name,
+    eventBusName: resolveBusName(properties.EventBusName, doc, resolve),
+    pattern: properties.EventPattern as EventPattern,
+    enabled: properties.State !== 'DISABLED',
+    topic,
+  };
 }
 
 /** An `AWS::Events::Rule` resource whose one target is a queue some function reads. */

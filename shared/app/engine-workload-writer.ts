@@ -6,6 +6,7 @@ import { fenceDeploymentWrites } from '../use-cases/rollout-runs/fenced-deployme
 import { createRolloutWorkloadWriter } from '../use-cases/rollout-runs/rollout-workload-writer';
 import { getOptional } from '../use-cases/rollout-runs/workloads';
 import type { MetricsBinding } from '../domain/rollout/analysis';
+import type { StatusTransitions } from '../ports/notifications';
 import { specGroupsOf, type RolloutIsvc } from '../use-cases/rollout-runs/rollout-status';
 
 /**
@@ -15,10 +16,11 @@ import { specGroupsOf, type RolloutIsvc } from '../use-cases/rollout-runs/rollou
  * run opens (UnownedDeploymentError), and every later Deployment write checks again.
  * `metricsOf` reads what the cluster binds for analysis steps, so a run opens (or parks
  * as ProviderUnbound) as the rollout-run function resolves the same plan; it is read once
- * per writer, and only for an InferenceService with rollout groups.
+ * per writer, and only for an InferenceService with rollout groups. `transitions` hears of
+ * the status writes that open and close runs (notifications).
  */
 export const rolloutAwareWorkloadWriter =
-  (clock: Clock, metricsOf?: (client: ClusterClient) => Promise<MetricsBinding>) =>
+  (clock: Clock, metricsOf?: (client: ClusterClient) => Promise<MetricsBinding>, transitions?: StatusTransitions) =>
   (client: ClusterClient): EngineWorkloadWriter => {
     const direct = createDirectWorkloadWriter(client);
     let binding: Promise<MetricsBinding> | undefined;
@@ -42,7 +44,13 @@ export const rolloutAwareWorkloadWriter =
         if (stable) assertOwnedDeployment(stable, owner);
       }
       // The rollout writer fences its own writes; this wrapper adds the ownership check only.
-      return createRolloutWorkloadWriter({ client: fenceDeploymentWrites(client, undefined, owner), direct, clock, ...(await metricsFor(request)) });
+      return createRolloutWorkloadWriter({
+        client: fenceDeploymentWrites(client, undefined, owner),
+        direct,
+        clock,
+        ...(await metricsFor(request)),
+        ...(transitions ? { transitions } : {}),
+      });
     };
     return {
       async apply(request) {

@@ -35,6 +35,10 @@ import type { RequeueHint } from '../ports/hint-queue';
 import type { AppContext, ClusterHandle } from './context';
 import { getAppContext, runWithinInvocation } from './context';
 import { publishMetrics } from './publish-metrics';
+import { createNotificationOutbox, notificationBus } from './notifications';
+import type { EventPublisher } from '../ports/event-publisher';
+import type { StatusTransitions } from '../ports/notifications';
+import type { NotificationEvent } from '../domain/notification';
 import { LeaseBusyError } from '../use-cases/reconcile-under-lease';
 
 /**
@@ -118,6 +122,8 @@ export interface HintInvocation {
   requestId: string;
   /** Milliseconds the invocation has left (Lambda's `getRemainingTimeInMillis`): bounds in-progress claims. */
   remainingTimeMs?: () => number;
+  /** Collects what this hint's status writes changed; published once the hint is done (shared/app/notifications.ts). */
+  notifications: StatusTransitions;
 }
 
 export type HintUseCase<R> = (invocation: HintInvocation) => Promise<R>;
@@ -132,6 +138,11 @@ export interface HintHandlerOptions {
   random?: () => number;
   /** Dates the lease-busy bookkeeping (default the system clock). */
   clock?: Clock;
+  /**
+   * The bus notifications go to (default: EventBridge in AWS, or the local bus where
+   * EVENTBRIDGE_ENDPOINT names one; none for a local process without one).
+   */
+  publisher?: (app: AppContext) => EventPublisher<NotificationEvent> | undefined;
 }
 
 /** One record of the batch, its hint read (or why it could not be). */
@@ -172,6 +183,7 @@ export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandl
     if (sqsEndpoint === undefined && mode !== 'deployed') return undefined;
     return (defaultRequeue ??= createSqsHintRequeue({ ...(sqsEndpoint === undefined ? {} : { endpoint: sqsEndpoint }), ...(hintQueueUrl === undefined ? {} : { hintQueueUrl }) }));
   };
+  const publisherOf = options.publisher ?? notificationBus(logger);
 
   /**
    * Puts a hint that met a held lease back on its queue, delayed by about the lease's
@@ -220,10 +232,14 @@ export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandl
         receiveCount: Number(record.attributes.ApproximateReceiveCount),
       },
     });
+    let publishNotifications: (() => Promise<void>) | undefined;
     try {
       const app = appOf();
+      const notifications = createNotificationOutbox(hint.clusterId, app.clock, hintLogger);
+      // Most hints change nothing worth announcing: the bus is looked up only when something is.
+      publishNotifications = async () => (notifications.pending.length === 0 ? undefined : notifications.flush(publisherOf(app)));
       const cluster = await app.cluster(hint.clusterId);
-      await useCase({ hint, app, cluster, logger: hintLogger, metrics, requestId: `${context.awsRequestId}/${record.messageId}`,
+      await useCase({ hint, app, cluster, logger: hintLogger, metrics, requestId: `${context.awsRequestId}/${record.messageId}`, notifications,
         ...(typeof context.getRemainingTimeInMillis === 'function' ? { remainingTimeMs: () => context.getRemainingTimeInMillis() } : {}),
       });
       return false;
@@ -236,6 +252,9 @@ export function createHintHandler<R>(useCase: HintUseCase<R>, options: HintHandl
       }
       hintLogger.error('giving up on this event', { error: error as Error });
       return false;
+    } finally {
+      // What was committed happened, whether or not the rest of the hint's work did.
+      await publishNotifications?.().catch((error: unknown) => hintLogger.warn('notifications not published', { error: error as Error }));
     }
   };
 

@@ -38,7 +38,7 @@ export function createPinningDeps(invocation: HintInvocation, createWriter: (cli
  */
 export function pinningDepsOf(invocation: HintInvocation): DriftCheckDeps {
   const { app, cluster } = invocation;
-  return createPinningDeps(invocation, rolloutAwareWorkloadWriter(app.clock, metricsBindingReader(cluster, app.config.prometheusAddress)));
+  return createPinningDeps(invocation, rolloutAwareWorkloadWriter(app.clock, metricsBindingReader(cluster, app.config.prometheusAddress), invocation.notifications));
 }
 
 /**

@@ -3,6 +3,7 @@
  * for the object it names, each under that InferenceService's lease. Kept apart from the
  * handlers so that the local control plane and tests drive the same paths.
  */
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { AppContext, ClusterHandle } from './context';
@@ -11,6 +12,9 @@ import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptConte
 import { fenceDeploymentWrites } from '../use-cases/rollout-runs/fenced-deployments';
 import { toHintEvent, type HintDetail } from '../domain/hint-event';
 import type { EventPublisher } from '../ports/event-publisher';
+import type { StatusTransitions } from '../ports/notifications';
+import { createNotificationOutbox } from './notifications';
+import type { NotificationEvent } from '../domain/notification';
 import { Resources } from '../domain/model/resources';
 import type { Clock } from '../ports/clock';
 import { WorkloadLabel, REPIN_METRIC } from '../domain/vocabulary';
@@ -66,6 +70,8 @@ export interface RolloutWork {
   analysis?: ClusterAnalysis;
   /** Publishes the hint that asks for a render (see requestRender); without it the next resync renders. */
   publisher?: EventPublisher;
+  /** Hears of each status write committed, for the plane's notifications. */
+  transitions?: StatusTransitions;
 }
 
 /**
@@ -99,6 +105,7 @@ function workOf(invocation: HintInvocation, publisher?: EventPublisher, analysis
     reconcile: reconcileDepsOf(invocation.app, invocation.requestId),
     ...(publisher ? { publisher } : {}),
     ...(analysis ? { analysis } : {}),
+    transitions: invocation.notifications,
   };
 }
 
@@ -110,6 +117,7 @@ function advanceDepsOf(work: RolloutWork, context: AttemptContext, key: { name: 
     clock: work.clock,
     ...(work.analysis?.analysis ? { analysis: work.analysis.analysis } : {}),
     ...(metrics ? { metrics } : {}),
+    ...(work.transitions ? { transitions: work.transitions } : {}),
   };
 }
 
@@ -151,6 +159,7 @@ export async function handleRepinApplyHint(invocation: HintInvocation, metrics: 
         {
           client: work.client,
           ...(binding ? { binding } : {}),
+          ...(work.transitions ? { transitions: work.transitions } : {}),
           clusterId: work.clusterId,
           clock: work.clock,
           idempotency: app.stores.idempotency,
@@ -246,15 +255,23 @@ export interface SweepSummary {
 /**
  * The scheduled sweep, in every standalone cluster: advances every ISVC with an active run
  * (timed pauses, due analysis samples), then writes every RolloutPolicy's status from the
- * ISVCs it just listed, with the providers the cluster binds.
+ * ISVCs it just listed, with the providers the cluster binds. What the runs' status writes
+ * changed is published per cluster, once its runs are swept.
  */
-export async function sweepRolloutRuns(app: AppContext, holder: string, publisher?: EventPublisher, analysis?: AnalysisWiring): Promise<SweepSummary[]> {
+export async function sweepRolloutRuns(
+  app: AppContext,
+  holder: string,
+  publisher?: EventPublisher,
+  analysis?: AnalysisWiring,
+  notify: { publisher?: EventPublisher<NotificationEvent>; logger?: Pick<Logger, 'info' | 'warn'> } = {},
+): Promise<SweepSummary[]> {
   const summary: SweepSummary[] = [];
   for (const record of await app.stores.clusters.listClusters()) {
     const cluster = await app.cluster(record.id);
     // Upstream OME runs the rollouts of a delegate cluster.
     if (cluster.mode === 'delegate') continue;
-    const work: RolloutWork = { clusterId: cluster.id, client: cluster.client, clock: app.clock, reconcile: reconcileDepsOf(app, holder), ...(publisher ? { publisher } : {}) };
+    const notifications = createNotificationOutbox(cluster.id, app.clock, notify.logger);
+    const work: RolloutWork = { clusterId: cluster.id, client: cluster.client, clock: app.clock, reconcile: reconcileDepsOf(app, holder), transitions: notifications, ...(publisher ? { publisher } : {}) };
     let advanced = 0;
     let failed = 0;
     let wired: Promise<ClusterAnalysis | undefined> | undefined;
@@ -285,6 +302,7 @@ export async function sweepRolloutRuns(app: AppContext, holder: string, publishe
     const policies = await workWithAnalysis()
       .then((ready) => refreshPolicyStatuses({ client: cluster.client, clock: app.clock, ...(ready.analysis ? { boundProviders: ready.analysis.metrics.boundProviders } : {}) }, consumers))
       .catch(() => 'failed' as const);
+    await notifications.flush(notify.publisher);
     summary.push({ cluster: record.id, advanced, failed, policies });
   }
   return summary;

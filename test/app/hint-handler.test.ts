@@ -31,7 +31,8 @@ import { InvalidInputError, NotFoundError, UnavailableError } from '../../shared
 import { readHintDetail, toHintEvent } from '../../shared/domain/hint-event';
 import type { EventBridgeEnvelope } from '../../shared/domain/hint-event';
 import type { HintHandlerOptions, HintInvocation } from '../../shared/app/hint-handler';
-import type { ClusterClient } from '../../shared/ports/cluster';
+import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
+import type { NotificationEvent } from '../../shared/domain/notification';
 import type { RequeuedHint } from '../../shared/ports/hint-queue';
 
 const context = { functionName: 'pin', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
@@ -402,6 +403,69 @@ describe('Function: createHintHandler, what it logs and records', () => {
     expect(metrics).toHaveLength(1);
     expect(metrics[0]?._aws.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'OmePinning', Metrics: [{ Name: 'RuntimePinned', Unit: 'Count' }] });
     expect(metrics[0]).toMatchObject({ service: 'pin-runtime', RuntimePinned: 1 });
+  });
+});
+
+describe('Function: createHintHandler, notifications', () => {
+  const clocked = { ...app, clock: { now: () => Date.parse('2026-12-05T10:00:00Z') } } as unknown as AppContext;
+  const isvc = (status: object, resourceVersion: string) => ({ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', metadata: { name: 'target', namespace: 'ns', resourceVersion }, status });
+  const opened = { rollout: { activeRun: { runID: 'r1', openedAt: 't', pinnedAt: 't', plan: {} } } };
+
+  /** A handler whose use-case commits the given writes, then fails with `error` when given one. */
+  function committing(writes: Array<[object, object]>, error?: Error) {
+    const published: NotificationEvent[][] = [];
+    const handler = createHintHandler(
+      async ({ notifications }) => {
+        for (const [before, after] of writes) notifications.committed(before as KubeObject, after as KubeObject);
+        if (error) throw error;
+      },
+      {
+        serviceName: 'test',
+        context: () => clocked,
+        publisher: () => ({
+          async publish(events) {
+            published.push([...events]);
+            return { published: events.length, skipped: [], failed: [] };
+          },
+        }),
+      },
+    );
+    return { handler, published };
+  }
+
+  it.each<[string, Error | undefined, boolean]>([
+    ['the hint succeeds', undefined, false],
+    ['a later step fails and the hint is retried', new UnavailableError('down'), true],
+  ])('publishes what a committed write changed once the hint is done: %s', async (_name, error, redelivered) => {
+    // Prepare
+    const { handler, published } = committing([[isvc({}, '1'), isvc(opened, '2')]], error);
+    const batch = toSqsEvent([hint('target')]);
+    // Act
+    const response = await handler(batch, context);
+    // Assess
+    expect(published.map((events) => events.map((event) => `${event.detailType} ${event.detail.name}@${event.detail.resourceVersion}`))).toEqual([['RolloutRunOpened target@2']]);
+    expect(response.batchItemFailures.length).toBe(redelivered ? 1 : 0);
+  });
+
+  it('does not call the bus for a hint whose writes changed nothing worth announcing', async () => {
+    // Prepare
+    const { handler, published } = committing([[isvc(opened, '2'), isvc(opened, '3')]]);
+    // Act
+    await handler(toSqsEvent([hint('target'), hint('other')]), context);
+    // Assess
+    expect(published).toEqual([]);
+  });
+
+  it('acknowledges the hint when the bus refuses its notifications: the work is done, only the announcement is lost', async () => {
+    // Prepare
+    const handler = createHintHandler(
+      async ({ notifications }) => notifications.committed(isvc({}, '1') as KubeObject, isvc(opened, '2') as KubeObject),
+      { serviceName: 'test', context: () => clocked, publisher: () => ({ publish: () => Promise.reject(new Error('AccessDeniedException')) }) },
+    );
+    // Act
+    const response = await handler(toSqsEvent([hint('target')]), context);
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
   });
 });
 

@@ -8,7 +8,8 @@
  * - the canary revision's error ratio raised: samples fail, the canary rolls back at
  *   failureLimit, with upstream's status (rolledBackRevisionHash, RolledBack) and event
  *   (`RolloutRunClosed` `run <id> closed: RolledBack`), the stable Deployment never
- *   scaled below its floor;
+ *   scaled below its floor, and the notification topic told once of each failed sample
+ *   and of the close, though every hint was delivered twice;
  * - Prometheus stopped: samples are inconclusive and onInconclusive decides (Rollback
  *   rolls back; Hold holds, then fails at the stall timeout).
  */
@@ -141,6 +142,15 @@ async function explainAnalysis(name: string): Promise<string[]> {
   return start < 0 ? [] : lines.slice(start).map((line) => line.trim().replace(/\s{2,}/g, ' '));
 }
 
+/** What the notification topic received about one InferenceService, in order. */
+async function notificationsOf(name: string): Promise<Array<{ type: string; runID?: string; outcome?: string; reason: string; message: string }>> {
+  return plane.bus
+    .topicMessages('NotificationTopic')
+    .map((event) => ({ type: event['detail-type'], ...(event.detail as { name: string; runID?: string; outcome?: string; reason: string; message: string }) }))
+    .filter((event) => event.name === name)
+    .map(({ type, runID, outcome, reason, message }) => ({ type, ...(runID ? { runID } : {}), ...(outcome ? { outcome } : {}), reason, message }));
+}
+
 const lowest = (deployment: string): number => Math.min(...(replicasSeen.get(deployment) ?? [Number.NaN]));
 
 async function record(): Promise<void> {
@@ -202,6 +212,8 @@ describe.skipIf(!installed)(`Canary analysis with a real Prometheus${installed ?
     expect(entered(1) - entered(0)).toBeGreaterThanOrEqual(2_000);
     expect(seen.filter((canary) => canary.currentStep === 0).every((canary) => (canary.analysisFailedChecks ?? 0) === 0)).toBe(true);
     expect(await eventsOf('healthy', 'RolloutRunClosed', 1)).toEqual([{ type: 'Normal', message: `run ${runID} closed: Completed` }]);
+    await eventually('healthy: the closing notification', async () => notificationsOf('healthy'), (seen) => seen.some((event) => event.type === 'RolloutRunClosed'));
+    expect((await notificationsOf('healthy')).map((event) => `${event.type} ${event.outcome ?? ''}`.trim())).toEqual(['RolloutRunOpened', 'RolloutRunClosed Completed']);
     const stable = JSON.parse(await shOk(shell, `kubectl get deployment healthy-engine -n ${NS} -o json`)) as Deployment;
     expect(stable.metadata.annotations?.['ome.io/workload-revision']).toBe(target);
     await eventually('healthy: the canary Deployment removed', () => sh(shell, `kubectl get deployment healthy-engine-canary -n ${NS}`), (result) => result.code !== 0);
@@ -240,6 +252,19 @@ describe.skipIf(!installed)(`Canary analysis with a real Prometheus${installed ?
 
     expect(await explainAnalysis('failing')).toEqual(expect.arrayContaining(['ANALYSIS step=1/2; state=Failing; evidence=Reported', 'failedChecks=2/2']));
     expect(prunedWrites(plane)).toEqual([]);
+
+    // The notification topic's rule (serverless.yml) received the run's story once, though
+    // every hint came twice: the status write that made each change decided, alone.
+    await eventually('failing: the closing notification', async () => notificationsOf('failing'), (seen) => seen.some((event) => event.type === 'RolloutRunClosed'));
+    const story = await notificationsOf('failing');
+    expect(story.filter((event) => event.type === 'RolloutRunClosed')).toEqual([
+      { type: 'RolloutRunClosed', runID, outcome: 'RolledBack', reason: 'RolloutRunClosed', message: `run ${runID} closed: RolledBack` },
+    ]);
+    expect(story.filter((event) => event.type === 'RolloutRunOpened').map((event) => event.runID)).toEqual([runID]);
+    expect(story.filter((event) => event.type === 'AnalysisSampleFailed').map((event) => event.message)).toEqual([
+      expect.stringMatching(/^engine analysis at canary step 0 failed \(1 failed check\): error-ratio /),
+      expect.stringMatching(/^engine analysis at canary step 0 failed \(2 failed checks\): error-ratio /),
+    ]);
   });
 
   describe('with Prometheus stopped', () => {

@@ -10,6 +10,7 @@ import type { AppContext } from '../../shared/app/context.js';
 import { createHintHandler } from '../../shared/app/hint-handler.js';
 import { UnavailableError } from '../../shared/domain/errors.js';
 import { toHintEvent } from '../../shared/domain/hint-event.js';
+import { rolloutTransitionsOf, toNotificationEvent } from '../../shared/domain/notification.js';
 import type { EventBridgeEnvelope, HintDetail, HintEvent } from '../../shared/domain/hint-event.js';
 import { isSqsEvent, startLocalBus } from '../../local/bus/index.js';
 import type { LocalBus, LocalQueue } from '../../local/bus/index.js';
@@ -363,6 +364,28 @@ describe('Local bus', () => {
     expect(result).toEqual({ published: 25, skipped: [], failed: [] });
     const names = (seen.pin ?? []).map((event) => event.detail.name).sort();
     expect(names).toEqual(events.map((event) => event.detail.name).sort());
+  });
+
+  it('sends notifications to the notification topic, once each, and no hint there nor a notification to any function', async () => {
+    // Prepare
+    const seen = record(bus, CONSUMERS);
+    bus.faults.set({ duplicate: 1, seed: 5 });
+    const publisher = createEventPublisher({ client, busName: BUS, maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 });
+    const isvc = object('InferenceService', 'chat');
+    const [closing] = rolloutTransitionsOf(
+      { rollout: { activeRun: { runID: 'r1', openedAt: 't0', pinnedAt: 't0', plan: {} } } },
+      { rollout: { lastRun: { outcome: 'RolledBack', closedAt: 't1' } } },
+    );
+    if (!closing) throw new Error('fixture');
+    // Act
+    await publisher.publish([toNotificationEvent('c1', isvc, closing, '2026-12-05T10:00:00Z')]);
+    await publisher.publish([toHintEvent('c1', 'ADDED', isvc)]);
+    await bus.drain();
+    // Assess
+    expect(bus.topicRules.map((rule) => `${rule.name} -> ${rule.topic}`)).toEqual(['ome-pinning-dev-notifications -> NotificationTopic']);
+    expect(bus.topicMessages('NotificationTopic').map((event) => [event['detail-type'], (event.detail as { outcome?: string }).outcome])).toEqual([['RolloutRunClosed', 'RolledBack']]);
+    expect(Object.values(seen).flat().map((event) => event['detail-type'])).not.toContain('RolloutRunClosed');
+    expect(seen.pin?.length).toBe(2);
   });
 
   it('refuses a target for a function serverless.yml does not define', () => {

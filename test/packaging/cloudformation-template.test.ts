@@ -69,6 +69,8 @@ const NEEDS: Record<string, Needs> = {
   pin: {
     role: 'PinRole',
     dynamodb: { 'LEASE#*': ['UpdateItem'], 'IDEMPOTENCY#*': ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], REGISTRY: ['GetItem'] },
+    // Notifications of the runs it opens.
+    publishes: true,
     deadLetterQueue: 'PinDeadLetterQueue',
     hintQueue: 'PinHintQueue',
   },
@@ -85,6 +87,8 @@ const NEEDS: Record<string, Needs> = {
   'repin-apply': {
     role: 'RepinApplyRole',
     dynamodb: { 'LEASE#*': ['UpdateItem'], 'IDEMPOTENCY#*': ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'], REGISTRY: ['GetItem'] },
+    // Notifications of the runs its promotes and repins move.
+    publishes: true,
     deadLetterQueue: 'RepinApplyDeadLetterQueue',
     hintQueue: 'RepinApplyHintQueue',
   },

@@ -166,6 +166,7 @@ export function invocationFor(bench: Bench, hint: HintDetail, requestId: string)
     logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
     metrics: new Metrics({ serviceName: 'test', namespace: 'test' }),
     requestId,
+    notifications: { committed: () => undefined },
   };
 }
 

@@ -11,9 +11,8 @@
 import { PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { PutEventsRequestEntry, PutEventsResultEntry } from '@aws-sdk/client-eventbridge';
-import type { HintEvent } from '../../domain/hint-event.js';
 import { createEventBridgeClient } from './client.js';
-import type { EventPublisher, FailedEvent, PublishResult, SkippedEvent } from '../../ports/event-publisher.js';
+import type { BusEvent, BusPublisher, FailedEvent, PublishResult, SkippedEvent } from '../../ports/event-publisher.js';
 
 /** PutEvents limits. */
 export const MAX_ENTRIES_PER_CALL = 10;
@@ -60,8 +59,8 @@ export interface EventPublisherOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-interface Pending {
-  event: HintEvent;
+interface Pending<E extends BusEvent> {
+  event: E;
   entry: PutEventsRequestEntry;
   size: number;
   lastErrorCode: string;
@@ -80,8 +79,8 @@ export function computeEntrySize(entry: PutEventsRequestEntry): number {
   return size;
 }
 
-/** The PutEvents entry for a hint event. */
-export function toPutEventsEntry(event: HintEvent, busName: string): PutEventsRequestEntry {
+/** The PutEvents entry for an event (a hint or a notification). */
+export function toPutEventsEntry(event: BusEvent, busName: string): PutEventsRequestEntry {
   return {
     EventBusName: busName,
     Source: event.source,
@@ -109,7 +108,7 @@ export function packBatches<T extends { size: number }>(items: readonly T[]): T[
   return batches;
 }
 
-export function createEventPublisher(options: EventPublisherOptions): EventPublisher {
+export function createEventPublisher(options: EventPublisherOptions): BusPublisher {
   const maxAttempts = options.maxAttempts ?? 5;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new RangeError('maxAttempts must be a positive integer');
   const baseDelayMs = options.baseDelayMs ?? 100;
@@ -119,7 +118,7 @@ export function createEventPublisher(options: EventPublisherOptions): EventPubli
   const { client, busName, logger } = options;
 
   /** Sends one batch; returns the entries to resend and those that failed for good. */
-  async function sendBatch(batch: Pending[]): Promise<{ retry: Pending[]; failed: Pending[] }> {
+  async function sendBatch<E extends BusEvent>(batch: Pending<E>[]): Promise<{ retry: Pending<E>[]; failed: Pending<E>[] }> {
     let resultEntries: PutEventsResultEntry[];
     try {
       const response = await client.send(new PutEventsCommand({ Entries: batch.map((item) => item.entry) }));
@@ -135,8 +134,8 @@ export function createEventPublisher(options: EventPublisherOptions): EventPubli
       logger?.warn('PutEvents call failed', { errorCode: code, entries: batch.length, permanent });
       return permanent ? { retry: [], failed: batch } : { retry: batch, failed: [] };
     }
-    const retry: Pending[] = [];
-    const failed: Pending[] = [];
+    const retry: Pending<E>[] = [];
+    const failed: Pending<E>[] = [];
     batch.forEach((item, index) => {
       const result = resultEntries[index];
       if (result?.EventId && !result.ErrorCode) return;
@@ -149,10 +148,10 @@ export function createEventPublisher(options: EventPublisherOptions): EventPubli
   }
 
   return {
-    async publish(events): Promise<PublishResult> {
-      const skipped: SkippedEvent[] = [];
-      const failed: FailedEvent[] = [];
-      let pending: Pending[] = [];
+    async publish<E extends BusEvent>(events: readonly E[]): Promise<PublishResult<E>> {
+      const skipped: SkippedEvent<E>[] = [];
+      const failed: FailedEvent<E>[] = [];
+      let pending: Pending<E>[] = [];
       for (const event of events) {
         const entry = toPutEventsEntry(event, busName);
         const size = computeEntrySize(entry);
@@ -165,7 +164,7 @@ export function createEventPublisher(options: EventPublisherOptions): EventPubli
         }
       }
       const toSend = pending.length;
-      const toFailed = (item: Pending): FailedEvent => ({
+      const toFailed = (item: Pending<E>): FailedEvent<E> => ({
         event: item.event,
         errorCode: item.lastErrorCode,
         ...(item.lastErrorMessage ? { errorMessage: item.lastErrorMessage } : {}),
@@ -176,7 +175,7 @@ export function createEventPublisher(options: EventPublisherOptions): EventPubli
           const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 2));
           await sleep(Math.floor(random() * ceiling));
         }
-        const retry: Pending[] = [];
+        const retry: Pending<E>[] = [];
         for (const batch of packBatches(pending)) {
           const outcome = await sendBatch(batch);
           retry.push(...outcome.retry);
@@ -199,7 +198,7 @@ function errorCodeOf(error: unknown): string {
   return 'UnknownError';
 }
 
-function identify(event: HintEvent): Record<string, unknown> {
+function identify(event: BusEvent): Record<string, unknown> {
   const { clusterId, kind, namespace, name, uid, resourceVersion } = event.detail;
   return { clusterId, kind, namespace, name, uid, resourceVersion };
 }
@@ -215,8 +214,8 @@ export interface BusConfig {
  * A function's publisher, made on first use rather than at cold start, and then kept for
  * the process so the client's connections are reused across invocations.
  */
-export function lazyEventPublisher(logger: PublisherLogger): (config: BusConfig) => EventPublisher {
-  let publisher: EventPublisher | undefined;
+export function lazyEventPublisher(logger: PublisherLogger): (config: BusConfig) => BusPublisher {
+  let publisher: BusPublisher | undefined;
   return ({ region, eventBridgeEndpoint, eventBusName }) => {
     publisher ??= createEventPublisher({
       client: createEventBridgeClient({ region, ...(eventBridgeEndpoint ? { endpoint: eventBridgeEndpoint } : {}) }),

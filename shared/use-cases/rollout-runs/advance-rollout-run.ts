@@ -11,6 +11,7 @@ import { Resources } from '../../domain/model/resources';
 import type { AnalysisExecutor } from '../../ports/analysis';
 import type { Clock } from '../../ports/clock';
 import type { ClusterClient } from '../../ports/cluster';
+import type { StatusTransitions } from '../../ports/notifications';
 import { isSampleDue, unboundSample, type AnalysisVerdict, type MetricsBindingSource } from '../../domain/rollout/analysis';
 import { advanceCanary, advanceReplacement, canaryReplicasFor, isCanaryFinished } from '../../domain/rollout/canary';
 import { declaredKindOf } from '../../domain/rollout/plan';
@@ -56,6 +57,8 @@ export interface AdvanceRolloutRunDeps {
   analysis?: AnalysisExecutor;
   /** What the cluster binds for analysis (see shared/app/analysis-wiring.ts). Nothing by default. */
   metrics?: MetricsBindingSource;
+  /** Hears of each status write committed, for the plane's notifications (shared/app/notifications.ts). */
+  transitions?: StatusTransitions;
 }
 
 export interface AdvanceRolloutRunResult {
@@ -111,7 +114,7 @@ export async function advanceRolloutRun(
   }
   applyPlanStatus(step.status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), now);
   if (JSON.stringify(step.status) !== JSON.stringify(isvc.status ?? {})) {
-    await commitStatus(deps.client, isvc, step.status);
+    await commitStatus(deps.client, isvc, step.status, deps.transitions);
   }
   await step.workloads();
   const promote = isvc.metadata.annotations?.[Annotation.rolloutPromote];
@@ -159,7 +162,7 @@ async function forgetAppliedPromote(client: ClusterClient, isvc: RolloutIsvc): P
 async function refreshPlanOnly(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, now: Date): Promise<void> {
   const status: RolloutIsvcStatus = structuredClone(isvc.status ?? {});
   applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), now);
-  if (JSON.stringify(status) !== JSON.stringify(isvc.status ?? {})) await commitStatus(deps.client, isvc, status);
+  if (JSON.stringify(status) !== JSON.stringify(isvc.status ?? {})) await commitStatus(deps.client, isvc, status, deps.transitions);
 }
 
 /**

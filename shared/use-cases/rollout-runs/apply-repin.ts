@@ -8,6 +8,7 @@
  */
 import { ControlPlaneError } from '../../domain/errors';
 import type { ClusterClient } from '../../ports/cluster';
+import type { StatusTransitions } from '../../ports/notifications';
 import { idempotencyKey, type IdempotencyStore } from '../../ports/store';
 import { hashIdempotencyPayload } from '../../domain/idempotency-rules';
 import { decideRepin, isValidRepinValue, type RepinDecision } from '../../domain/rollout/repin';
@@ -36,6 +37,8 @@ export interface RepinMetrics {
 
 export interface ApplyRepinDeps {
   client: ClusterClient;
+  /** Hears of each status write committed, for the plane's notifications (shared/app/notifications.ts). */
+  transitions?: StatusTransitions;
   clusterId: string;
   clock: Clock;
   idempotency: IdempotencyStore;
@@ -162,7 +165,7 @@ async function decideAndWrite(
       status.rollout = { ...status.rollout, activeRun: decision.run };
       writeCanaryStates(status, decision.run.plan.groups ?? [], new Map([...canaries, ...decision.canaries]));
       applyPlanStatus(status, isvc, live, now);
-      await commitStatus(deps.client, isvc, status);
+      await commitStatus(deps.client, isvc, status, deps.transitions);
       await recordRolloutEvent(deps.client, isvc, decision.event);
       deps.metrics.countRepin(namespace, RepinOutcome.applied);
       return { outcome: 'applied', message: decision.event.message };

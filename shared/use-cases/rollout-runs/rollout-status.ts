@@ -7,6 +7,7 @@ import { recordEvent } from '../record-event';
 import { ConflictError, InvalidInputError, NotFoundError } from '../../domain/errors';
 import { Resources } from '../../domain/model/resources';
 import type { ClusterClient, KubeObject } from '../../ports/cluster';
+import type { StatusTransitions } from '../../ports/notifications';
 import { canaryEntrypointOf } from '../../domain/rollout/canary';
 import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, type PlanCondition } from '../../domain/rollout/drift';
 import { NO_METRICS, type MetricsBindingSource } from '../../domain/rollout/analysis';
@@ -215,8 +216,9 @@ export function setRolloutPhase(status: RolloutIsvcStatus, components: readonly 
  * decision read, and the write must not carry an older pin of the same run than the
  * cluster holds — a repin is one-shot (its annotation is gone), so a status computed
  * before it must never put the old plan back, whatever path the write came from.
+ * `transitions` hears of the write once the API server has accepted it (notifications).
  */
-export async function commitStatus(client: ClusterClient, basis: RolloutIsvc, status: RolloutIsvcStatus): Promise<RolloutIsvc> {
+export async function commitStatus(client: ClusterClient, basis: RolloutIsvc, status: RolloutIsvcStatus, transitions?: StatusTransitions): Promise<RolloutIsvc> {
   const { namespace, name } = basis.metadata;
   // A basis with a version needs no second read: the write carries that version, so the
   // API server refuses it (409) unless the object is still exactly the basis, whose run
@@ -234,7 +236,9 @@ export async function commitStatus(client: ClusterClient, basis: RolloutIsvc, st
   if (incoming && keepNewerPin(held, incoming) !== incoming) {
     throw new ConflictError(`InferenceService ${namespace}/${name}: refusing to move run ${incoming.runID} back to pinnedAt ${incoming.pinnedAt}`);
   }
-  return client.replaceStatus<RolloutIsvc>(Resources.inferenceServices, { ...current, status });
+  const written = await client.replaceStatus<RolloutIsvc>(Resources.inferenceServices, { ...current, status });
+  transitions?.committed(current, written);
+  return written;
 }
 
 /**

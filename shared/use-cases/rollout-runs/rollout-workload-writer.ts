@@ -11,6 +11,7 @@ import { Resources } from '../../domain/model/resources';
 import { checkFence, withFence } from '../direct-workload-writer';
 import type { Clock } from '../../ports/clock';
 import type { ClusterClient } from '../../ports/cluster';
+import type { StatusTransitions } from '../../ports/notifications';
 import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../../ports/workloads';
 import type { MetricsBinding } from '../../domain/rollout/analysis';
 import { canaryReplicasFor } from '../../domain/rollout/canary';
@@ -54,6 +55,8 @@ export interface RolloutWorkloadWriterDeps {
   clock: Clock;
   /** What the cluster binds for analysis steps (see renderLivePlan); nothing by default. */
   metrics?: MetricsBinding;
+  /** Hears of each status write committed, for the plane's notifications (shared/app/notifications.ts). */
+  transitions?: StatusTransitions;
 }
 
 /** The run events' messages, as upstream's run layer words them (see `Message` in vocabulary). */
@@ -215,7 +218,7 @@ async function openRunFor(
   if (!live.ok) {
     // No run opens on a plan that does not render: the stable revision keeps serving.
     applyPlanStatus(status, isvc, live, now);
-    await commitStatus(deps.client, isvc, status);
+    await commitStatus(deps.client, isvc, status, deps.transitions);
     // Recorded on every parked render (the recorder folds repeats into one Event's count):
     // RolloutPlanReady may already be False from a spec or policy change, so its
     // transition, which upstream records on, is not a reliable moment here.
@@ -264,7 +267,7 @@ async function openRunFor(
   }
   writeCanaryStates(status, pinned, states);
   applyPlanStatus(status, isvc, live, now);
-  await commitStatus(deps.client, isvc, status);
+  await commitStatus(deps.client, isvc, status, deps.transitions);
   if (previous) {
     await recordRolloutEvent(deps.client, isvc, {
       type: 'Normal',
@@ -370,7 +373,7 @@ async function closeReverted(deps: RolloutWorkloadWriterDeps, isvc: RolloutIsvc,
   clearCanaryStates(status);
   setRolloutPhase(status, [component], 'Stable');
   applyPlanStatus(status, isvc, await renderLivePlan(deps.client, isvc, deps.metrics), now);
-  await commitStatus(deps.client, isvc, status);
+  await commitStatus(deps.client, isvc, status, deps.transitions);
   await recordRolloutEvent(deps.client, isvc, {
     type: 'Normal',
     reason: EventReason.rolloutRunClosed,

@@ -1,0 +1,70 @@
+/**
+ * The notifications of one unit of work (a hint, a sweep): collected as the use-cases
+ * commit status writes, published once the work is over, whether it succeeded or not (a
+ * write that was committed happened, even if a later step failed and the hint is
+ * retried: the retry re-reads, finds the change made, and announces nothing again).
+ *
+ * At most once: a process that dies between the write and the publish loses the
+ * notification, and a publish still failing after the publisher's retries is logged, not
+ * retried by redelivering the hint (that would repeat work, not the announcement).
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { KubeObject } from '../domain/model/kube-object';
+import { rolloutTransitionsOf, toNotificationEvent, type NotificationEvent, type RolloutStatusView } from '../domain/notification';
+import type { Clock } from '../ports/clock';
+import type { EventPublisher } from '../ports/event-publisher';
+import type { StatusTransitions } from '../ports/notifications';
+import { lazyEventPublisher, type PublisherLogger } from '../adapters/eventbridge/publisher';
+import type { AppContext } from './context';
+
+export interface NotificationOutbox extends StatusTransitions {
+  readonly pending: readonly NotificationEvent[];
+  /** Publishes and forgets what was collected; never throws. Without a publisher the events are only logged. */
+  flush(publisher: EventPublisher<NotificationEvent> | undefined): Promise<void>;
+}
+
+const INFERENCE_SERVICE = 'InferenceService';
+
+/**
+ * The bus notifications go to: EventBridge in AWS, or the local bus where the
+ * configuration names its endpoint; none for a local process without one (then they are
+ * only logged). Its client is made on first use and kept for the process.
+ */
+export function notificationBus(logger: PublisherLogger): (app: AppContext) => EventPublisher<NotificationEvent> | undefined {
+  const publisherOf = lazyEventPublisher(logger);
+  return (app) => (app.config.eventBridgeEndpoint === undefined && app.config.mode !== 'deployed' ? undefined : publisherOf(app.config));
+}
+
+export function createNotificationOutbox(clusterId: string, clock: Clock, logger?: Pick<Logger, 'info' | 'warn'>): NotificationOutbox {
+  let pending: NotificationEvent[] = [];
+  return {
+    get pending() {
+      return pending;
+    },
+    committed(before: KubeObject, after: KubeObject) {
+      const kind = after.kind || before.kind;
+      if (kind !== INFERENCE_SERVICE) return;
+      const object = { ...after, apiVersion: after.apiVersion || before.apiVersion, kind };
+      const transitions = rolloutTransitionsOf(before.status as RolloutStatusView | undefined, after.status as RolloutStatusView | undefined);
+      const at = new Date(clock.now()).toISOString();
+      pending.push(...transitions.map((transition) => toNotificationEvent(clusterId, object, transition, at)));
+    },
+    async flush(publisher) {
+      const events = pending;
+      pending = [];
+      if (events.length === 0) return;
+      const summary = events.map((event) => ({ type: event.detailType, name: event.detail.name, reason: event.detail.reason, runID: event.detail.runID }));
+      if (!publisher) {
+        logger?.info('notifications (no bus to publish them on)', { notifications: summary });
+        return;
+      }
+      try {
+        const result = await publisher.publish(events);
+        const lost = [...result.failed.map((entry) => ({ event: entry.event, why: entry.errorCode })), ...result.skipped.map((entry) => ({ event: entry.event, why: entry.reason }))];
+        for (const { event, why } of lost) logger?.warn('notification not published', { type: event.detailType, name: event.detail.name, runID: event.detail.runID, why });
+      } catch (error) {
+        logger?.warn('notifications not published', { notifications: summary, error: error as Error });
+      }
+    },
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * Notifications: the plane's domain events, for operators' rules (Slack, PagerDuty, a
+ * ticket). Each is what one committed status write changed, so a status write that
+ * loses its race (409) or finds nothing to change announces nothing: the write's own
+ * resourceVersion is the idempotency, and a redelivered hint that re-reads a run already
+ * closed has nothing to announce. See docs/events.md, "Notifications".
+ *
+ * Pure: derives the events from the status before and after the write.
+ */
+import type { KubeObject } from './model/kube-object';
+import type { AnalysisMetricResult, RolloutRunOutcome } from './model/rollout';
+import type { CanaryState, RolloutRun, RolloutRunRecord } from './rollout/types';
+import { digestPinnedPlan } from './rollout/repin';
+import { EventReason, Message } from './vocabulary';
+
+/** The source of every event the plane puts on its bus, hints and notifications alike. */
+export const NOTIFICATION_SOURCE = 'ome.pinning';
+
+/** One detail-type per notification. */
+export const NotificationType = {
+  rolloutRunOpened: 'RolloutRunOpened',
+  rolloutRunPaused: 'RolloutRunPaused',
+  rolloutRunFailed: 'RolloutRunFailed',
+  rolloutRunClosed: 'RolloutRunClosed',
+  analysisSampleFailed: 'AnalysisSampleFailed',
+} as const;
+export type NotificationTypeName = (typeof NotificationType)[keyof typeof NotificationType];
+
+/** The `detail` of a notification: the cluster, the object, the reason and the message. */
+export interface NotificationDetail {
+  clusterId: string;
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+  /** The object's resourceVersion after the write that made the change. */
+  resourceVersion?: string;
+  /** The Kubernetes Event reason of the change, where it has one. */
+  reason: string;
+  message: string;
+  /** When the plane committed the change (RFC 3339). */
+  observedAt: string;
+  runID?: string;
+  outcome?: RolloutRunOutcome;
+  /** The component whose canary paused, failed or was sampled. */
+  component?: string;
+  /** The canary step (0-based, as `status.canary.currentStep`). */
+  step?: number;
+  /** The failed metrics of a failed analysis sample. */
+  failedMetrics?: AnalysisMetricResult[];
+}
+
+export interface NotificationEvent {
+  source: typeof NOTIFICATION_SOURCE;
+  detailType: NotificationTypeName;
+  detail: NotificationDetail;
+}
+
+/** What a status write changed, before it is tied to a cluster and an object. */
+export interface StatusTransition {
+  type: NotificationTypeName;
+  reason: string;
+  message: string;
+  runID?: string;
+  outcome?: RolloutRunOutcome;
+  component?: string;
+  step?: number;
+  failedMetrics?: AnalysisMetricResult[];
+}
+
+/** The part of an InferenceService status the rollout notifications read. */
+export interface RolloutStatusView {
+  rollout?: { activeRun?: RolloutRun; lastRun?: RolloutRunRecord };
+  components?: Record<string, { rolloutPhase?: string; canary?: CanaryState } | undefined>;
+  canary?: CanaryState;
+}
+
+/** Phases a canary enters that an operator wants to hear about, and the notification each gives. */
+const ANNOUNCED_PHASES: ReadonlyMap<string, NotificationTypeName> = new Map([
+  ['Paused', NotificationType.rolloutRunPaused],
+  ['Failed', NotificationType.rolloutRunFailed],
+]);
+
+export const NotificationMessage = {
+  paused: (runID: string, component: string, step: number) =>
+    `run ${runID}: ${component} paused at canary step ${step}; kubectl ome rollout promote releases it`,
+  failed: (runID: string, component: string, step: number) => `run ${runID}: ${component} failed at canary step ${step}`,
+  analysisFailed: (component: string, step: number, failures: number, metrics: readonly AnalysisMetricResult[]) =>
+    `${component} analysis at canary step ${step} failed (${failures} failed ${failures === 1 ? 'check' : 'checks'})${metrics.length > 0 ? `: ${metrics.map(describeMetric).join('; ')}` : ''}`,
+} as const;
+
+function describeMetric(result: AnalysisMetricResult): string {
+  if (result.message) return `${result.name}: ${result.message}`;
+  const value = result.value ?? 'no value';
+  return result.operator && result.threshold !== undefined ? `${result.name} ${value}, wanted ${result.operator} ${result.threshold}` : `${result.name} ${value}`;
+}
+
+/**
+ * What a rollout status write announced, in the order it happened: a run closed (its
+ * outcome) before the run that replaced it opened; a canary entering Paused or Failed; a
+ * canary's failed-check count rising. A status equal to the one before announces nothing.
+ */
+export function rolloutTransitionsOf(before: RolloutStatusView | undefined, after: RolloutStatusView | undefined): StatusTransition[] {
+  const heldRun = before?.rollout?.activeRun;
+  const run = after?.rollout?.activeRun;
+  const lastRun = after?.rollout?.lastRun;
+  const closed = heldRun !== undefined && run?.runID !== heldRun.runID && lastRun !== undefined && lastRun.closedAt !== before?.rollout?.lastRun?.closedAt;
+  const opened = run !== undefined && run.runID !== heldRun?.runID;
+  // The canaries' changes belong to the run open after the write, or to the one it closed.
+  const canaryRun = run ?? (closed ? heldRun : undefined);
+  const canaries = canaryRun ? canaryTransitionsOf(canaryRun.runID, before, after) : [];
+  return [
+    ...(opened ? [] : canaries),
+    ...(closed
+      ? [
+          {
+            type: NotificationType.rolloutRunClosed,
+            reason: EventReason.rolloutRunClosed,
+            message: lastRun.outcome === 'Superseded' ? Message.runSuperseded(heldRun.runID) : Message.runClosed(heldRun.runID, lastRun.outcome),
+            runID: heldRun.runID,
+            outcome: lastRun.outcome,
+          },
+        ]
+      : []),
+    ...(opened ? [{ type: NotificationType.rolloutRunOpened, reason: EventReason.rolloutRunOpened, message: Message.runOpened(run.runID, digestPinnedPlan(run)), runID: run.runID }, ...canaries] : []),
+  ];
+}
+
+interface CanarySlot {
+  phase?: string;
+  canary?: CanaryState;
+}
+
+/** Each component's phase and canary; a status without per-component entries has the engine's in `status.canary`. */
+function canarySlotsOf(status: RolloutStatusView | undefined): Map<string, CanarySlot> {
+  const slots = new Map<string, CanarySlot>();
+  for (const [component, entry] of Object.entries(status?.components ?? {})) {
+    if (entry) slots.set(component, { ...(entry.rolloutPhase ? { phase: entry.rolloutPhase } : {}), ...(entry.canary ? { canary: entry.canary } : {}) });
+  }
+  if (slots.size === 0 && status?.canary) slots.set('engine', { canary: status.canary });
+  return slots;
+}
+
+function canaryTransitionsOf(runID: string, before: RolloutStatusView | undefined, after: RolloutStatusView | undefined): StatusTransition[] {
+  const previous = canarySlotsOf(before);
+  return [...canarySlotsOf(after)].flatMap(([component, slot]) => slotTransitionsOf(runID, component, previous.get(component), slot));
+}
+
+function slotTransitionsOf(runID: string, component: string, before: CanarySlot | undefined, after: CanarySlot): StatusTransition[] {
+  const transitions: StatusTransition[] = [];
+  const step = after.canary?.currentStep ?? 0;
+  const failures = after.canary?.analysisFailedChecks ?? 0;
+  const sameCanary = before?.canary?.canaryRevisionHash === after.canary?.canaryRevisionHash;
+  const failuresBefore = sameCanary ? (before?.canary?.analysisFailedChecks ?? 0) : 0;
+  if (failures > failuresBefore) {
+    const failedMetrics = (after.canary?.metricResults ?? []).filter((result) => !result.passed);
+    transitions.push({
+      type: NotificationType.analysisSampleFailed,
+      reason: NotificationType.analysisSampleFailed,
+      message: NotificationMessage.analysisFailed(component, step, failures, failedMetrics),
+      runID,
+      component,
+      step,
+      failedMetrics,
+    });
+  }
+  const announced = after.phase === undefined ? undefined : ANNOUNCED_PHASES.get(after.phase);
+  if (announced && before?.phase !== after.phase) {
+    const message = announced === NotificationType.rolloutRunPaused ? NotificationMessage.paused(runID, component, step) : NotificationMessage.failed(runID, component, step);
+    transitions.push({ type: announced, reason: announced, message, runID, component, step });
+  }
+  return transitions;
+}
+
+/** A transition as the event the bus carries, tied to the cluster and the object as written. */
+export function toNotificationEvent(clusterId: string, object: KubeObject, transition: StatusTransition, observedAt: string): NotificationEvent {
+  const { metadata } = object;
+  const { type, ...fields } = transition;
+  return {
+    source: NOTIFICATION_SOURCE,
+    detailType: type,
+    detail: {
+      clusterId,
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      ...(metadata.namespace ? { namespace: metadata.namespace } : {}),
+      name: metadata.name,
+      ...(metadata.uid ? { uid: metadata.uid } : {}),
+      ...(metadata.resourceVersion ? { resourceVersion: metadata.resourceVersion } : {}),
+      observedAt,
+      ...fields,
+    },
+  };
+}

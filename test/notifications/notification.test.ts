@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { rolloutTransitionsOf, toNotificationEvent, type RolloutStatusView } from '../../shared/domain/notification';
+import { digestPinnedPlan } from '../../shared/domain/rollout/repin';
+import type { CanaryState, RolloutRun } from '../../shared/domain/rollout/types';
+import { createNotificationOutbox, notificationBus } from '../../shared/app/notifications';
+import type { AppContext } from '../../shared/app/context';
+import type { BusEvent, EventPublisher, PublishResult } from '../../shared/ports/event-publisher';
+import type { NotificationEvent } from '../../shared/domain/notification';
+
+const run = (runID: string): RolloutRun => ({
+  runID,
+  openedAt: '2026-12-05T10:00:00Z',
+  pinnedAt: '2026-12-05T10:00:00Z',
+  targetRevisions: [{ component: 'engine', revision: 'srt-b', stableRevision: 'srt-a' }],
+  plan: { groups: [] },
+});
+const canary = (fields: Partial<CanaryState> = {}): CanaryState => ({ canaryRevisionHash: 'srt-b', currentStep: 0, observedTrafficWeight: 50, ...fields });
+const active = (runID: string, phase: string, slot: Partial<CanaryState> = {}): RolloutStatusView => ({
+  rollout: { activeRun: run(runID) },
+  components: { engine: { rolloutPhase: phase, canary: canary(slot) } },
+});
+const closed = (outcome: 'Completed' | 'RolledBack' | 'Superseded', phase: string, slot: Partial<CanaryState> = {}): RolloutStatusView => ({
+  rollout: { lastRun: { outcome, openedAt: '2026-12-05T10:00:00Z', closedAt: '2026-12-05T10:05:00Z' } },
+  components: { engine: { rolloutPhase: phase, canary: canary(slot) } },
+});
+const failedMetric = { name: 'error-ratio', value: '0.5', operator: 'LT' as const, threshold: '0.05', passed: false };
+
+describe('Function: rolloutTransitionsOf', () => {
+  it.each<[string, RolloutStatusView | undefined, RolloutStatusView | undefined, string[]]>([
+    ['nothing changed', active('r1', 'Canarying'), active('r1', 'Canarying'), []],
+    ['no rollout at all', undefined, {}, []],
+    ['a run opened', {}, active('r1', 'Pending'), ['RolloutRunOpened r1']],
+    ['a run completed', active('r1', 'Promoting'), closed('Completed', 'Stable'), ['RolloutRunClosed r1 Completed']],
+    ['a run rolled back', active('r1', 'RollingBack'), closed('RolledBack', 'RolledBack'), ['RolloutRunClosed r1 RolledBack']],
+    ['a run superseded by the next', active('r1', 'Canarying'), { ...active('r2', 'Pending'), rollout: { activeRun: run('r2'), lastRun: { outcome: 'Superseded', closedAt: 'x' } } }, ['RolloutRunClosed r1 Superseded', 'RolloutRunOpened r2']],
+    ['a canary entered Paused', active('r1', 'Canarying'), active('r1', 'Paused'), ['RolloutRunPaused r1']],
+    ['a canary stays Paused', active('r1', 'Paused'), active('r1', 'Paused'), []],
+    ['a canary failed', active('r1', 'Canarying'), active('r1', 'Failed'), ['RolloutRunFailed r1']],
+    ['a failed sample', active('r1', 'Canarying'), active('r1', 'Canarying', { analysisFailedChecks: 1, metricResults: [failedMetric] }), ['AnalysisSampleFailed r1']],
+    ['a passed sample', active('r1', 'Canarying', { analysisFailedChecks: 1 }), active('r1', 'Canarying', { analysisFailedChecks: 1, lastEvaluationTime: 'later' }), []],
+    ['the failing sample that closes the run', active('r1', 'Canarying', { analysisFailedChecks: 1 }), closed('RolledBack', 'RolledBack', { analysisFailedChecks: 2 }), ['AnalysisSampleFailed r1', 'RolloutRunClosed r1 RolledBack']],
+    ['a new canary starts counting afresh', active('r1', 'Canarying', { analysisFailedChecks: 2, canaryRevisionHash: 'srt-x' }), active('r1', 'Canarying', { analysisFailedChecks: 1 }), ['AnalysisSampleFailed r1']],
+    ['an engine-only status (the status.canary alias)', { rollout: { activeRun: run('r1') }, canary: canary() }, { rollout: { activeRun: run('r1') }, canary: canary({ analysisFailedChecks: 1 }) }, ['AnalysisSampleFailed r1']],
+  ])('%s', (_name, before, after, expected) => {
+    expect(rolloutTransitionsOf(before, after).map((transition) => [transition.type, transition.runID, transition.outcome].filter(Boolean).join(' '))).toEqual(expected);
+  });
+
+  it('says what upstream says of an opened and a closed run, and names the failed metrics', () => {
+    const [opened] = rolloutTransitionsOf({}, active('r1', 'Pending'));
+    expect(opened).toMatchObject({ reason: 'RolloutRunOpened', message: `run r1 opened (${digestPinnedPlan(run('r1'))})` });
+    const [closing] = rolloutTransitionsOf(active('r1', 'RollingBack'), closed('RolledBack', 'RolledBack'));
+    expect(closing).toMatchObject({ reason: 'RolloutRunClosed', message: 'run r1 closed: RolledBack' });
+    const [superseded] = rolloutTransitionsOf(active('r1', 'Canarying'), closed('Superseded', 'Stable'));
+    expect(superseded?.message).toBe('run r1 superseded by a new target revision; opening a fresh run');
+    const [failed] = rolloutTransitionsOf(active('r1', 'Canarying'), active('r1', 'Canarying', { analysisFailedChecks: 1, metricResults: [failedMetric, { name: 'latency', passed: true }] }));
+    expect(failed).toMatchObject({ component: 'engine', step: 0, failedMetrics: [failedMetric], message: 'engine analysis at canary step 0 failed (1 failed check): error-ratio 0.5, wanted LT 0.05' });
+  });
+});
+
+describe('Function: toNotificationEvent', () => {
+  it('names the cluster and the object as written, with the reason and message', () => {
+    const object = { apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', metadata: { name: 'chat', namespace: 'prod', uid: 'u1', resourceVersion: '42' } };
+    const [transition] = rolloutTransitionsOf(active('r1', 'RollingBack'), closed('RolledBack', 'RolledBack'));
+    if (!transition) throw new Error('fixture');
+    expect(toNotificationEvent('c1', object, transition, '2026-12-05T10:05:01.000Z')).toEqual({
+      source: 'ome.pinning',
+      detailType: 'RolloutRunClosed',
+      detail: {
+        clusterId: 'c1',
+        apiVersion: 'ome.io/v1beta1',
+        kind: 'InferenceService',
+        namespace: 'prod',
+        name: 'chat',
+        uid: 'u1',
+        resourceVersion: '42',
+        observedAt: '2026-12-05T10:05:01.000Z',
+        reason: 'RolloutRunClosed',
+        message: 'run r1 closed: RolledBack',
+        runID: 'r1',
+        outcome: 'RolledBack',
+      },
+    });
+  });
+});
+
+describe('Function: createNotificationOutbox', () => {
+  const isvc = (status: RolloutStatusView, resourceVersion: string) => ({ apiVersion: 'ome.io/v1beta1', kind: 'InferenceService', metadata: { name: 'chat', namespace: 'prod', resourceVersion }, status });
+  const recording = (result?: (events: readonly BusEvent[]) => PublishResult<NotificationEvent>) => {
+    const calls: NotificationEvent[][] = [];
+    const publisher: EventPublisher<NotificationEvent> = {
+      async publish(events) {
+        calls.push([...events]);
+        return result ? result(events) : { published: events.length, skipped: [], failed: [] };
+      },
+    };
+    return { calls, publisher };
+  };
+  const logger = () => {
+    const warnings: string[] = [];
+    return { warnings, logger: { info: () => undefined, warn: (message: string) => void warnings.push(message) } as unknown as Pick<Logger, 'info' | 'warn'> };
+  };
+
+  it('publishes what the committed writes changed, once, in order', async () => {
+    const outbox = createNotificationOutbox('c1', { now: () => Date.parse('2026-12-05T10:05:01Z') });
+    outbox.committed(isvc({}, '1'), isvc(active('r1', 'Pending'), '2'));
+    outbox.committed(isvc(active('r1', 'Pending'), '2'), isvc(active('r1', 'Pending'), '3'));
+    outbox.committed(isvc(active('r1', 'RollingBack'), '3'), isvc(closed('RolledBack', 'RolledBack'), '4'));
+    const { calls, publisher } = recording();
+    await outbox.flush(publisher);
+    await outbox.flush(publisher);
+    expect(calls.map((events) => events.map((event) => `${event.detailType}@${event.detail.resourceVersion}`))).toEqual([['RolloutRunOpened@2', 'RolloutRunClosed@4']]);
+  });
+
+  it('announces nothing of other kinds', async () => {
+    const outbox = createNotificationOutbox('c1', { now: () => 0 });
+    outbox.committed({ ...isvc({}, '1'), kind: 'Deployment' }, { ...isvc(active('r1', 'Pending'), '2'), kind: 'Deployment' });
+    expect(outbox.pending).toEqual([]);
+  });
+
+  it('logs, never throws, when the bus refuses or fails', async () => {
+    const outbox = createNotificationOutbox('c1', { now: () => 0 }, logger().logger);
+    const { warnings, logger: log } = logger();
+    const failing = createNotificationOutbox('c1', { now: () => 0 }, log);
+    failing.committed(isvc({}, '1'), isvc(active('r1', 'Pending'), '2'));
+    const refused = recording((events) => ({ published: 0, skipped: [], failed: events.map((event) => ({ event: event as NotificationEvent, errorCode: 'AccessDeniedException' })) }));
+    await expect(failing.flush(refused.publisher)).resolves.toBeUndefined();
+    expect(warnings).toEqual(['notification not published']);
+    outbox.committed(isvc({}, '1'), isvc(active('r1', 'Pending'), '2'));
+    await expect(outbox.flush({ publish: () => Promise.reject(new Error('socket hang up')) })).resolves.toBeUndefined();
+  });
+});
+
+describe('Function: notificationBus', () => {
+  const appWith = (config: Record<string, unknown>) => ({ config: { region: 'us-east-1', eventBusName: 'bus', ...config } }) as unknown as AppContext;
+  it.each<[string, Record<string, unknown>, boolean]>([
+    ['deployed: EventBridge', { mode: 'deployed' }, true],
+    ['local with the local bus', { mode: 'local', eventBridgeEndpoint: 'http://127.0.0.1:4010' }, true],
+    ['local without a bus: none (notifications are logged)', { mode: 'local' }, false],
+  ])('%s', (_name, config, hasBus) => {
+    expect(notificationBus({ warn: () => undefined })(appWith(config)) !== undefined).toBe(hasBus);
+  });
+});
