@@ -20,8 +20,8 @@
  *   failed invocation is retried `maximumRetryAttempts` times (Lambda waits one minute,
  *   then two), then goes to the function's `onError` queue;
  * - a rule whose target is an SNS topic of the template (the notifications) hands each
- *   event it matches to that topic once, where `topicMessages` reads it (and the logger
- *   hears of it): the delivery faults below are about hints and leave these alone.
+ *   event it matches to that topic once, where `topicMessages` reads it (and the logger's
+ *   `info` hears of it): the delivery faults below are about hints and leave these alone.
  *
  * Every number comes from serverless.yml. `timeScale` shrinks the waits (0.001 turns a
  * 180 s visibility timeout into 180 ms) so tests can live through a simulated hour; counts

@@ -10,7 +10,8 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { KubeObject } from '../domain/model/kube-object';
-import { rolloutTransitionsOf, toNotificationEvent, type NotificationEvent, type RolloutStatusView } from '../domain/notification';
+import { statusTransitionsOf, toNotificationEvent, type NotificationEvent, type RolloutStatusView } from '../domain/notification';
+import type { StatusCondition } from '../domain/rollout/types';
 import type { Clock } from '../ports/clock';
 import type { EventPublisher } from '../ports/event-publisher';
 import type { StatusTransitions } from '../ports/notifications';
@@ -45,7 +46,8 @@ export function createNotificationOutbox(clusterId: string, clock: Clock, logger
       const kind = after.kind || before.kind;
       if (kind !== INFERENCE_SERVICE) return;
       const object = { ...after, apiVersion: after.apiVersion || before.apiVersion, kind };
-      const transitions = rolloutTransitionsOf(before.status as RolloutStatusView | undefined, after.status as RolloutStatusView | undefined);
+      type Status = (RolloutStatusView & { conditions?: StatusCondition[] }) | undefined;
+      const transitions = statusTransitionsOf(before.status as Status, after.status as Status);
       const at = new Date(clock.now()).toISOString();
       pending.push(...transitions.map((transition) => toNotificationEvent(clusterId, object, transition, at)));
     },

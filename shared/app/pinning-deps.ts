@@ -27,6 +27,7 @@ export function createPinningDeps(invocation: HintInvocation, createWriter: (cli
     holder: requestId,
     events: { record: (object, event) => recordEvent(cluster.client, object, event) },
     workloads: createWriter(cluster.client),
+    transitions: invocation.notifications,
     ...(remainingTimeMs ? { remainingTimeMs } : {}),
   };
 }

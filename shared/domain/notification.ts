@@ -9,9 +9,9 @@
  */
 import type { KubeObject } from './model/kube-object';
 import type { AnalysisMetricResult, RolloutRunOutcome } from './model/rollout';
-import type { CanaryState, RolloutRun, RolloutRunRecord } from './rollout/types';
+import type { CanaryState, RolloutRun, RolloutRunRecord, StatusCondition } from './rollout/types';
 import { digestPinnedPlan } from './rollout/repin';
-import { EventReason, Message } from './vocabulary';
+import { ConditionType, EventReason, Message } from './vocabulary';
 
 /** The source of every event the plane puts on its bus, hints and notifications alike. */
 export const NOTIFICATION_SOURCE = 'ome.pinning';
@@ -23,6 +23,8 @@ export const NotificationType = {
   rolloutRunFailed: 'RolloutRunFailed',
   rolloutRunClosed: 'RolloutRunClosed',
   analysisSampleFailed: 'AnalysisSampleFailed',
+  driftReported: 'DriftReported',
+  driftCleared: 'DriftCleared',
 } as const;
 export type NotificationTypeName = (typeof NotificationType)[keyof typeof NotificationType];
 
@@ -49,6 +51,8 @@ export interface NotificationDetail {
   step?: number;
   /** The failed metrics of a failed analysis sample. */
   failedMetrics?: AnalysisMetricResult[];
+  /** The drift condition reported or cleared: `RuntimeDrifted` or `RolloutPlanDrift`. */
+  condition?: string;
 }
 
 export interface NotificationEvent {
@@ -67,6 +71,7 @@ export interface StatusTransition {
   component?: string;
   step?: number;
   failedMetrics?: AnalysisMetricResult[];
+  condition?: string;
 }
 
 /** The part of an InferenceService status the rollout notifications read. */
@@ -171,6 +176,37 @@ function slotTransitionsOf(runID: string, component: string, before: CanarySlot 
     transitions.push({ type: announced, reason: announced, message, runID, component, step });
   }
   return transitions;
+}
+
+/** The conditions whose turning True is drift an operator hears about. */
+const DRIFT_CONDITIONS: readonly string[] = [ConditionType.runtimeDrifted, ConditionType.rolloutPlanDrift];
+
+/**
+ * Drift reported (a drift condition turned True, or stayed True for a new reason) or
+ * cleared (it was True and is no longer), with the condition's own reason and message,
+ * upstream's texts. A condition that stays as it was announces nothing.
+ */
+export function driftTransitionsOf(before: { conditions?: StatusCondition[] } | undefined, after: { conditions?: StatusCondition[] } | undefined): StatusTransition[] {
+  return DRIFT_CONDITIONS.flatMap((type): StatusTransition[] => {
+    const was = before?.conditions?.find((condition) => condition.type === type);
+    const now = after?.conditions?.find((condition) => condition.type === type);
+    const drifted = now?.status === 'True';
+    if (drifted && (was?.status !== 'True' || was.reason !== now.reason)) {
+      return [{ type: NotificationType.driftReported, condition: type, reason: now.reason ?? '', message: now.message ?? '' }];
+    }
+    if (!drifted && was?.status === 'True') {
+      return [{ type: NotificationType.driftCleared, condition: type, reason: now?.reason ?? '', message: now?.message ?? `${type} removed` }];
+    }
+    return [];
+  });
+}
+
+/** Everything a status write of an InferenceService announces: its drift, then its rollout. */
+export function statusTransitionsOf(
+  before: (RolloutStatusView & { conditions?: StatusCondition[] }) | undefined,
+  after: (RolloutStatusView & { conditions?: StatusCondition[] }) | undefined,
+): StatusTransition[] {
+  return [...driftTransitionsOf(before, after), ...rolloutTransitionsOf(before, after)];
 }
 
 /** A transition as the event the bus carries, tied to the cluster and the object as written. */

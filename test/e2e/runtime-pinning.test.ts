@@ -117,6 +117,16 @@ describe.each(WALK_MODES)(`Runtime revisions and pinning, walked with kubectl (%
         `admission webhook "inferenceservice.ome-webhook-server.validator" denied the request: ${reason.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n$`,
     );
 
+  /** The drift notifications the notification topic received about the InferenceService, in order. */
+  const driftNotifications = (): string[] =>
+    walk.plane.bus
+      .topicMessages('NotificationTopic')
+      .filter((event) => (event.detail as { name?: string }).name === ISVC && String(event['detail-type']).startsWith('Drift'))
+      .map((event) => {
+        const detail = event.detail as { condition: string; reason: string; message: string };
+        return `${event['detail-type']} ${detail.condition} ${detail.reason}: ${detail.message}`;
+      });
+
   /** The `--mem-frac` argument of the rendered engine Deployment's container. */
   const memFrac = async (): Promise<string | undefined> => {
     const result = await runKubectl(walk, ['get', 'deploy', DEPLOYMENT, '-n', NS, '-o', 'json']);
@@ -173,6 +183,12 @@ describe.each(WALK_MODES)(`Runtime revisions and pinning, walked with kubectl (%
       expect(await kubectl(...DRIFT_MESSAGE_ARGS)).toBe(`pinned ${REV_090}, live spec differs; bump ome.io/runtime-sync annotation to advance`);
     });
 
+    // Delegate: upstream's controller writes the condition, so the plane announces nothing.
+    it.skipIf(mode === 'delegate')('notifies the drift once, with the condition\'s reason and the guide\'s message', async () => {
+      const drift = await pollUntil('a DriftReported notification', async () => driftNotifications(), (seen) => seen.length > 0);
+      expect(drift).toEqual([`DriftReported RuntimeDrifted RevisionMismatch: pinned ${REV_090}, live spec differs; bump ome.io/runtime-sync annotation to advance`]);
+    });
+
     it('leaves the workload on the pinned revision: --mem-frac=0.9', async () => {
       expect(await memFrac()).toBe('--mem-frac=0.9');
       const yaml = await kubectl('get', 'deploy', DEPLOYMENT, '-n', NS, '-o', 'yaml');
@@ -193,6 +209,11 @@ describe.each(WALK_MODES)(`Runtime revisions and pinning, walked with kubectl (%
       expect(maskRevisionHashes(table)).toBe(maskRevisionHashes(pinTable(REV_085)));
       expect(table).toBe(pinTable(REV_085));
       expect(await syncTokenNow()).toBe('mem-frac-0-85');
+    });
+
+    it.skipIf(mode === 'delegate')('notifies that the drift cleared', async () => {
+      const drift = await pollUntil('a DriftCleared notification', async () => driftNotifications(), (seen) => seen.length > 1);
+      expect(drift.slice(1)).toEqual([expect.stringMatching(/^DriftCleared RuntimeDrifted /)]);
     });
 
     it('rolls out the new revision: --mem-frac=0.85', async () => {

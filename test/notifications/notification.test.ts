@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { rolloutTransitionsOf, toNotificationEvent, type RolloutStatusView } from '../../shared/domain/notification';
+import { driftTransitionsOf, rolloutTransitionsOf, statusTransitionsOf, toNotificationEvent, type RolloutStatusView } from '../../shared/domain/notification';
 import { digestPinnedPlan } from '../../shared/domain/rollout/repin';
 import type { CanaryState, RolloutRun } from '../../shared/domain/rollout/types';
 import { createNotificationOutbox, notificationBus } from '../../shared/app/notifications';
@@ -55,6 +55,30 @@ describe('Function: rolloutTransitionsOf', () => {
     expect(superseded?.message).toBe('run r1 superseded by a new target revision; opening a fresh run');
     const [failed] = rolloutTransitionsOf(active('r1', 'Canarying'), active('r1', 'Canarying', { analysisFailedChecks: 1, metricResults: [failedMetric, { name: 'latency', passed: true }] }));
     expect(failed).toMatchObject({ component: 'engine', step: 0, failedMetrics: [failedMetric], message: 'engine analysis at canary step 0 failed (1 failed check): error-ratio 0.5, wanted LT 0.05' });
+  });
+});
+
+describe('Function: driftTransitionsOf', () => {
+  const drifted = (status: 'True' | 'False', reason: string, message = `${reason} message`) => ({ conditions: [{ type: 'RuntimeDrifted', status, reason, message }] });
+  const planDrift = (status: 'True' | 'False', reason: string) => ({ conditions: [{ type: 'RolloutPlanDrift', status, reason, message: `plan ${reason}` }] });
+  it.each<[string, object | undefined, object | undefined, string[]]>([
+    ['no conditions', {}, {}, []],
+    ['drift reported', drifted('False', 'InSync'), drifted('True', 'RevisionMismatch'), ['DriftReported RuntimeDrifted RevisionMismatch: RevisionMismatch message']],
+    ['reported on the first write', undefined, drifted('True', 'RevisionMismatch'), ['DriftReported RuntimeDrifted RevisionMismatch: RevisionMismatch message']],
+    ['still drifted, same reason', drifted('True', 'RevisionMismatch'), drifted('True', 'RevisionMismatch', 'another message'), []],
+    ['still drifted, a new reason', drifted('True', 'RevisionMismatch'), drifted('True', 'PinnedRevisionMissing'), ['DriftReported RuntimeDrifted PinnedRevisionMissing: PinnedRevisionMissing message']],
+    ['drift cleared', drifted('True', 'RevisionMismatch'), drifted('False', 'InSync'), ['DriftCleared RuntimeDrifted InSync: InSync message']],
+    ['the condition removed', drifted('True', 'RevisionMismatch'), {}, ['DriftCleared RuntimeDrifted : RuntimeDrifted removed']],
+    ['never drifted', drifted('False', 'InSync'), drifted('False', 'InSync'), []],
+    ['a rollout plan drifted', planDrift('False', 'InSync'), planDrift('True', 'SpecNewerThanRun'), ['DriftReported RolloutPlanDrift SpecNewerThanRun: plan SpecNewerThanRun']],
+  ])('%s', (_name, before, after, expected) => {
+    expect(driftTransitionsOf(before, after).map((transition) => `${transition.type} ${transition.condition} ${transition.reason}: ${transition.message}`)).toEqual(expected);
+  });
+
+  it('puts drift before the rollout changes of the same write', () => {
+    const before = { ...active('r1', 'Canarying'), conditions: [{ type: 'RolloutPlanDrift', status: 'False' as const, reason: 'InSync' }] };
+    const after = { ...active('r1', 'Paused'), conditions: [{ type: 'RolloutPlanDrift', status: 'True' as const, reason: 'SpecNewerThanRun' }] };
+    expect(statusTransitionsOf(before, after).map((transition) => transition.type)).toEqual(['DriftReported', 'RolloutRunPaused']);
   });
 });
 

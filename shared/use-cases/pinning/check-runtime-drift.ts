@@ -505,8 +505,9 @@ async function writeDriftStatus(
       if (status === undefined) return 'unchanged';
       judgedFrom = verdict.judgedFrom;
     }
-    await deps.client.replaceStatus(Resources.inferenceServices, { ...isvc, status }, { fieldManager: FIELD_MANAGER });
+    const written = await deps.client.replaceStatus<InferenceService>(Resources.inferenceServices, { ...isvc, status }, { fieldManager: FIELD_MANAGER });
     fanOut.report.statusWrites += 1;
+    deps.transitions?.committed(isvc, written);
     return { judgedFrom };
   });
 }

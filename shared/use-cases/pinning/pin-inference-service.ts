@@ -19,6 +19,7 @@ import type { InferenceService } from '../../domain/model/inference-service';
 import { Resources } from '../../domain/model/resources';
 import type { Clock } from '../../ports/clock';
 import type { ClusterClient, KubeObject } from '../../ports/cluster';
+import type { StatusTransitions } from '../../ports/notifications';
 import { idempotencyKey, type IdempotencyStore, type LeaseStore } from '../../ports/store';
 import type { EngineWorkloadOutcome, EngineWorkloadRequest, EngineWorkloadWriter, WorkloadFence } from '../../ports/workloads';
 import { hashIdempotencyPayload } from '../../domain/idempotency-rules';
@@ -68,6 +69,8 @@ export interface PinningDeps {
   sleep?: (ms: number) => Promise<void>;
   /** The invocation's remaining time (Lambda's context), bounding how long a token claim stays in progress. */
   remainingTimeMs?: () => number;
+  /** Hears of each status write committed, for the plane's notifications (drift reported or cleared). */
+  transitions?: StatusTransitions;
 }
 
 export interface PinTarget {
@@ -336,6 +339,7 @@ async function writePin(deps: PinningDeps, evaluation: Evaluation, context: Atte
   // The re-read object carries its resourceVersion: a concurrent write makes this a 409.
   context.assertHeld();
   const updated = await deps.client.replaceStatus<InferenceService>(Resources.inferenceServices, { ...evaluation.isvc, status }, { fieldManager: FIELD_MANAGER });
+  deps.transitions?.committed(evaluation.isvc, updated);
   return { isvc: updated, revisionCreated, statusWritten: true };
 }
 
