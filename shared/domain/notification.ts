@@ -183,8 +183,8 @@ const DRIFT_CONDITIONS: readonly string[] = [ConditionType.runtimeDrifted, Condi
 
 /**
  * Drift reported (a drift condition turned True, or stayed True for a new reason) or
- * cleared (it was True and is no longer), with the condition's own reason and message,
- * upstream's texts. A condition that stays as it was announces nothing.
+ * cleared (it was True and is no longer: RuntimeDrifted is removed then, as upstream
+ * removes it), with the condition's own reason and message, upstream's texts. A condition that stays as it was announces nothing.
  */
 export function driftTransitionsOf(before: { conditions?: StatusCondition[] } | undefined, after: { conditions?: StatusCondition[] } | undefined): StatusTransition[] {
   return DRIFT_CONDITIONS.flatMap((type): StatusTransition[] => {
@@ -195,7 +195,7 @@ export function driftTransitionsOf(before: { conditions?: StatusCondition[] } | 
       return [{ type: NotificationType.driftReported, condition: type, reason: now.reason ?? '', message: now.message ?? '' }];
     }
     if (!drifted && was?.status === 'True') {
-      return [{ type: NotificationType.driftCleared, condition: type, reason: now?.reason ?? '', message: now?.message ?? `${type} removed` }];
+      return [{ type: NotificationType.driftCleared, condition: type, reason: now?.reason ?? '', message: now?.message ?? `${type} cleared` }];
     }
     return [];
   });

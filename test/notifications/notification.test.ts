@@ -68,7 +68,7 @@ describe('Function: driftTransitionsOf', () => {
     ['still drifted, same reason', drifted('True', 'RevisionMismatch'), drifted('True', 'RevisionMismatch', 'another message'), []],
     ['still drifted, a new reason', drifted('True', 'RevisionMismatch'), drifted('True', 'PinnedRevisionMissing'), ['DriftReported RuntimeDrifted PinnedRevisionMissing: PinnedRevisionMissing message']],
     ['drift cleared', drifted('True', 'RevisionMismatch'), drifted('False', 'InSync'), ['DriftCleared RuntimeDrifted InSync: InSync message']],
-    ['the condition removed', drifted('True', 'RevisionMismatch'), {}, ['DriftCleared RuntimeDrifted : RuntimeDrifted removed']],
+    ['the condition removed', drifted('True', 'RevisionMismatch'), {}, ['DriftCleared RuntimeDrifted : RuntimeDrifted cleared']],
     ['never drifted', drifted('False', 'InSync'), drifted('False', 'InSync'), []],
     ['a rollout plan drifted', planDrift('False', 'InSync'), planDrift('True', 'SpecNewerThanRun'), ['DriftReported RolloutPlanDrift SpecNewerThanRun: plan SpecNewerThanRun']],
   ])('%s', (_name, before, after, expected) => {
