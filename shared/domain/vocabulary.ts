@@ -42,6 +42,13 @@ export const ConditionType = {
   runtimeDrifted: 'RuntimeDrifted',
   rolloutPlanReady: 'RolloutPlanReady',
   rolloutPlanDrift: 'RolloutPlanDrift',
+  /** Advisory, as upstream's: False while a runtime followed live cannot be found. */
+  runtimeReady: 'RuntimeReady',
+} as const;
+
+export const RuntimeReadyReason = {
+  runtimeNotFound: 'RuntimeNotFound',
+  runtimeResolved: 'RuntimeResolved',
 } as const;
 
 export const DriftReason = {
@@ -75,6 +82,8 @@ export const EventReason = {
   rolloutRunOpened: 'RolloutRunOpened',
   rolloutRunClosed: 'RolloutRunClosed',
   rolloutPlanParked: 'RolloutPlanParked',
+  /** Warning, with RuntimeReady False: the runtime an InferenceService follows live is missing. */
+  runtimeNotFound: 'RuntimeNotFound',
   /** Ours: the Deployment the plane would render exists and is someone else's, so it was left alone. */
   deploymentNotOwned: 'DeploymentNotOwned',
 } as const;
@@ -104,6 +113,8 @@ export const Message = {
     `revision ${revision} belongs to runtime "${runtimeName}" (${describeScope(owner)}) but ISVC references "${runtimeName}" (${describeScope(wanted)})`,
   sourceRuntimeMissing: (runtimeName: string, revision: string) =>
     `runtime ${runtimeName} not found; serving from pinned revision ${revision}`,
+  /** RuntimeReady False/RuntimeNotFound and its Warning event: upstream's RuntimeNotFoundError text. */
+  runtimeNotFound: (runtimeName: string, namespace: string) => `runtime ${runtimeName} not found in namespace ${namespace} or at cluster scope`,
   planPinned: (runID: string) => `run ${runID} pinned`,
   /** RolloutPlanReady True/NoActiveRun in the status write that closes a run. */
   lastRunClosed: (outcome: string) => `last run closed ${outcome}`,

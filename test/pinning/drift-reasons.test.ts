@@ -134,3 +134,32 @@ describe('RuntimePinError', () => {
     expect((await getIsvc(world.admin, 'chain')).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
   });
 });
+
+describe('RuntimeReady, advisory, as upstream', () => {
+  it('turns False/RuntimeNotFound with one Warning while the runtime a service follows live is missing, and renders nothing', async () => {
+    await world.admin.create(Resources.inferenceServices, { ...seedIsvc('live-missing'), spec: { ...seedIsvc().spec, runtime: { name: 'later', kind: 'ServingRuntime', autoSync: true } } });
+    expect(await world.pin('live-missing')).toMatchObject({ outcome: 'follow-live', statusWritten: true, workload: 'runtime-unavailable' });
+    await world.pin('live-missing');
+    const message = 'runtime later not found in namespace llama-demo or at cluster scope';
+    expect((await getIsvc(world.admin, 'live-missing')).status?.conditions).toEqual([
+      { type: 'RuntimeReady', status: 'False', reason: 'RuntimeNotFound', message, lastTransitionTime: expect.any(String) },
+    ]);
+    expect(await warningEvents(world.admin, 'live-missing')).toEqual([{ reason: 'RuntimeNotFound', message, count: 1 }]);
+    expect(await engineView(world.admin, 'live-missing')).toBeUndefined();
+  });
+
+  it('turns True/RuntimeResolved once the runtime exists, and renders from it', async () => {
+    await applyRuntime(world.admin, seedRuntime('0.9', { name: 'later' }));
+    expect(await world.pin('live-missing')).toMatchObject({ outcome: 'follow-live', statusWritten: true });
+    expect((await getIsvc(world.admin, 'live-missing')).status?.conditions).toEqual([
+      { type: 'RuntimeReady', status: 'True', reason: 'RuntimeResolved', lastTransitionTime: expect.any(String) },
+    ]);
+    expect(await engineView(world.admin, 'live-missing')).toBeDefined();
+  });
+
+  it('adds no condition to a service whose runtime was always there', async () => {
+    await world.admin.create(Resources.inferenceServices, { ...seedIsvc('live-found'), spec: { ...seedIsvc().spec, runtime: { name: RUNTIME, kind: 'ServingRuntime', autoSync: true } } });
+    await world.pin('live-found');
+    expect((await getIsvc(world.admin, 'live-found')).status?.conditions).toBeUndefined();
+  });
+});

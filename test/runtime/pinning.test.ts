@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyRuntimeSpecDefaults } from '../../shared/domain/runtime/defaults';
 import { normalizeGoJson, type JsonValue } from '../../shared/domain/runtime/go-json';
-import { decidePin, findUnusableSyncToken, type PinInput, type PinningSubject, type StoredRevision } from '../../shared/domain/runtime/pinning';
+import { decidePin, findUnusableSyncToken, type PinDecision, type PinInput, type PinningSubject, type StoredRevision } from '../../shared/domain/runtime/pinning';
 import { buildSeedRuntimeSpec } from './fixtures/seed-runtime';
 
 const V1 = normalizeGoJson(applyRuntimeSpecDefaults(buildSeedRuntimeSpec('0.9')));
@@ -216,6 +216,28 @@ describe('decidePin', () => {
   it('is deterministic: the same input gives the same decision', () => {
     const pinInput = input({ pinnedRevisionName: REV1, syncToken: 't1' }, { live: V2, revisions: { [REV1]: revision(V1) } });
     expect(decidePin(pinInput)).toEqual(decidePin(pinInput));
+  });
+});
+
+describe('decidePin: RuntimeReady', () => {
+  const followLive = { name: RUNTIME, kind: 'ServingRuntime', autoSync: true };
+  it.each<[string, PinInput, PinDecision['runtimeReady']]>([
+    [
+      'a runtime followed live is missing: unresolved, with upstream\'s message',
+      input({ runtime: followLive }, { live: 'missing' }),
+      { state: 'unresolved', message: 'runtime sglang-llama-3-2-3b not found in namespace llama-demo or at cluster scope' },
+    ],
+    ['autoSync unset follows live too', input({ runtime: { name: RUNTIME } }, { live: 'missing' }), { state: 'unresolved', message: expect.stringContaining('not found in namespace llama-demo') }],
+    ['a runtime followed live is found: resolved', input({ runtime: followLive }), { state: 'resolved' }],
+    ['a pinned service\'s runtime is found: resolved', input({ pinnedRevisionName: REV1 }, { revisions: { [REV1]: revision(V1) } }), { state: 'resolved' }],
+    ['a pinned service\'s runtime is missing: left to RuntimeDrifted', input({ pinnedRevisionName: REV1 }, { live: 'missing', revisions: { [REV1]: revision(V1) } }), undefined],
+    ['the first pin of a missing runtime: left to its RuntimePinError', input({}, { live: 'missing' }), undefined],
+    ['a lookup that failed otherwise tells nothing', input({ runtime: followLive }, { live: 'broken' }), undefined],
+    ['no runtime named', input({ runtime: { autoSync: true } }, { live: 'missing' }), undefined],
+  ])('%s', (_name, pinInput, expected) => {
+    const decision = decidePin(pinInput);
+    if (expected === undefined) expect(decision).not.toHaveProperty('runtimeReady');
+    else expect(decision.runtimeReady).toEqual(expected);
   });
 });
 

@@ -57,6 +57,14 @@ export interface PinDecision {
   /** New status fields; absent means leave them as they are. */
   status?: { pinnedRevisionName: string; lastRuntimeSyncToken: string };
   drift: DriftChange;
+  /**
+   * The advisory RuntimeReady condition: `unresolved` (False/RuntimeNotFound, with a
+   * Warning event) while a runtime followed live is missing; `resolved` (True/
+   * RuntimeResolved, only where the condition is already set) once the runtime is found.
+   * Absent: leave it as it is (a pinned service whose runtime is gone says so in
+   * RuntimeDrifted SourceRuntimeMissing instead).
+   */
+  runtimeReady?: { state: 'unresolved'; message: string } | { state: 'resolved' };
   /** RevisionMismatch, RevisionMissing and RuntimeMismatch pause updates to the workload. */
   pausesUpdates: boolean;
   /**
@@ -214,13 +222,29 @@ function decideManagedPin(input: PinInput, runtimeName: string, pinnedName: stri
  * values, so pinning again resumes from the last pinned revision.
  */
 export function decidePin(input: PinInput): PinDecision {
+  const runtimeReady = runtimeReadinessOf(input);
+  const decided = (decision: PinDecision): PinDecision => (runtimeReady ? { ...decision, runtimeReady } : decision);
   try {
-    return decideInOrder(input);
+    return decided(decideInOrder(input));
   } catch (error) {
     // A runtime whose revision name cannot exist, or a spec Go could not decode, fails the pin.
-    if (error instanceof InvalidInputError) return pinError(error.message);
+    if (error instanceof InvalidInputError) return decided(pinError(error.message));
     throw error;
   }
+}
+
+/**
+ * RuntimeReady as upstream sets it: False when the runtime a service follows live (not
+ * pinned, `autoSync` not false) cannot be found; True once any named runtime resolves. A
+ * lookup that failed for another reason tells nothing.
+ */
+function runtimeReadinessOf(input: PinInput): PinDecision['runtimeReady'] {
+  const { isvc, live } = input;
+  const name = isvc.runtime?.name ?? '';
+  if (name === '') return undefined;
+  if (live.status === 'found') return { state: 'resolved' };
+  if (live.status === 'not-found' && isvc.runtime?.autoSync !== false) return { state: 'unresolved', message: Message.runtimeNotFound(name, isvc.namespace) };
+  return undefined;
 }
 
 function decideInOrder(input: PinInput): PinDecision {

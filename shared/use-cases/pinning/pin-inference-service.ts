@@ -27,6 +27,7 @@ import {
   buildControllerRevision,
   computeComponentDeploymentName,
   decidePin,
+  findCondition,
   normalizeRuntimeKind,
   renderComponentDeployment,
   renderEngineDeployment,
@@ -35,8 +36,9 @@ import {
   type LiveRuntimeResolution,
   type PinDecision,
   type PinningSubject,
+  type StatusCondition,
 } from '../../domain/runtime';
-import { Annotation, EventReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, WorkloadAnnotation, WorkloadMessage, type DriftReasonName } from '../../domain/vocabulary';
+import { Annotation, ConditionType, EventReason, RuntimeReadyReason, FIELD_MANAGER, RENDERED_FROM_LIVE, SyncTokenMessage, WorkloadAnnotation, WorkloadMessage, type DriftReasonName } from '../../domain/vocabulary';
 import { WorkloadSupersededError } from '../direct-workload-writer';
 import { computeNextStatus, toPinningSubject } from './pin-status';
 import { createRevision, RevisionCache, takeRevisionFromCollector } from '../revisions';
@@ -213,6 +215,7 @@ async function attemptPin(deps: PinningDeps, target: PinTarget, context: Attempt
     throw error;
   }
 
+  if (written.statusWritten) await warnRuntimeNotFound(deps, evaluation.isvc, written.isvc);
   const { decision } = evaluation;
   const pinned = written.isvc.status?.pinnedRevisionName;
   return {
@@ -266,6 +269,22 @@ async function failPin(deps: PinningDeps, evaluation: Evaluation): Promise<never
   const message = evaluation.decision.event?.message ?? 'runtime pin failed';
   await recordWarning(deps, evaluation.isvc, message);
   throw new RuntimePinError(message);
+}
+
+/**
+ * The Warning upstream records beside RuntimeReady False/RuntimeNotFound, once per time the
+ * condition turns so: the status write that turned it, which only one worker's write can
+ * be, decides. A failed record does not fail the pin (the condition says the same).
+ */
+async function warnRuntimeNotFound(deps: PinningDeps, before: InferenceService, after: InferenceService): Promise<void> {
+  const readiness = (isvc: InferenceService) => findCondition(isvc.status?.conditions as StatusCondition[] | undefined, ConditionType.runtimeReady);
+  const now = readiness(after);
+  const was = readiness(before);
+  if (now?.status !== 'False' || now.reason !== RuntimeReadyReason.runtimeNotFound) return;
+  if (was?.status === now.status && was.reason === now.reason && was.message === now.message) return;
+  await deps.events
+    .record(after, { type: 'Warning', reason: EventReason.runtimeNotFound, message: now.message ?? '', reportingController: PIN_REPORTING_CONTROLLER })
+    .catch(() => undefined);
 }
 
 /**

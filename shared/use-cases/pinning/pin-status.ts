@@ -6,7 +6,7 @@
 import type { Condition } from '../../domain/model/condition';
 import type { InferenceService, InferenceServiceStatus } from '../../domain/model/inference-service';
 import { findCondition, removeCondition, setCondition, type PinDecision, type PinningSubject, type StatusCondition } from '../../domain/runtime';
-import { Annotation, ConditionType, DriftReason } from '../../domain/vocabulary';
+import { Annotation, ConditionType, DriftReason, RuntimeReadyReason } from '../../domain/vocabulary';
 
 /** The decision's view of an InferenceService. */
 export function toPinningSubject(isvc: InferenceService): PinningSubject {
@@ -55,6 +55,7 @@ export function computeNextStatus(
   } else if (decision.drift.action === 'remove') {
     conditions = removeCondition(before, ConditionType.runtimeDrifted);
   }
+  conditions = applyRuntimeReady(conditions, decision.runtimeReady, now);
   const fields = decision.status;
   const fieldsChange =
     fields !== undefined &&
@@ -75,6 +76,22 @@ export function computeNextStatus(
     else next.lastRuntimeSyncToken = fields.lastRuntimeSyncToken;
   }
   return next;
+}
+
+/**
+ * RuntimeReady as upstream writes it: False/RuntimeNotFound with the lookup's message while
+ * unresolved; True/RuntimeResolved, without a message, once resolved, but only where the
+ * condition is already set, so a service that never missed its runtime gains none.
+ */
+function applyRuntimeReady(conditions: StatusCondition[], ready: PinDecision['runtimeReady'], now: string): StatusCondition[] {
+  if (ready?.state === 'unresolved') {
+    return setCondition(conditions, { type: ConditionType.runtimeReady, status: 'False', reason: RuntimeReadyReason.runtimeNotFound, message: ready.message }, now);
+  }
+  const existing = findCondition(conditions, ConditionType.runtimeReady);
+  if (ready?.state !== 'resolved' || !existing || (existing.status === 'True' && existing.reason === RuntimeReadyReason.runtimeResolved)) return conditions;
+  return conditions.map((condition) =>
+    condition.type === ConditionType.runtimeReady ? { type: condition.type, status: 'True', reason: RuntimeReadyReason.runtimeResolved, lastTransitionTime: now } : condition,
+  );
 }
 
 /** True when the decision changes what the InferenceService is pinned to or which token it recorded. */
