@@ -67,6 +67,7 @@ const OUTPUT: FlagSpec = { name: 'output', short: 'o', type: 'string', descripti
 const OME_NAMESPACE: FlagSpec = { name: 'ome-namespace', type: 'string', description: 'Namespace where OME keeps runtime revisions', default: DEFAULT_OME_NAMESPACE };
 const DRY_RUN: FlagSpec = { name: 'dry-run', type: 'string', description: 'Dry-run mode: none, client or server (server sends dryRun=All)', default: 'none', values: ['none', 'client', 'server'] };
 const YES: FlagSpec = { name: 'yes', type: 'boolean', description: 'Confirm the exact preview without an interactive prompt' };
+const OVERRIDE_ANALYSIS: FlagSpec = { name: 'override-analysis', type: 'boolean', description: "Pass the current step's analysis gate instead of a manual gate; requires --yes" };
 
 const WAIT: FlagSpec = { name: 'wait', type: 'boolean', description: 'After applying, wait until OME acknowledges the sync, as "kubectl ome wait" does (same exit codes)' };
 const WAIT_TIMEOUT: FlagSpec = { name: 'timeout', type: 'string', description: 'Positive wait timeout, at most 24h', default: '1m0s' };
@@ -128,9 +129,11 @@ export const COMMANDS: Command[] = [
     path: 'rollout promote',
     summary: 'Alpha: pass the manual gate a canary waits at',
     usage: 'kubectl ome rollout promote INFERENCESERVICE [flags]',
-    description: 'Sets ome.io/rollout-promote to the canary revision when the canary waits at a manual gate.',
-    flags: [DRY_RUN, OME_NAMESPACE, OUTPUT, YES],
-    run: (env, args, target) => runRolloutPromote(env, { ...target, omeNamespace: omeNamespaceOf(args), ...guardedOf(args) }),
+    description:
+      'Sets ome.io/rollout-promote to the canary revision when the canary waits at a manual gate. With\n--override-analysis --yes it passes an analysis gate instead, for this step only, skipping its checks,\nwarm-up and bake.',
+    flags: [DRY_RUN, OME_NAMESPACE, OUTPUT, YES, OVERRIDE_ANALYSIS],
+    run: (env, args, target) =>
+      runRolloutPromote(env, { ...target, omeNamespace: omeNamespaceOf(args), ...guardedOf(args), overrideAnalysis: booleanFlag(args, 'override-analysis') }),
   }),
   onInferenceService({
     path: 'wait',

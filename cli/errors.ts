@@ -37,4 +37,6 @@ export const CliMessage = {
   repinOutcomeUnknown: 'rollout repin request outcome unknown; do not replay, check rollout explain',
   syncOutcomeUnknown: 'runtime sync request outcome unknown; check runtime effective; do not replay',
   promoteOutcomeUnknown: 'rollout promote request outcome unknown; do not replay, check rollout explain',
+  /** `rollout promote --override-analysis` without `--yes`: upstream's ErrAnalysisOverrideConfirmation. */
+  analysisOverrideConfirmation: 'analysis override requires --override-analysis --yes',
 } as const;

@@ -45,15 +45,27 @@ export const PromoteRefusal = {
   evidence: 'controller safety evidence is stale or inconsistent',
 } as const;
 
+/** What the preview shows of an analysis gate that `--override-analysis` passes. */
+export interface AnalysisGateView {
+  failedChecks: number;
+  failureLimit: number;
+  interval: string;
+  warmUp: string;
+  bake: string;
+}
+
 export type PromoteEvaluation =
-  | { ok: true; canaryRevision: string; runID: string; step: number; stepCount: number }
+  | { ok: true; canaryRevision: string; runID: string; step: number; stepCount: number; gate: 'Manual' | 'Analysis'; analysis?: AnalysisGateView }
   | { ok: false; refusal: string };
 
 /**
  * Decides whether `promote` may release the canary: an active run with one canary group,
  * waiting at a manual gate (or holding before a step after a repin), no pending request.
+ * With `overrideAnalysis` the step must be an analysis gate instead, as upstream's CLI
+ * has it: the promote then passes that gate for this step only, skipping its checks,
+ * warm-up and bake (the step machine honours a promote at an analysis step).
  */
-export function evaluatePromote(isvc: InferenceServiceObject): PromoteEvaluation {
+export function evaluatePromote(isvc: InferenceServiceObject, options: { overrideAnalysis?: boolean } = {}): PromoteEvaluation {
   const refuse = (refusal: string): PromoteEvaluation => ({ ok: false, refusal });
   if ([Annotation.rolloutPromote, Annotation.rolloutRollback].some((key) => annotationOf(isvc, key) !== undefined)) {
     return refuse(PromoteRefusal.mailbox);
@@ -73,8 +85,23 @@ export function evaluatePromote(isvc: InferenceServiceObject): PromoteEvaluation
   }
   // A canary holding before a step after a repin is released with the annotation itself,
   // as the repin guide shows; the command only passes a manual gate it can see.
-  if (canary.preStepHold || !isManualGate(steps[step])) return refuse(PromoteRefusal.notAtGate);
-  return { ok: true, canaryRevision: canary.canaryRevisionHash, runID: run.runID, step, stepCount: steps.length };
+  const current = steps[step];
+  const atGate = options.overrideAnalysis ? current?.analysis !== undefined : isManualGate(current);
+  if (canary.preStepHold || !atGate) return refuse(PromoteRefusal.notAtGate);
+  const found = { ok: true as const, canaryRevision: canary.canaryRevisionHash, runID: run.runID, step, stepCount: steps.length };
+  if (!options.overrideAnalysis || !current?.analysis) return { ...found, gate: 'Manual' };
+  const { analysis } = current;
+  return {
+    ...found,
+    gate: 'Analysis',
+    analysis: {
+      failedChecks: canary.analysisFailedChecks ?? 0,
+      failureLimit: analysis.failureLimit ?? 0,
+      interval: analysis.interval ?? '',
+      warmUp: analysis.initialDelay ?? '0s',
+      bake: current.pause?.duration ?? '0s',
+    },
+  };
 }
 
 /** A step that waits for a promote: a pause without a duration, and no analysis. */

@@ -79,6 +79,65 @@ describe('rollout promote', () => {
   });
 });
 
+describe('rollout promote --override-analysis', () => {
+  /** The fixture's canary at an analysis step (one failed check of two) instead of its manual gate. */
+  function atAnalysisGate() {
+    const isvc = driftedChat();
+    const group = isvc.status?.rollout?.activeRun?.plan.groups?.[0]?.group as { canary: { steps: Array<Record<string, unknown>> } };
+    group.canary.steps[0] = {
+      capacity: '50%',
+      traffic: 20,
+      pause: { duration: '10m' },
+      analysis: { interval: '1m', initialDelay: '2m', failureLimit: 2, metrics: [{ name: 'error-ratio', operator: 'LT', threshold: '0.05', query: 'q' }] },
+    };
+    if (isvc.status?.canary) isvc.status.canary.analysisFailedChecks = 1;
+    return isvc;
+  }
+  const options = { name: 'chat', namespace: 'prod', omeNamespace: 'ome', dryRun: 'none' as const, output: 'table' as const };
+
+  it('passes the analysis gate with --yes: the same annotation, a preview that says what it skips', async () => {
+    const cluster = new FakeCluster();
+    cluster.put(InferenceServices, atAnalysisGate());
+    const { env, out } = createEnv({ cluster, now: REPIN_NOW });
+    expect(await runRolloutPromote(env, { ...options, yes: true, overrideAnalysis: true })).toBe(0);
+    expect(cluster.patches[0]?.patch.at(-1)).toEqual({ op: 'add', path: '/metadata/annotations/ome.io~1rollout-promote', value: 'bbbbbbbb' });
+    expect(out.stderr).toMatch(/Gate +Analysis\n/);
+    expect(out.stderr).toMatch(/Failed checks +1 \/ 2\n/);
+    expect(out.stderr).toMatch(/Warm-up +2m\n/);
+    expect(out.stderr).toMatch(/Bake +10m\n/);
+    expect(out.stderr).toContain("--override-analysis passes this step's analysis gate, skipping its health checks, warm-up and bake.");
+  });
+
+  it('refuses without --yes, before reading anything', async () => {
+    const cluster = new FakeCluster();
+    cluster.put(InferenceServices, atAnalysisGate());
+    // A read would fail differently: the refusal comes first.
+    cluster.failGet = new Error('the API server was asked');
+    const { env, out } = createEnv({ cluster, now: REPIN_NOW, answers: ['y'] });
+    expect(await runReportingErrors(env.io, () => runRolloutPromote(env, { ...options, yes: false, overrideAnalysis: true }))).toBe(1);
+    expect(out.stderr).toBe('error: analysis override requires --override-analysis --yes\n');
+    expect(cluster.patches).toEqual([]);
+  });
+
+  it.each([
+    ['an analysis gate without the flag', atAnalysisGate, false],
+    ['a manual gate with the flag', driftedChat, true],
+  ])('refuses %s', async (_name, fixture, overrideAnalysis) => {
+    const cluster = new FakeCluster();
+    cluster.put(InferenceServices, fixture());
+    const { env, out } = createEnv({ cluster, now: REPIN_NOW });
+    expect(await runReportingErrors(env.io, () => runRolloutPromote(env, { ...options, yes: true, overrideAnalysis }))).toBe(1);
+    expect(out.stderr).toBe('error: action refused: promote requires an active indefinite manual gate; analysis requires explicit override\n');
+    expect(cluster.patches).toEqual([]);
+  });
+
+  it('is a flag of promote only', async () => {
+    const { deps, out } = appWith(new FakeCluster());
+    expect(await runApp(['rollout', 'repin', 'chat', '--override-analysis'], deps)).toBe(1);
+    expect(out.stderr).toBe('error: unknown flag: --override-analysis\n');
+  });
+});
+
 describe('rollout explain', () => {
   it('prints the Declared, Live and Effective views', async () => {
     const cluster = new FakeCluster();

@@ -66,13 +66,13 @@ describe('Function: computeNextStatus', () => {
 describe('Function: computeNextStatus, RuntimeReady', () => {
   const message = 'runtime srt not found in namespace prod or at cluster scope';
   const followLive: PinDecision = { outcome: 'follow-live', serve: { source: 'live' }, drift: { action: 'keep' }, pausesUpdates: false, tokenConsumed: false };
-  const notFound = { type: 'RuntimeReady', status: 'False', reason: 'RuntimeNotFound', message, lastTransitionTime: '2026-09-01T00:00:00Z' };
+  const notFound = { type: 'RuntimeReady', status: 'False' as const, reason: 'RuntimeNotFound', message, lastTransitionTime: '2026-09-01T00:00:00Z' };
   it.each<[string, InferenceServiceStatus, PinDecision['runtimeReady'], unknown[] | 'no write']>([
     ['turns False with the lookup\'s message while the runtime is missing', {}, { state: 'unresolved', message }, [{ ...notFound, lastTransitionTime: '2026-09-28T14:15:57Z' }]],
     ['writes nothing while it stays missing', { conditions: [notFound] }, { state: 'unresolved', message }, 'no write'],
     ['turns True/RuntimeResolved, without a message, once the runtime is found', { conditions: [notFound] }, { state: 'resolved' }, [{ type: 'RuntimeReady', status: 'True', reason: 'RuntimeResolved', lastTransitionTime: '2026-09-28T14:15:57Z' }]],
     ['adds no condition to a service that never missed its runtime', {}, { state: 'resolved' }, 'no write'],
-    ['writes nothing once resolved', { conditions: [{ type: 'RuntimeReady', status: 'True', reason: 'RuntimeResolved', lastTransitionTime: 't' }] }, { state: 'resolved' }, 'no write'],
+    ['writes nothing once resolved', { conditions: [{ type: 'RuntimeReady', status: 'True' as const, reason: 'RuntimeResolved', lastTransitionTime: 't' }] }, { state: 'resolved' }, 'no write'],
     ['leaves it as it is when the decision tells nothing', { conditions: [notFound] }, undefined, 'no write'],
   ])('%s', (_case, status, runtimeReady, expected) => {
     const next = computeNextStatus(status, { ...followLive, ...(runtimeReady ? { runtimeReady } : {}) }, NOW);
