@@ -17,6 +17,8 @@ export const Annotation = {
   rolloutRepin: 'ome.io/rollout-repin',
   rolloutPromote: 'ome.io/rollout-promote',
   rolloutRollback: 'ome.io/rollout-rollback',
+  /** A duration that overrides every canary group's `readyTimeout`, as upstream's (zero or less is ignored). */
+  rolloutReadyTimeout: 'ome.io/rollout-ready-timeout',
   inheritFrom: 'ome.io/inherit-from',
   deploymentMode: 'ome.io/deploymentMode',
   gcEligibleSince: 'ome.io/gc-eligible-since',

@@ -83,7 +83,7 @@ describe('rollout promote --override-analysis', () => {
   /** The fixture's canary at an analysis step (one failed check of two) instead of its manual gate. */
   function atAnalysisGate() {
     const isvc = driftedChat();
-    const group = isvc.status?.rollout?.activeRun?.plan.groups?.[0]?.group as { canary: { steps: Array<Record<string, unknown>> } };
+    const group = isvc.status?.rollout?.activeRun?.plan.groups?.[0]?.group as unknown as { canary: { steps: Array<Record<string, unknown>> } };
     group.canary.steps[0] = {
       capacity: '50%',
       traffic: 20,

@@ -71,12 +71,18 @@ async function advanceUntil(name: string, executor: AnalysisExecutor, done: (res
   }
 }
 
-async function openAnalysisRun(name: string, onInconclusive: OnInconclusive, failureLimit = 2, timing: { interval: string; initialDelay?: string } = { interval: '1m' }): Promise<void> {
+async function openAnalysisRun(
+  name: string,
+  onInconclusive: OnInconclusive,
+  failureLimit = 2,
+  timing: { interval: string; initialDelay?: string } = { interval: '1m' },
+  annotations?: Record<string, string>,
+): Promise<void> {
   const analysis = { ...timing, failureLimit, onInconclusive, metrics: [{ name: 'err', query: 'q', operator: 'LTE', threshold: '0.05' }] };
   await bench.client.create(Resources.inferenceServices, {
     apiVersion: 'ome.io/v1beta1',
     kind: 'InferenceService',
-    metadata: { name, namespace: NAMESPACE },
+    metadata: { name, namespace: NAMESPACE, ...(annotations ? { annotations } : {}) },
     spec: {
       engine: { minReplicas: 2 },
       model: { name: 'llama' },
@@ -111,6 +117,19 @@ describe('an analysis step with an executor plugged in', () => {
     bench.clock.tick(60);
     const done = await advanceUntil('held', executor, (result) => result.outcome === 'closed');
     expect(done.status?.rollout?.lastRun?.outcome).toBe('Completed');
+  });
+
+  it('stalls by ome.io/rollout-ready-timeout rather than the group\'s readyTimeout when the annotation is set', async () => {
+    const executor = new ScriptedExecutor(bench.clock);
+    await openAnalysisRun('patient', 'Hold', 2, { interval: '1m' }, { 'ome.io/rollout-ready-timeout': '30m' });
+    await advanceUntil('patient', executor, (result, isvc) => result.phase === 'Paused' && isvc.status?.canary?.lastEvaluationTime !== undefined);
+    // Past the group's 5m, inside the annotation's 30m: still holding.
+    bench.clock.tick(6 * 60);
+    const holding = await advanceUntil('patient', executor, () => true);
+    expect(holding.status?.components?.engine?.rolloutPhase).toBe('Paused');
+    bench.clock.tick(25 * 60);
+    const failed = await advanceUntil('patient', executor, (result) => result.phase === 'Failed');
+    expect(failed.status?.components?.engine?.rolloutPhase).toBe('Failed');
   });
 
   it('rolls back on the first inconclusive sample under Rollback', async () => {

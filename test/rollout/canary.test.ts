@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { advanceCanary, advanceReplacement, canaryReplicasFor, gateOf, isCanaryFinished, type CanaryTick, type CanaryTickInput } from '../../shared/domain/rollout/canary';
+import { advanceCanary, advanceReplacement, canaryReplicasFor, effectiveReadyTimeout, gateOf, isCanaryFinished, type CanaryTick, type CanaryTickInput } from '../../shared/domain/rollout/canary';
 import type { CanaryState, CanaryStep } from '../../shared/domain/rollout/types';
 import { NOW } from './fixtures';
 import type { AnalysisOutcome, AnalysisVerdict } from '../../shared/domain/rollout/analysis';
@@ -147,5 +147,21 @@ describe('Function: advanceReplacement', () => {
     [3, { newReplicas: 3, oldReplicas: 0, phase: 'Stable', complete: true }],
   ])('%i of 3 new replicas ready', (ready, expected) => {
     expect(advanceReplacement({ desiredReplicas: 3, readyNewReplicas: ready })).toEqual(expected);
+  });
+});
+
+describe('Function: effectiveReadyTimeout', () => {
+  it.each<[string, string | undefined, string | undefined, string | undefined]>([
+    ['the annotation wins over the group', '30m', '10m', '30m'],
+    ['the group alone', undefined, '10m', '10m'],
+    ['neither', undefined, undefined, undefined],
+    ['the annotation alone', '1h30m', undefined, '1h30m'],
+    ['zero is ignored', '0s', '10m', '10m'],
+    ['a negative duration is ignored', '-5m', '10m', '10m'],
+    ['a value that is no duration is ignored', 'soon', '10m', '10m'],
+    ['an empty value is ignored', '', undefined, undefined],
+    ['surrounding space is not a duration, as Go reads it', ' 30m', '10m', '10m'],
+  ])('%s', (_name, annotation, group, expected) => {
+    expect(effectiveReadyTimeout(annotation, group)).toBe(expected);
   });
 });

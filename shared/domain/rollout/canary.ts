@@ -262,6 +262,22 @@ function rollBack(input: CanaryTickInput, state: CanaryState, removePromote: boo
   };
 }
 
+/**
+ * The ready timeout a canary group runs under, in upstream's order: the InferenceService's
+ * `ome.io/rollout-ready-timeout` when it is a Go duration above zero (any other value is
+ * ignored, as upstream ignores it), else the group's `canary.readyTimeout`.
+ */
+export function effectiveReadyTimeout(annotation: string | undefined, groupReadyTimeout: string | undefined): string | undefined {
+  if (annotation !== undefined) {
+    try {
+      if (parseGoDuration(annotation) > 0n) return annotation;
+    } catch {
+      // Not a duration: the group's own timeout applies.
+    }
+  }
+  return groupReadyTimeout;
+}
+
 function readyTimedOut(input: CanaryTickInput, state: CanaryState): boolean {
   if (!input.readyTimeout || !state.stepEnteredTime) return false;
   const limitSeconds = Number(parseGoDuration(input.readyTimeout)) / NS_PER_SECOND;

@@ -13,7 +13,7 @@ import type { Clock } from '../../ports/clock';
 import type { ClusterClient } from '../../ports/cluster';
 import type { StatusTransitions } from '../../ports/notifications';
 import { isSampleDue, unboundSample, type AnalysisVerdict, type MetricsBindingSource } from '../../domain/rollout/analysis';
-import { advanceCanary, advanceReplacement, canaryReplicasFor, isCanaryFinished } from '../../domain/rollout/canary';
+import { advanceCanary, advanceReplacement, canaryReplicasFor, effectiveReadyTimeout, isCanaryFinished } from '../../domain/rollout/canary';
 import { declaredKindOf } from '../../domain/rollout/plan';
 import { closeRun, formatKubeTime } from '../../domain/rollout/run';
 import { passSequence, type CoordinationGroupStatus, type SequenceTurn } from '../../domain/rollout/sequence';
@@ -334,9 +334,10 @@ async function stepCanaryGroup(deps: AdvanceRolloutRunDeps, isvc: RolloutIsvc, i
     .every((entry) => readyReplicasOf(entry.canary) >= canaryReplicasFor(capacityAt(state.currentStep), entry.desiredReplicas));
   const stepReady = othersReady && readyReplicasOf(primary.canary) >= canaryReplicasFor(capacityAt(state.currentStep), primary.desiredReplicas);
   const sample = await sampleAnalysis(deps, isvc, { state, steps, prometheus: group.canary?.prometheus, component: primary.component, stepReady, now });
+  const readyTimeout = effectiveReadyTimeout(isvc.metadata.annotations?.[Annotation.rolloutReadyTimeout], group.canary?.readyTimeout);
   const tick = advanceCanary({
     steps,
-    ...(group.canary?.readyTimeout ? { readyTimeout: group.canary.readyTimeout } : {}),
+    ...(readyTimeout ? { readyTimeout } : {}),
     state,
     desiredReplicas: primary.desiredReplicas,
     readyCanaryReplicas: othersReady ? readyReplicasOf(primary.canary) : 0,
