@@ -84,6 +84,8 @@ export const EventReason = {
   rolloutRunOpened: 'RolloutRunOpened',
   rolloutRunClosed: 'RolloutRunClosed',
   rolloutPlanParked: 'RolloutPlanParked',
+  /** Warning: spec.rollout, or its canary group, was removed while a run is pinned (upstream's EventGroupRemoved). */
+  rolloutGroupRemovedMidRun: 'RolloutGroupRemovedMidRun',
   /** Warning, with RuntimeReady False: the runtime an InferenceService follows live is missing. */
   runtimeNotFound: 'RuntimeNotFound',
   /** Ours: the Deployment the plane would render exists and is someone else's, so it was left alone. */
@@ -131,6 +133,19 @@ export const Message = {
   /** RolloutPlanParked (Warning), when RolloutPlanReady turns False: no run opens. */
   planParked: (reason: string, message: string) =>
     `rollout parked (${reason}): ${message} — the new revision is held, the previous revision keeps serving`,
+  /** RolloutPlanDrift True/SpecNewerThanRun when spec.rollout lost every group mid-run. */
+  planDriftRolloutRemoved:
+    'spec.rollout removed mid-run; the pinned plan continues — abort with ome.io/rollout-rollback, or repin to the empty plan with ome.io/rollout-repin',
+  /** RolloutPlanDrift True/SpecNewerThanRun when the number of groups changed mid-run. */
+  planDriftShapeChanged: 'spec.rollout group shape changed mid-run; the pinned plan continues until the next run or a repin',
+  /** RolloutPlanDrift True/SpecNewerThanRun when the pinned plan's canary group is gone from the spec. */
+  planDriftCanaryRemoved: 'the canary group was removed mid-run; the pinned canary continues — abort with ome.io/rollout-rollback, or repin with ome.io/rollout-repin',
+  /** RolloutGroupRemovedMidRun (Warning), with planDriftRolloutRemoved. */
+  rolloutRemovedEvent: (runID: string) =>
+    `spec.rollout was removed while run ${runID} is pinned; the run continues on its pinned plan (use ome.io/rollout-rollback or ome.io/rollout-repin to abort)`,
+  /** RolloutGroupRemovedMidRun (Warning), with planDriftCanaryRemoved. */
+  canaryGroupRemovedEvent: (runID: string) =>
+    `canary group removed while run ${runID} is pinned; deleting the group does not abort a pinned run — use ome.io/rollout-rollback or ome.io/rollout-repin`,
   planDrift: (index: number, live: string, pinned: string) =>
     `groups[${index}]: live render ${live} differs from pinned ${pinned}; the edit applies at the next run (or via ome.io/rollout-repin)`,
   repinned: (runID: string, from: string, to: string) => `run ${runID} repinned: ${from} -> ${to}`,

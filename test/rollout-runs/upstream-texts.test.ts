@@ -2,7 +2,9 @@
  * Parity with upstream's run layer (OP `.../omenative/rolloutrun/rolloutrun.go`@227e4861):
  * RolloutPlanReady stays Pinned for a whole run even when the live plan stops rendering,
  * and the RolloutRunOpened, RolloutRunClosed (superseded), RolloutPlanParked and
- * NoActiveRun texts are upstream's, through the real use-cases on the embedded API server.
+ * NoActiveRun texts are upstream's, as are the drift texts and RolloutGroupRemovedMidRun
+ * Warning of groups removed mid-run (`updateDrift`, `Reconcile`), through the real
+ * use-cases on the embedded API server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../shared/domain/model/resources';
@@ -51,6 +53,50 @@ describe('RolloutPlanReady during a run', () => {
       reason: 'PolicyNewerThanRun',
       message: `groups[0]: live render (unresolvable) differs from pinned ${run.plan.groups?.[0]?.portableDigest}; the edit applies at the next run (or via ome.io/rollout-repin)`,
     });
+  });
+});
+
+describe('groups removed mid-run, as upstream\'s run layer reports them', () => {
+  it('spec.rollout removed: the pinned plan continues, DRIFT says how to abort, and one RolloutGroupRemovedMidRun Warning', async () => {
+    const opened = await openRunOn(bench, 'ungrouped', [twoSteps]);
+    const run = activeRunOf(opened);
+    await bench.client.patch(Resources.inferenceServices, NAMESPACE, 'ungrouped', { spec: { rollout: null } }, { type: 'merge' });
+    bench.clock.tick();
+    const after = await advanceUntil(bench, 'ungrouped', () => true);
+    await advanceUntil(bench, 'ungrouped', () => true);
+    expect(activeRunOf(after).runID).toBe(run.runID);
+    expect(condition(after, 'RolloutPlanDrift')).toMatchObject({
+      status: 'True',
+      reason: 'SpecNewerThanRun',
+      message: 'spec.rollout removed mid-run; the pinned plan continues — abort with ome.io/rollout-rollback, or repin to the empty plan with ome.io/rollout-repin',
+    });
+    // Two passes, one Warning: only the write that turned the condition records it.
+    expect(await eventsOf(bench, 'ungrouped', 'RolloutGroupRemovedMidRun')).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        message: `spec.rollout was removed while run ${run.runID} is pinned; the run continues on its pinned plan (use ome.io/rollout-rollback or ome.io/rollout-repin to abort)`,
+        count: 1,
+      }),
+    ]);
+  });
+
+  it('the canary group removed beside another: DRIFT and the Warning name the canary', async () => {
+    const opened = await openRunOn(bench, 'decanaried', [twoSteps, { components: ['router'], blueGreen: {} }]);
+    const run = activeRunOf(opened);
+    await bench.client.patch(Resources.inferenceServices, NAMESPACE, 'decanaried', { spec: { rollout: { groups: [{ components: ['router'], blueGreen: {} }] } } }, { type: 'merge' });
+    bench.clock.tick();
+    const after = await advanceUntil(bench, 'decanaried', () => true);
+    expect(condition(after, 'RolloutPlanDrift')).toMatchObject({
+      status: 'True',
+      reason: 'SpecNewerThanRun',
+      message: 'the canary group was removed mid-run; the pinned canary continues — abort with ome.io/rollout-rollback, or repin with ome.io/rollout-repin',
+    });
+    expect(await eventsOf(bench, 'decanaried', 'RolloutGroupRemovedMidRun')).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        message: `canary group removed while run ${run.runID} is pinned; deleting the group does not abort a pinned run — use ome.io/rollout-rollback or ome.io/rollout-repin`,
+      }),
+    ]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_GROUP_DIGEST } from '../../shared/domain/rollout/digest';
 import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, findDriftedGroup } from '../../shared/domain/rollout/drift';
-import { resolveLivePlan } from '../../shared/domain/rollout/plan';
+import { declaredKindOf, resolveLivePlan } from '../../shared/domain/rollout/plan';
 import { openRun } from '../../shared/domain/rollout/run';
 import type { GroupResolutionStatus, PinnedGroup, RolloutGroup, RolloutPolicyView } from '../../shared/domain/rollout/types';
 import { manualCanary, NOW, policies, policy } from './fixtures';
@@ -22,7 +22,27 @@ describe('Function: evaluatePlanDrift', () => {
     ['inline steps edited', [manualCanary(10)], [manualCanary(20)], [], [], 'SpecNewerThanRun', /^groups\[0\]: live render rp1:[0-9a-f]{12} differs from pinned rp1:[0-9a-f]{12}; the edit applies at the next run \(or via ome.io\/rollout-repin\)$/],
     ['policy edited', [viaPolicy], [viaPolicy], [guarded], [edited], 'PolicyNewerThanRun', /^groups\[0\]: live render/],
     ['policy deleted', [viaPolicy], [viaPolicy], [guarded], [], 'PolicyNewerThanRun', /live render \(unresolvable\) differs from pinned/],
-    ['group added', [manualCanary()], [manualCanary(), { components: ['router'] }], [], [], 'SpecNewerThanRun', `groups[1]: live render ${DEFAULT_GROUP_DIGEST} differs from pinned (none); the edit applies at the next run (or via ome.io/rollout-repin)`],
+    // A change in the number of groups reads as upstream's run layer says it, before any group.
+    ['group added', [manualCanary()], [manualCanary(), { components: ['router'] }], [], [], 'SpecNewerThanRun', 'spec.rollout group shape changed mid-run; the pinned plan continues until the next run or a repin'],
+    [
+      'spec.rollout removed',
+      [manualCanary()],
+      [],
+      [],
+      [],
+      'SpecNewerThanRun',
+      'spec.rollout removed mid-run; the pinned plan continues — abort with ome.io/rollout-rollback, or repin to the empty plan with ome.io/rollout-repin',
+    ],
+    [
+      'the canary group removed',
+      [{ components: ['router'], blueGreen: {} }, manualCanary()],
+      [{ components: ['router'], blueGreen: {} }],
+      [],
+      [],
+      'SpecNewerThanRun',
+      'the canary group was removed mid-run; the pinned canary continues — abort with ome.io/rollout-rollback, or repin with ome.io/rollout-repin',
+    ],
+    ['a blueGreen group removed beside the canary', [manualCanary(), { components: ['router'], blueGreen: {} }], [manualCanary()], [], [], 'SpecNewerThanRun', /^spec.rollout group shape changed mid-run/],
     ['components only', [{ components: ['engine'], blueGreen: {} }], [{ components: ['engine', 'decoder'], blueGreen: {} }], [], [], 'InSync', /follows/],
     ['soak only', [{ components: ['engine'] }], [{ components: ['engine'], soak: '5m' }], [], [], 'InSync', /follows/],
     ['default group vs explicit blueGreen', [{ components: ['engine'] }], [{ components: ['engine'], blueGreen: {} }], [], [], 'InSync', /follows/],
@@ -30,7 +50,7 @@ describe('Function: evaluatePlanDrift', () => {
   ])('%s -> %s', (_name, pinnedGroups, liveGroups, pinnedPolicies, livePolicies, reason, message) => {
     const run = pinnedRun(pinnedGroups, pinnedPolicies);
     const resolutions = buildGroupResolutions(resolveLivePlan(liveGroups, policies(...livePolicies)));
-    const drift = evaluatePlanDrift(run, resolutions);
+    const drift = evaluatePlanDrift(run, resolutions, liveGroups.some((group) => declaredKindOf(group) === 'canary'));
     expect(drift.type).toBe('RolloutPlanDrift');
     expect(drift.reason).toBe(reason);
     expect(drift.status).toBe(reason === 'InSync' ? 'False' : 'True');

@@ -4,7 +4,7 @@
  * the active run's pinned plan.
  */
 import { ConditionType, Message, PlanDriftReason, PlanReadyReason } from '../vocabulary';
-import type { LivePlanResult } from './plan';
+import { declaredKindOf, type LivePlanResult } from './plan';
 import type { GroupResolutionStatus, PinnedGroup, PlanSource, RolloutRun, RunOutcome } from './types';
 
 /** Shown in the drift message for a group whose live source does not render. */
@@ -71,11 +71,15 @@ export function findDriftedGroup(
 /**
  * RolloutPlanDrift while a run is active: True with PolicyNewerThanRun when the first
  * changed group takes its progression from a policy, SpecNewerThanRun otherwise, or
- * False/InSync. Without an active run there is nothing to drift from: InSync.
+ * False/InSync. Without an active run there is nothing to drift from: InSync. A change in
+ * the number of groups is reported as upstream's run layer reports it, before any group:
+ * spec.rollout removed, the canary group removed (`specHasCanary` false while the pinned
+ * plan has one), or the shape changed.
  */
 export function evaluatePlanDrift(
   run: RolloutRun | undefined,
   resolutions: readonly GroupResolutionStatus[],
+  specHasCanary = false,
 ): PlanCondition {
   const inSync: PlanCondition = {
     type: ConditionType.rolloutPlanDrift,
@@ -84,7 +88,10 @@ export function evaluatePlanDrift(
     message: run ? `run ${run.runID} follows the live plan` : 'no active run',
   };
   if (!run) return inSync;
-  const drifted = findDriftedGroup(run.plan.groups ?? [], resolutions);
+  const pinned = run.plan.groups ?? [];
+  const shape = shapeDriftOf(pinned, resolutions.length, specHasCanary);
+  if (shape) return { type: ConditionType.rolloutPlanDrift, status: 'True', reason: PlanDriftReason.specNewerThanRun, message: shape };
+  const drifted = findDriftedGroup(pinned, resolutions);
   if (!drifted) return inSync;
   return {
     type: ConditionType.rolloutPlanDrift,
@@ -92,6 +99,14 @@ export function evaluatePlanDrift(
     reason: drifted.source === 'Policy' ? PlanDriftReason.policyNewerThanRun : PlanDriftReason.specNewerThanRun,
     message: Message.planDrift(drifted.index, drifted.live, drifted.pinned),
   };
+}
+
+/** Upstream's message for a group count that differs from the pinned plan's, or none. */
+function shapeDriftOf(pinned: readonly PinnedGroup[], specGroups: number, specHasCanary: boolean): string | undefined {
+  if (specGroups === pinned.length) return undefined;
+  if (specGroups === 0) return Message.planDriftRolloutRemoved;
+  const pinnedHasCanary = pinned.some((group) => declaredKindOf(group.group) === 'canary');
+  return pinnedHasCanary && !specHasCanary ? Message.planDriftCanaryRemoved : Message.planDriftShapeChanged;
 }
 
 /**

@@ -12,7 +12,7 @@ import { canaryEntrypointOf } from '../../domain/rollout/canary';
 import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, type PlanCondition } from '../../domain/rollout/drift';
 import { NO_METRICS, type MetricsBindingSource } from '../../domain/rollout/analysis';
 import { findUnexecutableGroup, type ComponentShapes } from '../../domain/rollout/executable';
-import { resolveLivePlan, type LivePlanResult } from '../../domain/rollout/plan';
+import { declaredKindOf, resolveLivePlan, type LivePlanResult } from '../../domain/rollout/plan';
 import { formatKubeTime, keepNewerPin } from '../../domain/rollout/run';
 import type {
   CanaryState,
@@ -25,7 +25,7 @@ import type {
   RunOutcome,
   StatusCondition,
 } from '../../domain/rollout/types';
-import { ConditionType, PlanReadyReason } from '../../domain/vocabulary';
+import { ConditionType, EventReason, Message, PlanReadyReason } from '../../domain/vocabulary';
 
 /** The `reportingController` of the events rollout runs record. */
 export const ROLLOUT_CONTROLLER = 'ome-pinning-rollout';
@@ -177,7 +177,8 @@ export function applyPlanStatus(status: RolloutIsvcStatus, isvc: RolloutIsvc, li
   const groups = buildGroupResolutions(live);
   status.rollout = { ...status.rollout, groups };
   let conditions = upsertCondition(status.conditions ?? [], evaluatePlanReady(run, live, closedInThisWrite(isvc.status, status)), now);
-  conditions = upsertCondition(conditions, evaluatePlanDrift(run, groups), now);
+  const specHasCanary = specGroupsOf(isvc).some((group) => declaredKindOf(group) === 'canary');
+  conditions = upsertCondition(conditions, evaluatePlanDrift(run, groups, specHasCanary), now);
   status.conditions = conditions;
   if (isvc.metadata.generation !== undefined) status.observedGeneration = isvc.metadata.generation;
 }
@@ -238,7 +239,22 @@ export async function commitStatus(client: ClusterClient, basis: RolloutIsvc, st
   }
   const written = await client.replaceStatus<RolloutIsvc>(Resources.inferenceServices, { ...current, status });
   transitions?.committed(current, written);
+  await warnGroupRemoved(client, current, written);
   return written;
+}
+
+/**
+ * Upstream's Warning when RolloutPlanDrift turns to say that spec.rollout, or the pinned
+ * plan's canary group, was removed mid-run: once, by the write that turned the condition.
+ */
+async function warnGroupRemoved(client: ClusterClient, before: RolloutIsvc, after: RolloutIsvc): Promise<void> {
+  const drift = (isvc: RolloutIsvc) => isvc.status?.conditions?.find((condition) => condition.type === ConditionType.rolloutPlanDrift);
+  const now = drift(after);
+  const run = after.status?.rollout?.activeRun;
+  if (!run || now?.status !== 'True' || now.message === drift(before)?.message) return;
+  const message =
+    now.message === Message.planDriftRolloutRemoved ? Message.rolloutRemovedEvent(run.runID) : now.message === Message.planDriftCanaryRemoved ? Message.canaryGroupRemovedEvent(run.runID) : undefined;
+  if (message) await recordRolloutEvent(client, after, { type: 'Warning', reason: EventReason.rolloutGroupRemovedMidRun, message });
 }
 
 /**
