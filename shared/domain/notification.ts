@@ -90,6 +90,8 @@ const ANNOUNCED_PHASES: ReadonlyMap<string, NotificationTypeName> = new Map([
 export const NotificationMessage = {
   paused: (runID: string, component: string, step: number) =>
     `run ${runID}: ${component} paused at canary step ${step}; kubectl ome rollout promote releases it`,
+  pausedForAnalysis: (runID: string, component: string, step: number) =>
+    `run ${runID}: ${component} paused at canary step ${step}, waiting for its analysis (kubectl ome rollout promote --override-analysis --yes passes it)`,
   failed: (runID: string, component: string, step: number) => `run ${runID}: ${component} failed at canary step ${step}`,
   analysisFailed: (component: string, step: number, failures: number, metrics: readonly AnalysisMetricResult[]) =>
     `${component} analysis at canary step ${step} failed (${failures} failed ${failures === 1 ? 'check' : 'checks'})${metrics.length > 0 ? `: ${metrics.map(describeMetric).join('; ')}` : ''}`,
@@ -114,7 +116,7 @@ export function rolloutTransitionsOf(before: RolloutStatusView | undefined, afte
   const opened = run !== undefined && run.runID !== heldRun?.runID;
   // The canaries' changes belong to the run open after the write, or to the one it closed.
   const canaryRun = run ?? (closed ? heldRun : undefined);
-  const canaries = canaryRun ? canaryTransitionsOf(canaryRun.runID, before, after) : [];
+  const canaries = canaryRun ? canaryTransitionsOf(canaryRun, before, after) : [];
   return [
     ...(opened ? [] : canaries),
     ...(closed
@@ -147,12 +149,19 @@ function canarySlotsOf(status: RolloutStatusView | undefined): Map<string, Canar
   return slots;
 }
 
-function canaryTransitionsOf(runID: string, before: RolloutStatusView | undefined, after: RolloutStatusView | undefined): StatusTransition[] {
+function canaryTransitionsOf(run: RolloutRun, before: RolloutStatusView | undefined, after: RolloutStatusView | undefined): StatusTransition[] {
   const previous = canarySlotsOf(before);
-  return [...canarySlotsOf(after)].flatMap(([component, slot]) => slotTransitionsOf(runID, component, previous.get(component), slot));
+  return [...canarySlotsOf(after)].flatMap(([component, slot]) => slotTransitionsOf(run, component, previous.get(component), slot));
 }
 
-function slotTransitionsOf(runID: string, component: string, before: CanarySlot | undefined, after: CanarySlot): StatusTransition[] {
+/** Whether the component's pinned canary step gates on analysis (a promote alone does not pass it). */
+function gatesOnAnalysis(run: RolloutRun, component: string, step: number): boolean {
+  const pinned = (run.plan.groups ?? []).find((entry) => entry.group.canary && (entry.group.components ?? []).some((name) => name === component));
+  return pinned?.group.canary?.steps?.[step]?.analysis !== undefined;
+}
+
+function slotTransitionsOf(run: RolloutRun, component: string, before: CanarySlot | undefined, after: CanarySlot): StatusTransition[] {
+  const { runID } = run;
   const transitions: StatusTransition[] = [];
   const step = after.canary?.currentStep ?? 0;
   const failures = after.canary?.analysisFailedChecks ?? 0;
@@ -172,7 +181,8 @@ function slotTransitionsOf(runID: string, component: string, before: CanarySlot 
   }
   const announced = after.phase === undefined ? undefined : ANNOUNCED_PHASES.get(after.phase);
   if (announced && before?.phase !== after.phase) {
-    const message = announced === NotificationType.rolloutRunPaused ? NotificationMessage.paused(runID, component, step) : NotificationMessage.failed(runID, component, step);
+    const paused = gatesOnAnalysis(run, component, step) ? NotificationMessage.pausedForAnalysis(runID, component, step) : NotificationMessage.paused(runID, component, step);
+    const message = announced === NotificationType.rolloutRunPaused ? paused : NotificationMessage.failed(runID, component, step);
     transitions.push({ type: announced, reason: announced, message, runID, component, step });
   }
   return transitions;

@@ -213,7 +213,10 @@ describe.skipIf(!installed)(`Canary analysis with a real Prometheus${installed ?
     expect(seen.filter((canary) => canary.currentStep === 0).every((canary) => (canary.analysisFailedChecks ?? 0) === 0)).toBe(true);
     expect(await eventsOf('healthy', 'RolloutRunClosed', 1)).toEqual([{ type: 'Normal', message: `run ${runID} closed: Completed` }]);
     await eventually('healthy: the closing notification', async () => notificationsOf('healthy'), (seen) => seen.some((event) => event.type === 'RolloutRunClosed'));
-    expect((await notificationsOf('healthy')).map((event) => `${event.type} ${event.outcome ?? ''}`.trim())).toEqual(['RolloutRunOpened', 'RolloutRunClosed Completed']);
+    const story = await notificationsOf('healthy');
+    expect(story.filter((event) => event.type !== 'RolloutRunPaused').map((event) => `${event.type} ${event.outcome ?? ''}`.trim())).toEqual(['RolloutRunOpened', 'RolloutRunClosed Completed']);
+    // The analysis step holds the canary Paused until its samples pass: each pause says so.
+    for (const paused of story.filter((event) => event.type === 'RolloutRunPaused')) expect(paused.message).toMatch(/waiting for its analysis/);
     const stable = JSON.parse(await shOk(shell, `kubectl get deployment healthy-engine -n ${NS} -o json`)) as Deployment;
     expect(stable.metadata.annotations?.['ome.io/workload-revision']).toBe(target);
     await eventually('healthy: the canary Deployment removed', () => sh(shell, `kubectl get deployment healthy-engine-canary -n ${NS}`), (result) => result.code !== 0);

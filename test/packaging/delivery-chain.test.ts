@@ -66,12 +66,33 @@ describe('Packaging: the hint delivery chain and the alarms', () => {
   it('puts a queue between every pattern rule and its function; only schedules invoke functions directly', () => {
     // Assess
     for (const [id, rule] of ofType('AWS::Events::Rule')) {
-      const targets = rule.Properties.Targets as Array<{ Arn: unknown }>;
-      const targetId = (targets[0]?.Arn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const targets = rule.Properties.Targets as Array<{ Arn: { 'Fn::GetAtt'?: [string, string]; Ref?: string } }>;
+      const targetId = targets[0]?.Arn['Fn::GetAtt']?.[0] ?? targets[0]?.Arn.Ref ?? '';
+      // The notification rule, to a topic, and never for hints: checked on its own below.
+      if (resources[targetId]?.Type === 'AWS::SNS::Topic') continue;
       if (rule.Properties.EventPattern) expect(resources[targetId]?.Type, id).toBe('AWS::SQS::Queue');
       else expect(resources[targetId]?.Type, id).toBe('AWS::Lambda::Function');
     }
     expect(CHAINS.map((chain) => chain.functionName).sort()).toEqual(routing.queues.map((queue) => queue.functionName).sort());
+  });
+
+  it("sends only the plane's notifications to the notification topic, with Notifications=sns, and only that rule may publish there", () => {
+    // Prepare
+    const all = resources as Record<string, Resource & { Condition?: string }>;
+    const rule = all.NotificationRule;
+    const pattern = rule?.Properties.EventPattern as { source: string[]; 'detail-type': string[] };
+    const policy = all.NotificationTopicPolicy?.Properties.PolicyDocument as { Statement: Array<{ Principal: Json; Condition: Json; Resource: Json }> };
+
+    // Assess
+    for (const id of ['NotificationRule', 'NotificationTopic', 'NotificationTopicPolicy']) expect(all[id]?.Condition, id).toBe('SendNotifications');
+    expect(pattern.source).toEqual(['ome.pinning']);
+    expect(pattern['detail-type']).not.toContain('Kubernetes Object Changed');
+    expect(pattern['detail-type']).toEqual(expect.arrayContaining(['RolloutRunClosed', 'DriftReported']));
+    expect(rule?.Properties.Targets).toEqual([{ Id: 'NotificationTopic', Arn: { Ref: 'NotificationTopic' } }]);
+    expect(policy.Statement).toEqual([
+      expect.objectContaining({ Principal: { Service: 'events.amazonaws.com' }, Resource: { Ref: 'NotificationTopic' }, Condition: { ArnEquals: { 'aws:SourceArn': getAtt('NotificationRule') } } }),
+    ]);
+    expect(routing.topicRules.map((topicRule) => topicRule.topic)).toEqual(['NotificationTopic']);
   });
 
   describe.each(CHAINS)('$functionName', (chain) => {
