@@ -456,6 +456,38 @@ describe('Function: createHintHandler, notifications', () => {
     expect(published).toEqual([]);
   });
 
+  it('reports the hint for redelivery, and publishes nothing, when its context cannot even be read', async () => {
+    // Prepare
+    const handler = createHintHandler(async () => undefined, {
+      serviceName: 'test',
+      context: () => {
+        throw new UnavailableError('configuration not loaded');
+      },
+    });
+    const batch = toSqsEvent([hint('target')]);
+    // Act
+    const response = await handler(batch, context);
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: batch.Records[0]?.messageId }] });
+  });
+
+  it('acknowledges the hint, and logs why, when the bus cannot even be chosen', async () => {
+    // Prepare
+    const handler = () =>
+      createHintHandler(async ({ notifications }) => notifications.committed(isvc({}, '1') as KubeObject, isvc(opened, '2') as KubeObject), {
+        serviceName: 'test',
+        context: () => clocked,
+        publisher: () => {
+          throw new Error('no bus configured');
+        },
+      });
+    // Act
+    const { result, logs } = await captured(async () => handler()(toSqsEvent([hint('target')]), context));
+    // Assess
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(logs).toEqual(expect.arrayContaining([expect.objectContaining({ level: 'WARN', message: 'notifications not published', error: expect.objectContaining({ message: 'no bus configured' }) })]));
+  });
+
   it('acknowledges the hint when the bus refuses its notifications: the work is done, only the announcement is lost', async () => {
     // Prepare
     const handler = createHintHandler(

@@ -43,6 +43,7 @@ describe('Function: evaluatePlanDrift', () => {
       'the canary group was removed mid-run; the pinned canary continues — abort with ome.io/rollout-rollback, or repin with ome.io/rollout-repin',
     ],
     ['a blueGreen group removed beside the canary', [manualCanary(), { components: ['router'], blueGreen: {} }], [manualCanary()], [], [], 'SpecNewerThanRun', /^spec.rollout group shape changed mid-run/],
+    ['a blueGreen group removed, no canary anywhere', [{ components: ['router'], blueGreen: {} }, { components: ['engine'], blueGreen: {} }], [{ components: ['router'], blueGreen: {} }], [], [], 'SpecNewerThanRun', /^spec.rollout group shape changed mid-run/],
     ['components only', [{ components: ['engine'], blueGreen: {} }], [{ components: ['engine', 'decoder'], blueGreen: {} }], [], [], 'InSync', /follows/],
     ['soak only', [{ components: ['engine'] }], [{ components: ['engine'], soak: '5m' }], [], [], 'InSync', /follows/],
     ['default group vs explicit blueGreen', [{ components: ['engine'] }], [{ components: ['engine'], blueGreen: {} }], [], [], 'InSync', /follows/],
@@ -63,6 +64,18 @@ describe('Function: evaluatePlanDrift', () => {
     const resolutions = buildGroupResolutions(resolveLivePlan([{ components: ['engine'] }, manualCanary(30)], policies()));
     expect(evaluatePlanDrift(run, resolutions).message).toMatch(/^groups\[1\]/);
     expect(evaluatePlanDrift(run, resolutions).message).not.toContain('(unresolvable)');
+  });
+
+  it('takes the spec for one without a canary group when not told otherwise', () => {
+    const run = pinnedRun([manualCanary(), { components: ['router'], blueGreen: {} }]);
+    const resolutions = buildGroupResolutions(resolveLivePlan([manualCanary()], policies()));
+    expect(evaluatePlanDrift(run, resolutions).message).toMatch(/^the canary group was removed mid-run/);
+  });
+
+  it('reads a run pinned without groups as a shape change once the spec has one', () => {
+    const run = { ...pinnedRun([manualCanary()]), plan: {} };
+    const resolutions = buildGroupResolutions(resolveLivePlan([manualCanary()], policies()));
+    expect(evaluatePlanDrift(run, resolutions, true).message).toMatch(/^spec.rollout group shape changed mid-run/);
   });
 
   it('is InSync without an active run', () => {

@@ -234,6 +234,7 @@ describe('decidePin: RuntimeReady', () => {
     ['the first pin of a missing runtime: left to its RuntimePinError', input({}, { live: 'missing' }), undefined],
     ['a lookup that failed otherwise tells nothing', input({ runtime: followLive }, { live: 'broken' }), undefined],
     ['no runtime named', input({ runtime: { autoSync: true } }, { live: 'missing' }), undefined],
+    ['no runtime at all', input({ runtime: undefined }, { live: 'missing' }), undefined],
   ])('%s', (_name, pinInput, expected) => {
     const decision = decidePin(pinInput);
     if (expected === undefined) expect(decision).not.toHaveProperty('runtimeReady');
