@@ -67,11 +67,8 @@ export type PromoteEvaluation =
  */
 export function evaluatePromote(isvc: InferenceServiceObject, options: { overrideAnalysis?: boolean } = {}): PromoteEvaluation {
   const refuse = (refusal: string): PromoteEvaluation => ({ ok: false, refusal });
-  if ([Annotation.rolloutPromote, Annotation.rolloutRollback].some((key) => annotationOf(isvc, key) !== undefined)) {
-    return refuse(PromoteRefusal.mailbox);
-  }
-  const paused = annotationOf(isvc, 'ome.io/rollout-paused');
-  if (paused === 'true' || paused === 'freeze') return refuse(PromoteRefusal.paused);
+  const waiting = requestRefusalOf(isvc);
+  if (waiting) return refuse(waiting);
   const run = isvc.status?.rollout?.activeRun;
   const canary = isvc.status?.canary;
   const canaryGroups = (run?.plan?.groups ?? []).filter((group) => declaredKindOf(group.group ?? {}) === 'canary');
@@ -85,22 +82,41 @@ export function evaluatePromote(isvc: InferenceServiceObject, options: { overrid
   }
   // A canary holding before a step after a repin is released with the annotation itself,
   // as the repin guide shows; the command only passes a manual gate it can see.
-  const current = steps[step];
-  const atGate = options.overrideAnalysis ? current?.analysis !== undefined : isManualGate(current);
-  if (canary.preStepHold || !atGate) return refuse(PromoteRefusal.notAtGate);
-  const found = { ok: true as const, canaryRevision: canary.canaryRevisionHash, runID: run.runID, step, stepCount: steps.length };
-  if (!options.overrideAnalysis || !current?.analysis) return { ...found, gate: 'Manual' };
-  const { analysis } = current;
+  const gate = canary.preStepHold ? undefined : gateOf(steps[step], canary.analysisFailedChecks, options.overrideAnalysis === true);
+  if (!gate) return refuse(PromoteRefusal.notAtGate);
+  return { ok: true, canaryRevision: canary.canaryRevisionHash, runID: run.runID, step, stepCount: steps.length, ...gate };
+}
+
+/** The gate the command may pass at this step: a manual one, or with the override an analysis one. */
+function gateOf(
+  step: StepView | undefined,
+  failedChecks: number | undefined,
+  overrideAnalysis: boolean,
+): { gate: 'Manual' } | { gate: 'Analysis'; analysis: AnalysisGateView } | undefined {
+  if (!overrideAnalysis) return isManualGate(step) ? { gate: 'Manual' } : undefined;
+  const analysis = analysisGateOf(step, failedChecks);
+  return analysis ? { gate: 'Analysis', analysis } : undefined;
+}
+
+/** A request already waiting, or a global pause: no promote can be consumed now. */
+function requestRefusalOf(isvc: InferenceServiceObject): string | undefined {
+  if ([Annotation.rolloutPromote, Annotation.rolloutRollback].some((key) => annotationOf(isvc, key) !== undefined)) return PromoteRefusal.mailbox;
+  const paused = annotationOf(isvc, 'ome.io/rollout-paused');
+  return paused === 'true' || paused === 'freeze' ? PromoteRefusal.paused : undefined;
+}
+
+type StepView = { pause?: { duration?: string }; analysis?: { failureLimit?: number; interval?: string; initialDelay?: string } };
+
+/** What the preview shows of a step that gates on analysis; undefined for any other step. */
+function analysisGateOf(step: StepView | undefined, failedChecks: number | undefined): AnalysisGateView | undefined {
+  if (!step?.analysis) return undefined;
+  const { analysis } = step;
   return {
-    ...found,
-    gate: 'Analysis',
-    analysis: {
-      failedChecks: canary.analysisFailedChecks ?? 0,
-      failureLimit: analysis.failureLimit ?? 0,
-      interval: analysis.interval ?? '',
-      warmUp: analysis.initialDelay ?? '0s',
-      bake: current.pause?.duration ?? '0s',
-    },
+    failedChecks: failedChecks ?? 0,
+    failureLimit: analysis.failureLimit ?? 0,
+    interval: analysis.interval ?? '',
+    warmUp: analysis.initialDelay ?? '0s',
+    bake: step.pause?.duration ?? '0s',
   };
 }
 

@@ -49,7 +49,7 @@ describe('Function: rolloutTransitionsOf', () => {
   it('says how a paused canary is released: a promote at a manual gate, the override at an analysis gate', () => {
     const gated = (analysis: boolean): RolloutRun => ({
       ...run('r1'),
-      plan: { groups: [{ source: 'Inline', group: { components: ['engine'], canary: { steps: [{ capacity: '50%', traffic: 50, ...(analysis ? { analysis: { interval: '1m', metrics: [] } } : { pause: {} }) }] } } }] },
+      plan: { groups: [{ source: 'Inline', group: { components: ['engine'], canary: { steps: [{ capacity: '50%', traffic: 50, ...(analysis ? { analysis: { interval: '1m', failureLimit: 1, metrics: [] } } : { pause: {} }) }] } } }] },
     });
     const pausedAt = (pinned: RolloutRun) =>
       rolloutTransitionsOf({ ...active('r1', 'Canarying'), rollout: { activeRun: pinned } }, { ...active('r1', 'Paused'), rollout: { activeRun: pinned } })[0]?.message;

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_GROUP_DIGEST } from '../../shared/domain/rollout/digest';
 import { buildGroupResolutions, evaluatePlanDrift, evaluatePlanReady, findDriftedGroup } from '../../shared/domain/rollout/drift';
 import { declaredKindOf, resolveLivePlan } from '../../shared/domain/rollout/plan';
 import { openRun } from '../../shared/domain/rollout/run';
