@@ -247,7 +247,13 @@ describe('Packaging: osls package and its CloudFormation template', () => {
     const rules = Object.values(resources).filter((r) => r.Type === 'AWS::Events::Rule');
 
     // Assess
-    expect(rules.map((r) => r.Properties.Name).sort()).toEqual(routing.rules.map((r) => r.name).sort());
+    // Every rule is one the local bus routes: to a function, or (the notifications) to a topic.
+    expect(rules.map((r) => r.Properties.Name).sort()).toEqual([...routing.rules, ...routing.topicRules].map((r) => r.name).sort());
+    for (const expected of routing.topicRules) {
+      const rule = rules.find((r) => r.Properties.Name === expected.name);
+      expect(rule?.Properties.EventPattern, expected.name).toEqual(expected.pattern);
+      expect(rule?.Properties.Targets, expected.name).toEqual([{ Id: expected.topic, Arn: { Ref: expected.topic } }]);
+    }
     for (const expected of routing.rules) {
       const rule = rules.find((r) => r.Properties.Name === expected.name);
       const targets = (rule?.Properties.Targets ?? []) as Array<{ Arn: unknown; RetryPolicy?: Json; DeadLetterConfig?: { Arn: unknown } }>;
