@@ -19,11 +19,14 @@ import { advanceSyncWave, advanceSyncWaves } from '../../shared/use-cases/fleet/
 import type { AdvanceOutcome, FleetDeps } from '../../shared/use-cases/fleet/advance-sync-wave';
 import type { EventPublisher } from '../../shared/app/event-publisher';
 import { resyncClusters, type ClusterResyncOutcome } from '../../shared/use-cases/resync/resync-clusters';
+import { createNotificationOutbox, notificationBus } from '../../shared/app/notifications';
+import { waveNotificationsOf, type NotificationEvent } from '../../shared/domain/notification';
 
 const SERVICE = 'resync';
 const logger = createLogger(SERVICE);
 const metrics = new Metrics({ serviceName: SERVICE, namespace: 'OmePinning' });
 const publisherOf = lazyEventPublisher(logger);
+const notificationsOf = notificationBus(logger);
 
 function report(outcome: ClusterResyncOutcome): void {
   const clusterLogger = logger.createChild({ persistentKeys: { cluster: outcome.clusterId } });
@@ -62,10 +65,19 @@ function reportWave(outcome: WaveOutcome): void {
   else waveLogger.info(`sync wave ${outcome.outcome}`);
 }
 
-/** Advances the running sync waves, or only `waveId`; each outcome is logged. */
-export async function runFleetWaves(event: ResyncEvent, app: AppContext = getAppContext()): Promise<WaveOutcome[]> {
+/**
+ * Advances the running sync waves, or only `waveId`; each outcome is logged, and what the
+ * saved steps announced (a cluster acknowledged, the wave halted) is published once the
+ * waves are done (docs/events.md, "Notifications").
+ */
+export async function runFleetWaves(
+  event: ResyncEvent,
+  app: AppContext = getAppContext(),
+  notificationPublisher: EventPublisher<NotificationEvent> | undefined = notificationsOf(app),
+): Promise<WaveOutcome[]> {
   const waveId = textOf(event?.detail?.waveId);
-  const deps = fleetDepsOf(app);
+  const notifications = createNotificationOutbox('', app.clock, logger);
+  const deps: FleetDeps = { ...fleetDepsOf(app), saved: (before, after) => notifications.add(waveNotificationsOf(before, after, new Date(app.clock.now()).toISOString())) };
   let outcomes: WaveOutcome[];
   // A wave the table cannot be read for waits for the next run; it never holds the relist back.
   try {
@@ -74,6 +86,7 @@ export async function runFleetWaves(event: ResyncEvent, app: AppContext = getApp
     outcomes = [{ waveId: waveId ?? '*', outcome: 'failed', error: error instanceof Error ? error : new Error(String(error)) }];
   }
   outcomes.forEach(reportWave);
+  await notifications.flush(notificationPublisher);
   return outcomes;
 }
 

@@ -20,6 +20,8 @@ import type { AppContext } from './context';
 
 export interface NotificationOutbox extends StatusTransitions {
   readonly pending: readonly NotificationEvent[];
+  /** Collects events made elsewhere (a fleet wave's saved steps). */
+  add(events: readonly NotificationEvent[]): void;
   /** Publishes and forgets what was collected; never throws. Without a publisher the events are only logged. */
   flush(publisher: EventPublisher<NotificationEvent> | undefined): Promise<void>;
 }
@@ -41,6 +43,9 @@ export function createNotificationOutbox(clusterId: string, clock: Clock, logger
   return {
     get pending() {
       return pending;
+    },
+    add(events) {
+      pending.push(...events);
     },
     committed(before: KubeObject, after: KubeObject) {
       const kind = after.kind || before.kind;

@@ -12,6 +12,7 @@ import type { AnalysisMetricResult, RolloutRunOutcome } from './model/rollout';
 import type { CanaryState, RolloutRun, RolloutRunRecord, StatusCondition } from './rollout/types';
 import { digestPinnedPlan } from './rollout/repin';
 import { ConditionType, EventReason, Message } from './vocabulary';
+import { describeWaveRuntime, type SyncWave } from './fleet/sync-wave';
 
 /** The source of every event the plane puts on its bus, hints and notifications alike. */
 export const NOTIFICATION_SOURCE = 'ome.pinning';
@@ -25,13 +26,16 @@ export const NotificationType = {
   analysisSampleFailed: 'AnalysisSampleFailed',
   driftReported: 'DriftReported',
   driftCleared: 'DriftCleared',
+  waveStepAcknowledged: 'WaveStepAcknowledged',
+  waveHalted: 'WaveHalted',
 } as const;
 export type NotificationTypeName = (typeof NotificationType)[keyof typeof NotificationType];
 
 /** The `detail` of a notification: the cluster, the object, the reason and the message. */
 export interface NotificationDetail {
   clusterId: string;
-  apiVersion: string;
+  /** Absent for the plane's own records (a fleet sync wave, kind `SyncWave`). */
+  apiVersion?: string;
   kind: string;
   namespace?: string;
   name: string;
@@ -53,6 +57,11 @@ export interface NotificationDetail {
   failedMetrics?: AnalysisMetricResult[];
   /** The drift condition reported or cleared: `RuntimeDrifted` or `RolloutPlanDrift`. */
   condition?: string;
+  /** A wave's step (0-based, in the wave's cluster order) and how many it has. */
+  waveStep?: number;
+  waveSteps?: number;
+  /** The InferenceService a halted wave names, when one failed (not the cluster as a whole). */
+  target?: { namespace: string; name: string };
 }
 
 export interface NotificationEvent {
@@ -217,6 +226,48 @@ export function statusTransitionsOf(
   after: (RolloutStatusView & { conditions?: StatusCondition[] }) | undefined,
 ): StatusTransition[] {
   return [...driftTransitionsOf(before, after), ...rolloutTransitionsOf(before, after)];
+}
+
+export const WaveNotificationMessage = {
+  acknowledged: (wave: SyncWave, index: number) =>
+    `sync wave ${wave.id}: cluster ${wave.clusters[index]?.clusterId ?? ''} acknowledged ${describeWaveRuntime(wave.runtime)} (${index + 1} of ${wave.clusters.length})`,
+  halted: (wave: SyncWave, message: string) => `sync wave ${wave.id} halted: ${message}`,
+} as const;
+
+/**
+ * What one saved write of a fleet sync wave announced: each cluster it newly records as
+ * acknowledged, and the halt it records. Every wave write is conditional on the version it
+ * read, so only the writer that took the step announces it.
+ */
+export function waveNotificationsOf(before: SyncWave, after: SyncWave, observedAt: string): NotificationEvent[] {
+  const about = (clusterId: string) => ({ clusterId, kind: 'SyncWave', name: after.id, observedAt, waveSteps: after.clusters.length });
+  const events: NotificationEvent[] = after.clusters.flatMap((step, index): NotificationEvent[] =>
+    step.state === 'Acknowledged' && before.clusters[index]?.state !== 'Acknowledged'
+      ? [
+          {
+            source: NOTIFICATION_SOURCE,
+            detailType: NotificationType.waveStepAcknowledged,
+            detail: { ...about(step.clusterId), reason: 'Acknowledged', message: WaveNotificationMessage.acknowledged(after, index), waveStep: index },
+          },
+        ]
+      : [],
+  );
+  const failure = after.failure;
+  if (after.state === 'Halted' && before.state !== 'Halted' && failure) {
+    const index = after.clusters.findIndex((step) => step.clusterId === failure.clusterId);
+    events.push({
+      source: NOTIFICATION_SOURCE,
+      detailType: NotificationType.waveHalted,
+      detail: {
+        ...about(failure.clusterId),
+        reason: failure.reason,
+        message: WaveNotificationMessage.halted(after, failure.message),
+        ...(index >= 0 ? { waveStep: index } : {}),
+        ...(failure.namespace && failure.name ? { target: { namespace: failure.namespace, name: failure.name } } : {}),
+      },
+    });
+  }
+  return events;
 }
 
 /** A transition as the event the bus carries, tied to the cluster and the object as written. */

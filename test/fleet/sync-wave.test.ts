@@ -26,6 +26,8 @@ import { startSyncWave } from '../../shared/use-cases/fleet/advance-sync-wave';
 import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterRecord, Stores } from '../../shared/ports/store';
+import type { EventPublisher } from '../../shared/ports/event-publisher';
+import type { NotificationEvent } from '../../shared/domain/notification';
 import { pollUntil } from '../e2e/support';
 import { applyRuntime, getIsvc, ISVC, NS, pinColumns, REV_085, REV_090, RUNTIME, seedIsvc, seedRuntime } from '../pinning/support';
 import { startUpstreamController, type UpstreamController } from '../support/upstream-controller';
@@ -113,9 +115,18 @@ async function operator(argv: string[]): Promise<string> {
   return out.stdout;
 }
 
+/** What the resync runs published as notifications, oldest first: `<detail-type> <cluster>`. */
+const notified: string[] = [];
+const notificationBus: EventPublisher<NotificationEvent> = {
+  async publish(events) {
+    notified.push(...events.map((event) => `${event.detailType} ${event.detail.clusterId}${event.detail.reason === 'Acknowledged' ? '' : ` ${event.detail.reason}`}`));
+    return { published: events.length, skipped: [], failed: [] };
+  },
+};
+
 /** The resync's wave step, delivered twice at once and then once more, as duplicates would be. */
 async function advanceWithDuplicates(): Promise<SyncWave[]> {
-  const run = () => runAsFunction('resync', () => runFleetWaves({}, app));
+  const run = () => runAsFunction('resync', () => runFleetWaves({}, app, notificationBus));
   await Promise.all([run(), run()]);
   await run();
   return stores.fleet.listWaves();
@@ -153,6 +164,7 @@ describe('fleet sync wave across three delegate clusters', () => {
     // Prepare: the runtime changes in all three; upstream reports RevisionMismatch everywhere.
     await changeRuntimeEverywhere('0.85');
     const wave = await startSyncWave({ fleet: stores.fleet, clusters: stores.clusters, clock: app.clock }, { runtime: { kind: 'ServingRuntime', namespace: NS, name: RUNTIME }, ackTimeout: '10m' });
+    notified.length = 0;
     expect(wave.clusters.map((step) => step.clusterId)).toEqual([...IDS]);
     const [a, b, c] = members as [Member, Member, Member];
 
@@ -196,6 +208,8 @@ describe('fleet sync wave across three delegate clusters', () => {
       // The plane never wrote status in a delegate cluster.
       expect(member.cluster.accessLog().filter((r) => r.username === RESYNC_USER && r.target.endsWith('/status'))).toEqual([]);
     }
+    // One notification per acknowledged step, though every run was delivered twice at once.
+    expect(notified).toEqual(['WaveStepAcknowledged fleet-a', 'WaveStepAcknowledged fleet-b', 'WaveStepAcknowledged fleet-c']);
   }, 120_000);
 
   it('halts at the cluster whose acknowledgement fails, and leaves the clusters after it untouched', async () => {
@@ -209,6 +223,7 @@ describe('fleet sync wave across three delegate clusters', () => {
     const cTokenBefore = await syncAnnotation(c);
     // The operator starts this one with the plugin's command, against the same table.
     const wave = await operator(['admin', 'fleet', 'sync', `ServingRuntime/${RUNTIME}`, '-n', NS, '--clusters', IDS.join(','), '--ack-timeout', '10m', '--yes', '-o', 'json']).then((out) => JSON.parse(out) as SyncWave);
+    notified.length = 0;
     expect(await waveNow(wave.id)).toMatchObject({ token: wave.token, ackTimeoutMs: 600_000 });
 
     // Act: a acknowledges; b is started and fails.
@@ -233,6 +248,7 @@ describe('fleet sync wave across three delegate clusters', () => {
     expect(await syncAnnotation(c)).toBe(cTokenBefore);
     expect(await pinColumns(c.cluster.client)).toMatchObject({ pinned: REV_085, reason: 'RevisionMismatch' });
     expect(members.map(wavePatches)).toEqual([(patchesBefore[0] ?? 0) + 1, (patchesBefore[1] ?? 0) + 1, patchesBefore[2]]);
+    expect(notified).toEqual(['WaveStepAcknowledged fleet-a', 'WaveHalted fleet-b RuntimePinError']);
 
     const status = await operator(['admin', 'fleet', 'status', wave.id]);
     expect(status).toContain('State:       Halted (1/3 clusters acknowledged)');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { driftTransitionsOf, rolloutTransitionsOf, statusTransitionsOf, toNotificationEvent, type RolloutStatusView } from '../../shared/domain/notification';
+import { driftTransitionsOf, rolloutTransitionsOf, statusTransitionsOf, toNotificationEvent, waveNotificationsOf, type RolloutStatusView } from '../../shared/domain/notification';
+import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import { digestPinnedPlan } from '../../shared/domain/rollout/repin';
 import type { CanaryState, RolloutRun } from '../../shared/domain/rollout/types';
 import { createNotificationOutbox, notificationBus } from '../../shared/app/notifications';
@@ -174,5 +175,53 @@ describe('Function: notificationBus', () => {
     ['local without a bus: none (notifications are logged)', { mode: 'local' }, false],
   ])('%s', (_name, config, hasBus) => {
     expect(notificationBus({ warn: () => undefined })(appWith(config)) !== undefined).toBe(hasBus);
+  });
+});
+
+describe('Function: waveNotificationsOf', () => {
+  const step = (clusterId: string, state: SyncWave['clusters'][number]['state']) => ({ clusterId, state, targets: [] });
+  const wave = (states: Array<SyncWave['clusters'][number]['state']>, extra: Partial<SyncWave> = {}): SyncWave => ({
+    id: 'w1',
+    runtime: { kind: 'ServingRuntime', namespace: 'prod', name: 'srt' },
+    token: 'fleet-sync-w1',
+    ackTimeout: '10m',
+    ackTimeoutMs: 600_000,
+    state: 'Running',
+    clusters: states.map((state, index) => step(`c${index + 1}`, state)),
+    createdAt: 0,
+    updatedAt: 0,
+    version: 1,
+    ...extra,
+  });
+  const at = '2026-12-05T10:00:00.000Z';
+  const summary = (before: SyncWave, after: SyncWave) => waveNotificationsOf(before, after, at).map((event) => `${event.detailType} ${event.detail.clusterId}: ${event.detail.message}`);
+
+  it.each<[string, SyncWave, SyncWave, string[]]>([
+    ['a cluster acknowledged', wave(['Syncing', 'Pending']), wave(['Acknowledged', 'Pending']), ['WaveStepAcknowledged c1: sync wave w1: cluster c1 acknowledged ServingRuntime prod/srt (1 of 2)']],
+    ['a cluster started: nothing yet', wave(['Acknowledged', 'Pending']), wave(['Acknowledged', 'Syncing']), []],
+    ['the same write seen again', wave(['Acknowledged', 'Syncing']), wave(['Acknowledged', 'Syncing']), []],
+    [
+      'the wave halted at a target',
+      wave(['Acknowledged', 'Syncing']),
+      wave(['Acknowledged', 'Failed'], { state: 'Halted', failure: { clusterId: 'c2', namespace: 'prod', name: 'chat', reason: 'RuntimePinError', message: 'model cache unavailable' } }),
+      ['WaveHalted c2: sync wave w1 halted: model cache unavailable'],
+    ],
+  ])('%s', (_name, before, after, expected) => {
+    expect(summary(before, after)).toEqual(expected);
+  });
+
+  it('names the wave, its step and the failed target', () => {
+    const halted = wave(['Acknowledged', 'Failed'], { state: 'Halted', failure: { clusterId: 'c2', namespace: 'prod', name: 'chat', reason: 'RuntimePinError', message: 'm' } });
+    expect(waveNotificationsOf(wave(['Acknowledged', 'Syncing']), halted, at)[0]?.detail).toEqual({
+      clusterId: 'c2',
+      kind: 'SyncWave',
+      name: 'w1',
+      observedAt: at,
+      waveStep: 1,
+      waveSteps: 2,
+      reason: 'RuntimePinError',
+      message: 'sync wave w1 halted: m',
+      target: { namespace: 'prod', name: 'chat' },
+    });
   });
 });

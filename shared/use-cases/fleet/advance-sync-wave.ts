@@ -46,6 +46,8 @@ export interface FleetDeps {
   /** A client for a registered cluster (AppContext.cluster). */
   cluster(clusterId: string): Promise<ClusterHandle>;
   clock: Clock;
+  /** Hears of each wave write saved, for the plane's notifications (steps acknowledged, halts). */
+  saved?: (before: SyncWave, after: SyncWave) => void;
 }
 
 /** A cluster the plane coordinates across: upstream OME pins there, the plane only pulls levers. */
@@ -190,9 +192,11 @@ function describeError(error: unknown): string {
 }
 
 /** Saves `next` over the version it was derived from; undefined when another writer got there first. */
-async function save(deps: FleetDeps, next: SyncWave): Promise<SyncWave | undefined> {
+async function save(deps: FleetDeps, next: SyncWave, before?: SyncWave): Promise<SyncWave | undefined> {
   try {
-    return await deps.fleet.saveWave(next);
+    const saved = await deps.fleet.saveWave(next);
+    if (before) deps.saved?.(before, saved);
+    return saved;
   } catch (error) {
     if (error instanceof ConflictError) return undefined;
     throw error;
@@ -232,7 +236,7 @@ async function awaitStep(deps: FleetDeps, client: ClusterClient, wave: SyncWave,
     verdict.state === 'acknowledged'
       ? acknowledgeCluster(wave, index, now)
       : haltWave(wave, index, { namespace: verdict.target.namespace, name: verdict.target.name, reason: verdict.reason, message: verdict.message }, now);
-  const saved = await save(deps, next);
+  const saved = await save(deps, next, wave);
   return saved === undefined ? { kind: 'contended' } : { kind: 'saved', wave: saved };
 }
 
@@ -269,7 +273,7 @@ export async function advanceSyncWave(deps: FleetDeps, waveOrId: SyncWave | stri
     } catch (error) {
       const current = (await deps.fleet.getWave(waveId)) ?? wave;
       if (!haltsOn(error, current, step.index, current.clusters[step.index]?.state === 'Syncing', now)) throw error;
-      const saved = await save(deps, haltWave(current, step.index, { reason: WaveFailureReason.unreachable, message: `cluster ${clusterId}: ${describeError(error)}` }, now));
+      const saved = await save(deps, haltWave(current, step.index, { reason: WaveFailureReason.unreachable, message: `cluster ${clusterId}: ${describeError(error)}` }, now), current);
       result = saved === undefined ? { kind: 'contended' } : { kind: 'saved', wave: saved };
     }
     if (result.kind === 'contended') return { waveId, outcome: 'contended' };
