@@ -19,8 +19,7 @@ import { advanceSyncWave, advanceSyncWaves } from '../../shared/use-cases/fleet/
 import type { AdvanceOutcome, FleetDeps } from '../../shared/use-cases/fleet/advance-sync-wave';
 import type { EventPublisher } from '../../shared/app/event-publisher';
 import { resyncClusters, type ClusterResyncOutcome } from '../../shared/use-cases/resync/resync-clusters';
-import { createNotificationOutbox, notificationBus } from '../../shared/app/notifications';
-import { waveNotificationsOf, type NotificationEvent } from '../../shared/domain/notification';
+import { createWaveNotifications, notificationBus, type NotificationEvent } from '../../shared/app/notifications';
 
 const SERVICE = 'resync';
 const logger = createLogger(SERVICE);
@@ -76,8 +75,8 @@ export async function runFleetWaves(
   notificationPublisher: EventPublisher<NotificationEvent> | undefined = notificationsOf(app),
 ): Promise<WaveOutcome[]> {
   const waveId = textOf(event?.detail?.waveId);
-  const notifications = createNotificationOutbox('', app.clock, logger);
-  const deps: FleetDeps = { ...fleetDepsOf(app), saved: (before, after) => notifications.add(waveNotificationsOf(before, after, new Date(app.clock.now()).toISOString())) };
+  const notifications = createWaveNotifications(app.clock, logger);
+  const deps: FleetDeps = { ...fleetDepsOf(app), saved: notifications.saved };
   let outcomes: WaveOutcome[];
   // A wave the table cannot be read for waits for the next run; it never holds the relist back.
   try {

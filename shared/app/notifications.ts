@@ -10,7 +10,10 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { KubeObject } from '../domain/model/kube-object';
-import { statusTransitionsOf, toNotificationEvent, type NotificationEvent, type RolloutStatusView } from '../domain/notification';
+import { statusTransitionsOf, toNotificationEvent, waveNotificationsOf, type NotificationEvent, type RolloutStatusView } from '../domain/notification';
+import type { SyncWave } from '../domain/fleet/sync-wave';
+
+export type { NotificationEvent } from '../domain/notification';
 import type { StatusCondition } from '../domain/rollout/types';
 import type { Clock } from '../ports/clock';
 import type { EventPublisher } from '../ports/event-publisher';
@@ -27,6 +30,18 @@ export interface NotificationOutbox extends StatusTransitions {
 }
 
 const INFERENCE_SERVICE = 'InferenceService';
+
+/**
+ * A resync run's wave notifications: each saved wave write tells `saved` what it was
+ * derived from and what was stored; `flush` publishes what those writes announced.
+ */
+export function createWaveNotifications(clock: Clock, logger?: Pick<Logger, 'info' | 'warn'>): Pick<NotificationOutbox, 'flush'> & { saved(before: SyncWave, after: SyncWave): void } {
+  const outbox = createNotificationOutbox('', clock, logger);
+  return {
+    saved: (before, after) => outbox.add(waveNotificationsOf(before, after, new Date(clock.now()).toISOString())),
+    flush: (publisher) => outbox.flush(publisher),
+  };
+}
 
 /**
  * The bus notifications go to: EventBridge in AWS, or the local bus where the
