@@ -101,6 +101,8 @@ export const NotificationMessage = {
     `run ${runID}: ${component} paused at canary step ${step}; kubectl ome rollout promote releases it`,
   pausedForAnalysis: (runID: string, component: string, step: number) =>
     `run ${runID}: ${component} paused at canary step ${step}, waiting for its analysis (kubectl ome rollout promote --override-analysis --yes passes it)`,
+  pausedForBake: (runID: string, component: string, step: number, duration: string) =>
+    `run ${runID}: ${component} paused at canary step ${step} for its ${duration} bake; it moves on by itself`,
   failed: (runID: string, component: string, step: number) => `run ${runID}: ${component} failed at canary step ${step}`,
   analysisFailed: (component: string, step: number, failures: number, metrics: readonly AnalysisMetricResult[]) =>
     `${component} analysis at canary step ${step} failed (${failures} failed ${failures === 1 ? 'check' : 'checks'})${metrics.length > 0 ? `: ${metrics.map(describeMetric).join('; ')}` : ''}`,
@@ -163,10 +165,17 @@ function canaryTransitionsOf(run: RolloutRun, before: RolloutStatusView | undefi
   return [...canarySlotsOf(after)].flatMap(([component, slot]) => slotTransitionsOf(run, component, previous.get(component), slot));
 }
 
-/** Whether the component's pinned canary step gates on analysis (a promote alone does not pass it). */
-function gatesOnAnalysis(run: RolloutRun, component: string, step: number): boolean {
+/**
+ * How the message says the pause ends, by the component's pinned step: its analysis (a
+ * promote alone does not pass it), its timed bake (a promote does not cut it short), or a
+ * promote at a manual gate.
+ */
+function pausedMessage(run: RolloutRun, component: string, step: number): string {
   const pinned = (run.plan.groups ?? []).find((entry) => entry.group.canary && (entry.group.components ?? []).some((name) => name === component));
-  return pinned?.group.canary?.steps?.[step]?.analysis !== undefined;
+  const current = pinned?.group.canary?.steps?.[step];
+  if (current?.analysis !== undefined) return NotificationMessage.pausedForAnalysis(run.runID, component, step);
+  if (current?.pause?.duration) return NotificationMessage.pausedForBake(run.runID, component, step, current.pause.duration);
+  return NotificationMessage.paused(run.runID, component, step);
 }
 
 function slotTransitionsOf(run: RolloutRun, component: string, before: CanarySlot | undefined, after: CanarySlot): StatusTransition[] {
@@ -190,8 +199,7 @@ function slotTransitionsOf(run: RolloutRun, component: string, before: CanarySlo
   }
   const announced = after.phase === undefined ? undefined : ANNOUNCED_PHASES.get(after.phase);
   if (announced && before?.phase !== after.phase) {
-    const paused = gatesOnAnalysis(run, component, step) ? NotificationMessage.pausedForAnalysis(runID, component, step) : NotificationMessage.paused(runID, component, step);
-    const message = announced === NotificationType.rolloutRunPaused ? paused : NotificationMessage.failed(runID, component, step);
+    const message = announced === NotificationType.rolloutRunPaused ? pausedMessage(run, component, step) : NotificationMessage.failed(runID, component, step);
     transitions.push({ type: announced, reason: announced, message, runID, component, step });
   }
   return transitions;

@@ -47,15 +47,16 @@ describe('Function: rolloutTransitionsOf', () => {
     expect(rolloutTransitionsOf(before, after).map((transition) => [transition.type, transition.runID, transition.outcome].filter(Boolean).join(' '))).toEqual(expected);
   });
 
-  it('says how a paused canary is released: a promote at a manual gate, the override at an analysis gate', () => {
-    const gated = (analysis: boolean): RolloutRun => ({
-      ...run('r1'),
-      plan: { groups: [{ source: 'Inline', group: { components: ['engine'], canary: { steps: [{ capacity: '50%', traffic: 50, ...(analysis ? { analysis: { interval: '1m', failureLimit: 1, metrics: [] } } : { pause: {} }) }] } } }] },
-    });
+  it('says how a paused canary is released: a promote at a manual gate, the override at an analysis gate, time at a bake', () => {
+    const gated = (gate: 'analysis' | 'manual' | 'bake'): RolloutRun => {
+      const hold = { analysis: { analysis: { interval: '1m', failureLimit: 1, metrics: [] } }, manual: { pause: {} }, bake: { pause: { duration: '10m' } } }[gate];
+      return { ...run('r1'), plan: { groups: [{ source: 'Inline', group: { components: ['engine'], canary: { steps: [{ capacity: '50%', traffic: 50, ...hold }] } } }] } };
+    };
     const pausedAt = (pinned: RolloutRun) =>
       rolloutTransitionsOf({ ...active('r1', 'Canarying'), rollout: { activeRun: pinned } }, { ...active('r1', 'Paused'), rollout: { activeRun: pinned } })[0]?.message;
-    expect(pausedAt(gated(false))).toBe('run r1: engine paused at canary step 0; kubectl ome rollout promote releases it');
-    expect(pausedAt(gated(true))).toBe('run r1: engine paused at canary step 0, waiting for its analysis (kubectl ome rollout promote --override-analysis --yes passes it)');
+    expect(pausedAt(gated('manual'))).toBe('run r1: engine paused at canary step 0; kubectl ome rollout promote releases it');
+    expect(pausedAt(gated('analysis'))).toBe('run r1: engine paused at canary step 0, waiting for its analysis (kubectl ome rollout promote --override-analysis --yes passes it)');
+    expect(pausedAt(gated('bake'))).toBe('run r1: engine paused at canary step 0 for its 10m bake; it moves on by itself');
   });
 
   it('says what upstream says of an opened and a closed run, and names the failed metrics', () => {
