@@ -71,17 +71,10 @@ export interface NotificationEvent {
 }
 
 /** What a status write changed, before it is tied to a cluster and an object. */
-export interface StatusTransition {
-  type: NotificationTypeName;
-  reason: string;
-  message: string;
-  runID?: string;
-  outcome?: RolloutRunOutcome;
-  component?: string;
-  step?: number;
-  failedMetrics?: AnalysisMetricResult[];
-  condition?: string;
-}
+export type StatusTransition = { type: NotificationTypeName } & Pick<
+  NotificationDetail,
+  'reason' | 'message' | 'runID' | 'outcome' | 'component' | 'step' | 'failedMetrics' | 'condition'
+>;
 
 /** The part of an InferenceService status the rollout notifications read. */
 export interface RolloutStatusView {

@@ -14,6 +14,8 @@ import type { PolicyStatement } from '../../local/iam/policy';
 import { loadTemplateRoles } from '../../local/iam/template-roles';
 import type { TemplateRoles } from '../../local/iam/template-roles';
 import { REPOSITORY_ROOT } from '../../scripts/build';
+import { HintDetailType } from '../../shared/domain/hint-event';
+import { NotificationType } from '../../shared/domain/notification';
 
 /** Item families by a representative partition key (see shared/adapters/dynamodb/table.ts). */
 const FAMILIES = {
@@ -229,5 +231,31 @@ describe('serverless.yml roles: hint queues', () => {
 
   it.each(names.filter((name) => !HINT_QUEUES[name]))('%s, with no hint queue, is told none', (name) => {
     expect(environmentOf(name).HINT_QUEUE_URL).toBeUndefined();
+  });
+});
+
+describe('serverless.yml roles: the bus', () => {
+  const busArn = () => `arn:aws:events:${roles.region}:${roles.accountId}:event-bus/${roles.service}-${roles.stage}-bus`;
+  /** What `name` may put on the bus, entry by entry (EventBridge authorises each entry with its detail-type). */
+  const mayPut = (name: string, detailType: string) =>
+    evaluatePolicy(statementsOf(name), { action: 'events:PutEvents', resource: busArn(), context: { 'events:detail-type': [detailType] } }).decision === 'allow';
+  const NOTIFICATIONS: string[] = Object.values(NotificationType);
+  /** What InferenceService status writes announce; the wave notifications are resync's. */
+  const OF_STATUS_WRITES = NOTIFICATIONS.filter((type) => !type.startsWith('Wave'));
+
+  it.each([
+    // Notifications of their status writes only: neither may forge a hint, nor a wave's.
+    ['pin', false, OF_STATUS_WRITES],
+    ['repin-apply', false, OF_STATUS_WRITES],
+    // Hints (continuations, render requests, relists) and any notification.
+    ['drift-check', true, NOTIFICATIONS],
+    ['rollout-run', true, NOTIFICATIONS],
+    ['resync', true, NOTIFICATIONS],
+    ['forward-watch-events', true, NOTIFICATIONS],
+    ['revision-gc', false, []],
+    ['admission-webhook', false, []],
+  ] as const)('%s: hints %s, notifications %j', (name, hints, notifications) => {
+    expect(mayPut(name, HintDetailType.objectChanged)).toBe(hints);
+    expect(NOTIFICATIONS.filter((type) => mayPut(name, type))).toEqual(notifications);
   });
 });
