@@ -12,14 +12,14 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { KubeObject } from '../domain/model/kube-object';
 import { statusTransitionsOf, toNotificationEvent, waveNotificationsOf, type NotificationEvent, type RolloutStatusView } from '../domain/notification';
 import type { SyncWave } from '../domain/fleet/sync-wave';
-
-export type { NotificationEvent } from '../domain/notification';
 import type { StatusCondition } from '../domain/rollout/types';
 import type { Clock } from '../ports/clock';
 import type { EventPublisher } from '../ports/event-publisher';
 import type { StatusTransitions } from '../ports/notifications';
 import { lazyEventPublisher, type PublisherLogger } from '../adapters/eventbridge/publisher';
 import type { AppContext } from './context';
+
+export type { NotificationEvent } from '../domain/notification';
 
 export interface NotificationOutbox extends StatusTransitions {
   readonly pending: readonly NotificationEvent[];
