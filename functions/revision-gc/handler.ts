@@ -3,7 +3,8 @@
  * No hint wakes it: a revision becomes collectable only after the retention count and the
  * grace period, which the next sweep finds. An event whose detail has `"dryRun": true`
  * (a manual invoke) plans and writes nothing; one whose detail names a `clusterId` sweeps
- * that cluster alone.
+ * that cluster alone. What the sweeps deleted is announced once the run is over: one
+ * `RevisionCollected` notification per runtime (docs/events.md, "Notifications").
  */
 import middy from '@middy/core';
 import { createLogger } from '../../shared/app/logger';
@@ -14,10 +15,13 @@ import type { AppContext } from '../../shared/app/context';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';
 import { sweepClusters, type ClusterSweepOutcome } from '../../shared/use-cases/revision-gc/sweep-clusters';
 import { publishMetrics } from '../../shared/app/publish-metrics';
+import { createRevisionNotifications, notificationBus, type NotificationEvent } from '../../shared/app/notifications';
+import type { EventPublisher } from '../../shared/app/event-publisher';
 
 const SERVICE = 'revision-gc';
 const logger = createLogger(SERVICE);
 const metrics = new Metrics({ serviceName: SERVICE, namespace: 'OmePinning' });
+const notificationsOf = notificationBus(logger);
 
 /** A scheduled event has an empty detail; a manual invoke may name a cluster. */
 interface GcEvent {
@@ -54,17 +58,29 @@ function report(outcome: ClusterSweepOutcome): void {
   metric.addMetric('RevisionGcConflicts', MetricUnit.Count, stats.skippedConflicts);
 }
 
-/** Wiring, exported for the local control plane, which passes its own context. */
-export async function runRevisionGc(event: GcEvent | undefined, holder: string, app: AppContext = getAppContext(), remainingTimeMs?: () => number): Promise<ClusterSweepOutcome[]> {
+/** Wiring, exported for tests and the simulation, which pass their own context (and publisher). */
+export async function runRevisionGc(
+  event: GcEvent | undefined,
+  holder: string,
+  app: AppContext = getAppContext(),
+  remainingTimeMs?: () => number,
+  notificationPublisher: EventPublisher<NotificationEvent> | undefined = notificationsOf(app),
+): Promise<ClusterSweepOutcome[]> {
   const clusterId = typeof event?.detail?.clusterId === 'string' && event.detail.clusterId !== '' ? event.detail.clusterId : undefined;
-  return sweepClusters({
+  const notifications = createRevisionNotifications(app.clock, logger);
+  const outcomes = await sweepClusters({
     app,
     holder,
     dryRun: event?.detail?.dryRun === true,
-    onOutcome: report,
+    onOutcome: (outcome) => {
+      report(outcome);
+      if (outcome.outcome === 'swept' && outcome.result.collected) notifications.swept(outcome.clusterId, outcome.result.collected);
+    },
     ...(clusterId ? { clusterId } : {}),
     ...(remainingTimeMs ? { remainingTimeMs } : {}),
   });
+  await notifications.flush(notificationPublisher);
+  return outcomes;
 }
 
 async function handle(event: GcEvent | undefined, context: Context): Promise<{ clusters: number; failed: number }> {

@@ -10,7 +10,15 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { KubeObject } from '../domain/model/kube-object';
-import { statusTransitionsOf, toNotificationEvent, waveNotificationsOf, type NotificationEvent, type RolloutStatusView } from '../domain/notification';
+import {
+  revisionNotificationsOf,
+  statusTransitionsOf,
+  toNotificationEvent,
+  waveNotificationsOf,
+  type CollectedRevisions,
+  type NotificationEvent,
+  type RolloutStatusView,
+} from '../domain/notification';
 import type { SyncWave } from '../domain/fleet/sync-wave';
 import type { StatusCondition } from '../domain/rollout/types';
 import type { Clock } from '../ports/clock';
@@ -39,6 +47,18 @@ export function createWaveNotifications(clock: Clock, logger?: Pick<Logger, 'inf
   const outbox = createNotificationOutbox('', clock, logger);
   return {
     saved: (before, after) => outbox.add(waveNotificationsOf(before, after, new Date(clock.now()).toISOString())),
+    flush: (publisher) => outbox.flush(publisher),
+  };
+}
+
+/**
+ * A GC run's notifications: each cluster's sweep tells `swept` what its own deletes
+ * removed; `flush` publishes one `RevisionCollected` per runtime once the run is over.
+ */
+export function createRevisionNotifications(clock: Clock, logger?: Pick<Logger, 'info' | 'warn'>): Pick<NotificationOutbox, 'flush'> & { swept(clusterId: string, collected: readonly CollectedRevisions[]): void } {
+  const outbox = createNotificationOutbox('', clock, logger);
+  return {
+    swept: (clusterId, collected) => outbox.add(revisionNotificationsOf(clusterId, collected, new Date(clock.now()).toISOString())),
     flush: (publisher) => outbox.flush(publisher),
   };
 }

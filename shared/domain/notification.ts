@@ -11,7 +11,7 @@ import type { KubeObject } from './model/kube-object';
 import type { AnalysisMetricResult, RolloutRunOutcome } from './model/rollout';
 import type { CanaryState, RolloutRun, RolloutRunRecord, StatusCondition } from './rollout/types';
 import { digestPinnedPlan } from './rollout/repin';
-import { ConditionType, EventReason, Message } from './vocabulary';
+import { ConditionType, EventReason, Message, OME_API_VERSION, RuntimeKind } from './vocabulary';
 import { describeWaveRuntime, type SyncWave } from './fleet/sync-wave';
 
 /** The source of every event the plane puts on its bus, hints and notifications alike. */
@@ -28,6 +28,7 @@ export const NotificationType = {
   driftCleared: 'DriftCleared',
   waveStepAcknowledged: 'WaveStepAcknowledged',
   waveHalted: 'WaveHalted',
+  revisionCollected: 'RevisionCollected',
 } as const;
 export type NotificationTypeName = (typeof NotificationType)[keyof typeof NotificationType];
 
@@ -62,6 +63,9 @@ export interface NotificationDetail {
   waveSteps?: number;
   /** The InferenceService a halted wave names, when one failed (not the cluster as a whole). */
   target?: { namespace: string; name: string };
+  /** How many of the runtime's revisions one sweep deleted, and the first of their names. */
+  revisionCount?: number;
+  revisions?: string[];
 }
 
 export interface NotificationEvent {
@@ -290,4 +294,84 @@ export function toNotificationEvent(clusterId: string, object: KubeObject, trans
       ...fields,
     },
   };
+}
+
+/** The revisions one sweep deleted of one runtime, as its revisions' labels name it. */
+export interface CollectedRevisions {
+  /** `ome.io/runtime-of-kind`. */
+  kind: string;
+  /** `ome.io/runtime-of-namespace`: "" for a ClusterServingRuntime. */
+  namespace: string;
+  /** `ome.io/runtime-of`. */
+  name: string;
+  count: number;
+  /** The first MAX_NAMED_REVISIONS deleted, in name order. */
+  names: string[];
+}
+
+/** Revision names one notification lists; the count says how many more there were. */
+export const MAX_NAMED_REVISIONS = 10;
+
+/** The runtime's kind: its label, or (for a revision labelled without one) as its namespace implies. */
+function runtimeKindOf(entry: Pick<CollectedRevisions, 'kind' | 'namespace'>): string {
+  return entry.kind || (entry.namespace ? RuntimeKind.namespaced : RuntimeKind.cluster);
+}
+
+export const RevisionNotificationMessage = {
+  collected: (collected: CollectedRevisions) => {
+    const runtime = `${runtimeKindOf(collected)} ${collected.namespace ? `${collected.namespace}/` : ''}${collected.name}`;
+    const more = collected.count - collected.names.length;
+    return `collected ${collected.count} ${collected.count === 1 ? 'revision' : 'revisions'} of ${runtime}: ${collected.names.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  },
+} as const;
+
+/**
+ * Counts a sweep's deletes per runtime, keeping a bounded list of names: its memory is one
+ * small record per runtime, whatever the number of revisions deleted.
+ */
+export class CollectedRevisionTally {
+  private readonly byRuntime = new Map<string, CollectedRevisions>();
+
+  /** One revision deleted: `runtime` as its labels name it. */
+  add(runtime: Pick<CollectedRevisions, 'kind' | 'namespace' | 'name'>, revision: string): void {
+    const key = `${runtime.kind}/${runtime.namespace}/${runtime.name}`;
+    let entry = this.byRuntime.get(key);
+    if (!entry) {
+      entry = { ...runtime, count: 0, names: [] };
+      this.byRuntime.set(key, entry);
+    }
+    entry.count += 1;
+    if (entry.names.length < MAX_NAMED_REVISIONS) entry.names.push(revision);
+  }
+
+  /** Each runtime's deletes, in the order of its first. */
+  get collected(): CollectedRevisions[] {
+    return [...this.byRuntime.values()].map((entry) => ({ ...entry, names: [...entry.names].sort() }));
+  }
+}
+
+/**
+ * What one cluster's sweep announced: one `RevisionCollected` per runtime it deleted
+ * revisions of. A delete carries the uid and resourceVersion the sweep listed, so of two
+ * sweeps only one deletes a revision, and only that one counts it.
+ */
+export function revisionNotificationsOf(clusterId: string, collected: readonly CollectedRevisions[], observedAt: string): NotificationEvent[] {
+  return collected
+    .filter((entry) => entry.count > 0)
+    .map((entry) => ({
+      source: NOTIFICATION_SOURCE,
+      detailType: NotificationType.revisionCollected,
+      detail: {
+        clusterId,
+        apiVersion: OME_API_VERSION,
+        kind: runtimeKindOf(entry),
+        ...(entry.namespace ? { namespace: entry.namespace } : {}),
+        name: entry.name,
+        observedAt,
+        reason: NotificationType.revisionCollected,
+        message: RevisionNotificationMessage.collected(entry),
+        revisionCount: entry.count,
+        revisions: entry.names,
+      },
+    }));
 }

@@ -240,8 +240,8 @@ describe('serverless.yml roles: the bus', () => {
   const mayPut = (name: string, detailType: string) =>
     evaluatePolicy(statementsOf(name), { action: 'events:PutEvents', resource: busArn(), context: { 'events:detail-type': [detailType] } }).decision === 'allow';
   const NOTIFICATIONS: string[] = Object.values(NotificationType);
-  /** What InferenceService status writes announce; the wave notifications are resync's. */
-  const OF_STATUS_WRITES = NOTIFICATIONS.filter((type) => !type.startsWith('Wave'));
+  /** What InferenceService status writes announce; the wave notifications are resync's, the collected revisions revision-gc's. */
+  const OF_STATUS_WRITES = NOTIFICATIONS.filter((type) => !type.startsWith('Wave') && type !== NotificationType.revisionCollected);
 
   it.each([
     // Notifications of their status writes only: neither may forge a hint, nor a wave's.
@@ -252,7 +252,8 @@ describe('serverless.yml roles: the bus', () => {
     ['rollout-run', true, NOTIFICATIONS],
     ['resync', true, NOTIFICATIONS],
     ['forward-watch-events', true, NOTIFICATIONS],
-    ['revision-gc', false, []],
+    // The revisions its sweeps deleted, and nothing else.
+    ['revision-gc', false, [NotificationType.revisionCollected]],
     ['admission-webhook', false, []],
   ] as const)('%s: hints %s, notifications %j', (name, hints, notifications) => {
     expect(mayPut(name, HintDetailType.objectChanged)).toBe(hints);

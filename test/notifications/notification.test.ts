@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { driftTransitionsOf, rolloutTransitionsOf, statusTransitionsOf, toNotificationEvent, waveNotificationsOf, type RolloutStatusView } from '../../shared/domain/notification';
+import {
+  CollectedRevisionTally,
+  driftTransitionsOf,
+  revisionNotificationsOf,
+  rolloutTransitionsOf,
+  statusTransitionsOf,
+  toNotificationEvent,
+  waveNotificationsOf,
+  type RolloutStatusView,
+} from '../../shared/domain/notification';
 import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import { digestPinnedPlan } from '../../shared/domain/rollout/repin';
 import type { CanaryState, RolloutRun } from '../../shared/domain/rollout/types';
@@ -224,5 +233,60 @@ describe('Function: waveNotificationsOf', () => {
       message: 'sync wave w1 halted: m',
       target: { namespace: 'prod', name: 'chat' },
     });
+  });
+});
+
+describe('Function: revisionNotificationsOf', () => {
+  const at = '2026-12-05T10:00:00.000Z';
+  const csr = { kind: 'ClusterServingRuntime', namespace: '', name: 'srt' };
+  const sr = { kind: 'ServingRuntime', namespace: 'prod', name: 'vllm' };
+  const tallyOf = (deletes: Array<[typeof csr, string]>) => {
+    const tally = new CollectedRevisionTally();
+    for (const [runtime, name] of deletes) tally.add(runtime, name);
+    return tally.collected;
+  };
+  const summary = (deletes: Array<[typeof csr, string]>) => revisionNotificationsOf('c1', tallyOf(deletes), at).map((event) => `${event.detailType} ${event.detail.kind}: ${event.detail.message}`);
+
+  it.each<[string, Array<[typeof csr, string]>, string[]]>([
+    ['nothing deleted: nothing announced', [], []],
+    ['one revision of a cluster runtime', [[csr, 'cr-srt-1']], ['RevisionCollected ClusterServingRuntime: collected 1 revision of ClusterServingRuntime srt: cr-srt-1']],
+    [
+      'one notification per runtime, names in order',
+      [
+        [csr, 'cr-srt-2'],
+        [sr, 'r-prod-vllm-1'],
+        [csr, 'cr-srt-1'],
+      ],
+      ['RevisionCollected ClusterServingRuntime: collected 2 revisions of ClusterServingRuntime srt: cr-srt-1, cr-srt-2', 'RevisionCollected ServingRuntime: collected 1 revision of ServingRuntime prod/vllm: r-prod-vllm-1'],
+    ],
+    [
+      'at most ten names, and how many more',
+      Array.from({ length: 13 }, (_, index): [typeof csr, string] => [csr, `cr-srt-${String(index).padStart(2, '0')}`]),
+      [`RevisionCollected ClusterServingRuntime: collected 13 revisions of ClusterServingRuntime srt: ${Array.from({ length: 10 }, (_, index) => `cr-srt-0${index}`).join(', ')} and 3 more`],
+    ],
+    ['a revision labelled without a kind: its namespace says which', [[{ kind: '', namespace: 'prod', name: 'vllm' }, 'r-1']], ['RevisionCollected ServingRuntime: collected 1 revision of ServingRuntime prod/vllm: r-1']],
+  ])('%s', (_name, deletes, expected) => {
+    expect(summary(deletes)).toEqual(expected);
+  });
+
+  it('names the cluster and the runtime, with the count and the names', () => {
+    expect(revisionNotificationsOf('c1', tallyOf([[sr, 'r-prod-vllm-1']]), at)).toEqual([
+      {
+        source: 'ome.pinning',
+        detailType: 'RevisionCollected',
+        detail: {
+          clusterId: 'c1',
+          apiVersion: 'ome.io/v1beta1',
+          kind: 'ServingRuntime',
+          namespace: 'prod',
+          name: 'vllm',
+          observedAt: at,
+          reason: 'RevisionCollected',
+          message: 'collected 1 revision of ServingRuntime prod/vllm: r-prod-vllm-1',
+          revisionCount: 1,
+          revisions: ['r-prod-vllm-1'],
+        },
+      },
+    ]);
   });
 });

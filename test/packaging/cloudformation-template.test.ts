@@ -105,6 +105,8 @@ const NEEDS: Record<string, Needs> = {
   'revision-gc': {
     role: 'RevisionGcRole',
     dynamodb: { 'LEASE#*': ['UpdateItem'], REGISTRY: ['GetItem', 'Query'], 'CONTINUATION#*': ['GetItem', 'PutItem', 'DeleteItem'] },
+    // Notifications of the revisions its sweeps deleted.
+    publishes: true,
     deadLetterQueue: 'RevisionGcDeadLetterQueue',
   },
   // Lists the registry and reads each cluster's record; publishes relisted hints; advances

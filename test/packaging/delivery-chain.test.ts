@@ -13,6 +13,7 @@ import { loadServerlessRouting } from '../../local/bus';
 import type { ServerlessRouting } from '../../local/bus';
 import { packageService } from './package-service';
 import type { PackagedService } from './package-service';
+import { NotificationType } from '../../shared/domain/notification';
 
 type Json = Record<string, unknown>;
 interface Resource {
@@ -87,7 +88,8 @@ describe('Packaging: the hint delivery chain and the alarms', () => {
     for (const id of ['NotificationRule', 'NotificationTopic', 'NotificationTopicPolicy']) expect(all[id]?.Condition, id).toBe('SendNotifications');
     expect(pattern.source).toEqual(['ome.pinning']);
     expect(pattern['detail-type']).not.toContain('Kubernetes Object Changed');
-    expect(pattern['detail-type']).toEqual(expect.arrayContaining(['RolloutRunClosed', 'DriftReported']));
+    // Every notification the plane publishes, and nothing else.
+    expect([...pattern['detail-type']].sort()).toEqual(Object.values(NotificationType).sort());
     expect(rule?.Properties.Targets).toEqual([{ Id: 'NotificationTopic', Arn: { Ref: 'NotificationTopic' } }]);
     expect(policy.Statement).toEqual([
       expect.objectContaining({ Principal: { Service: 'events.amazonaws.com' }, Resource: { Ref: 'NotificationTopic' }, Condition: { ArnEquals: { 'aws:SourceArn': getAtt('NotificationRule') } } }),

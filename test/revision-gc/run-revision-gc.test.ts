@@ -7,6 +7,8 @@ import type { ControlPlaneConfig } from '../../shared/app/config';
 import { revisionGcLeaseKey } from '../../shared/use-cases/revision-gc/sweep-clusters';
 import { createMemoryStores } from '../../shared/adapters/memory';
 import { DAY, T0, createNamespace, createRevisions, listRevisionNames } from './fixtures';
+import type { NotificationEvent } from '../../shared/domain/notification';
+import type { EventPublisher } from '../../shared/ports/event-publisher';
 
 const config: ControlPlaneConfig = {
   tableName: 'unused',
@@ -23,10 +25,10 @@ const config: ControlPlaneConfig = {
 describe('revision-gc function wiring', () => {
   let cluster: EmbeddedCluster;
   let app: AppContext;
+  const stores = createMemoryStores();
 
   beforeAll(async () => {
     cluster = await startEmbeddedCluster();
-    const stores = createMemoryStores();
     // The embedded cluster over HTTP, as a registered cluster is reached; and one that is down.
     await stores.clusters.putCluster({ mode: 'standalone', id: 'alpha', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: cluster.kubeconfig }, omeNamespace: 'revisions' });
     await stores.clusters.putCluster({ mode: 'standalone', id: 'down', server: 'http://127.0.0.1:9', credentials: { kind: 'kubeconfig', kubeconfig: renderKubeconfig('http://127.0.0.1:9') }, omeNamespace: 'ome' });
@@ -59,5 +61,39 @@ describe('revision-gc function wiring', () => {
     const busy = await runRevisionGc({ detail: { clusterId: 'alpha' } }, 'test-3', app);
     expect(busy).toEqual([{ clusterId: 'alpha', outcome: 'busy' }]);
     if (lease) await app.stores.leases.release(lease);
+  });
+
+  it('announces what a sweep deleted, one RevisionCollected per runtime, and nothing when a later sweep deletes nothing', async () => {
+    // The first test marked the two oldest at T0 + 2 days; two days on, their grace (a day) is over.
+    const later = createAppContext({ config, stores, clock: { now: () => T0 + 4 * DAY } });
+    const published: NotificationEvent[] = [];
+    const publisher: EventPublisher<NotificationEvent> = {
+      async publish(events) {
+        published.push(...events);
+        return { published: events.length, skipped: [], failed: [] };
+      },
+    };
+
+    const outcomes = await runRevisionGc({ detail: { clusterId: 'alpha' } }, 'test-4', later, undefined, publisher);
+    await runRevisionGc({ detail: { clusterId: 'alpha' } }, 'test-5', later, undefined, publisher);
+
+    expect(outcomes[0]?.outcome === 'swept' && outcomes[0].result.stats.deleted).toBe(2);
+    expect(published.map((event) => [event.detailType, event.detail])).toEqual([
+      [
+        'RevisionCollected',
+        {
+          clusterId: 'alpha',
+          apiVersion: 'ome.io/v1beta1',
+          kind: 'ClusterServingRuntime',
+          name: 'srt',
+          observedAt: new Date(T0 + 4 * DAY).toISOString(),
+          reason: 'RevisionCollected',
+          message: 'collected 2 revisions of ClusterServingRuntime srt: cr-srt-00000000, cr-srt-00000001',
+          revisionCount: 2,
+          revisions: ['cr-srt-00000000', 'cr-srt-00000001'],
+        },
+      ],
+    ]);
+    expect([...(await listRevisionNames(cluster.client, 'revisions')).keys()].sort()).toEqual(['cr-srt-00000002', 'cr-srt-00000003']);
   });
 });

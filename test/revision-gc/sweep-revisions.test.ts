@@ -102,6 +102,31 @@ describe('sweepRevisions against the embedded API server', () => {
 
       expect(second.stats).toMatchObject({ kept: 2, deleted: 2 });
       expect([...(await listRevisionNames(client, ome)).keys()].sort()).toEqual(names.slice(2).sort());
+      expect(first.collected).toBeUndefined();
+      expect(second.collected).toEqual([{ kind: RuntimeKind.cluster, namespace: '', name: rt, count: 2, names: names.slice(0, 2).sort() }]);
+    });
+
+    it('counts a revision as collected only in the sweep whose delete removed it', async () => {
+      // Prepare: 10 kept, 3 expired. Sweep B runs whole just before sweep A's first delete.
+      const { ome, rt, options } = await freshNamespaces();
+      await createRevisions(client, ome, 10, { runtime: rt });
+      const expired: string[] = [];
+      for (const index of [100, 101, 102]) expired.push((await createRevision(client, ome, { runtime: rt, index, createdAt: T0 - DAY, mark: LONG_AGO })).metadata.name);
+      let running: ReturnType<typeof sweepRevisions> | undefined;
+      const racing = interleave(client, {
+        async beforeDelete() {
+          await (running ??= sweepRevisions(client, options));
+        },
+      });
+
+      // Act
+      const sweepA = await sweepRevisions(racing, options);
+      const sweepB = await running;
+
+      // Assess: B deleted all three and says so; A's deletes found them gone and A announces nothing.
+      expect(sweepB?.collected).toEqual([{ kind: RuntimeKind.cluster, namespace: '', name: rt, count: 3, names: expired.sort() }]);
+      expect(sweepA.stats).toMatchObject({ deleted: 0, skippedConflicts: 3 });
+      expect(sweepA.collected).toBeUndefined();
     });
 
     it('writes nothing in a dry run and reports what it would mark and delete', async () => {
@@ -113,6 +138,7 @@ describe('sweepRevisions against the embedded API server', () => {
       const result = await sweepRevisions(client, { ...options, dryRun: true });
 
       expect(result.dryRun).toBe(true);
+      expect(result.collected).toBeUndefined();
       expect(result.planned).toEqual({ mark: [`cr-${rt}-00000000`], unmark: [], delete: [expired.metadata.name] });
       expect(result.stats).toMatchObject({ scanned: 12, kept: 10, marked: 1, deleted: 1 });
       const after = await listRevisionNames(client, ome);

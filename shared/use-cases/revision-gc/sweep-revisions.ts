@@ -28,13 +28,15 @@
  * falls outside its runtime's N newest while the listing runs can never come back, so it
  * is decided and written with its page (NewestRevisions); the N newest are kept at the
  * end. The sweep holds one page plus N records per runtime, never one record per
- * revision; revision data is never held beyond its page.
+ * revision; revision data is never held beyond its page. What it deleted is tallied per
+ * runtime for the `RevisionCollected` notifications: a count and at most ten names each.
  */
 import { forEachBounded } from '../for-each-bounded';
 import { ConflictError, NotFoundError } from '../../domain/errors';
 import type { ClusterClient, KubeObject } from '../../ports/cluster';
 import { Resources } from '../../domain/model/resources';
 import { decideRevision, NewestRevisions, type RevisionMeta } from '../../domain/runtime/gc';
+import { CollectedRevisionTally, type CollectedRevisions } from '../../domain/notification';
 import { Annotation, CREATED_BY_OME, FIELD_MANAGER, Label } from '../../domain/vocabulary';
 
 export const DEFAULT_GC_PAGE_SIZE = 500;
@@ -101,6 +103,8 @@ export interface RevisionGcSweepResult {
   firstError?: string;
   /** Set when the budget ran out: the last revision written (for the record; a resumed sweep plans again at the same time). */
   cutShort?: { after: string };
+  /** What this sweep's own deletes removed, per runtime (a real sweep that deleted any): its `RevisionCollected` notifications. */
+  collected?: CollectedRevisions[];
 }
 
 /** What a write needs beyond the plan: the preconditions as listed. */
@@ -232,6 +236,13 @@ interface PlannedWrite {
   action: 'unmark' | 'mark' | 'delete';
   precondition: Precondition;
   markValue?: string;
+  /** A delete's runtime, as the revision's labels name it, for the tally of what was collected. */
+  runtime?: Pick<CollectedRevisions, 'kind' | 'namespace' | 'name'>;
+}
+
+function runtimeOf(meta: RevisionMeta): Pick<CollectedRevisions, 'kind' | 'namespace' | 'name'> {
+  const labels = meta.labels ?? {};
+  return { kind: labels[Label.runtimeOfKind] ?? '', namespace: labels[Label.runtimeOfNamespace] ?? '', name: labels[Label.runtimeOf] ?? '' };
 }
 
 /**
@@ -255,6 +266,7 @@ export async function sweepRevisions(client: ClusterClient, options: RevisionGcS
 
   const planned = dryRun && options.keepPlanned !== false ? { mark: [] as string[], unmark: [] as string[], delete: [] as string[] } : undefined;
   const writer = new SweepWriter(client, options.omeNamespace, stats);
+  const collected = new CollectedRevisionTally();
   const concurrency = options.writeConcurrency ?? DEFAULT_GC_WRITE_CONCURRENCY;
   const batch = Math.max(1, options.recheckBatch ?? DEFAULT_GC_RECHECK_BATCH);
   const hasTime = options.hasTime ?? (() => true);
@@ -267,7 +279,10 @@ export async function sweepRevisions(client: ClusterClient, options: RevisionGcS
       return;
     }
     if (item.action === 'delete') {
-      if (await writer.delete(item.name, item.precondition)) stats.deleted += 1;
+      if (await writer.delete(item.name, item.precondition)) {
+        stats.deleted += 1;
+        if (item.runtime) collected.add(item.runtime, item.name);
+      }
       return;
     }
     const value = item.action === 'mark' ? (item.markValue ?? null) : null;
@@ -325,7 +340,7 @@ export async function sweepRevisions(client: ClusterClient, options: RevisionGcS
           writes.push({ name: decision.name, action: 'mark', precondition, ...(decision.markValue === undefined ? {} : { markValue: decision.markValue }) });
           break;
         case 'delete':
-          writes.push({ name: decision.name, action: 'delete', precondition });
+          writes.push({ name: decision.name, action: 'delete', precondition, runtime: runtimeOf(meta) });
           break;
       }
     }
@@ -360,5 +375,6 @@ export async function sweepRevisions(client: ClusterClient, options: RevisionGcS
     peakHeldRevisions,
     ...(writer.firstError === undefined ? {} : { firstError: writer.firstError }),
     ...(cutShort ? { cutShort: { after: lastWritten ?? '' } } : {}),
+    ...(stats.deleted > 0 && !dryRun ? { collected: collected.collected } : {}),
   };
 }
