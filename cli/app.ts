@@ -353,7 +353,8 @@ export async function runApp(argv: readonly string[], deps: AppDeps): Promise<nu
   return runReportingErrors(deps.io, async () => {
     if (isFleetCommand(argv.filter((word) => !word.startsWith('-')))) {
       const openFleet = deps.openFleet ?? (() => Promise.reject(new CliError('admin fleet needs the plane\'s table, which this build cannot reach')));
-      return runFleetApp(argv, { io: deps.io, now: deps.now, openFleet });
+      const user = deps.environment?.USER || deps.environment?.LOGNAME;
+      return runFleetApp(argv, { io: deps.io, now: deps.now, openFleet, ...(user ? { user } : {}) });
     }
     const allFlags = uniqueFlags([...GLOBAL_FLAGS, ...COMMANDS.flatMap((command) => command.flags)]);
     const preview = parseArgs(argv, allFlags);

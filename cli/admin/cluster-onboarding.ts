@@ -66,6 +66,8 @@ export interface RegisterInput {
   caData?: string;
   credentials: ClusterCredentials;
   omeNamespace: string;
+  /** The operator's labels, for choosing clusters by selector. */
+  labels?: Record<string, string>;
   /** Absent: no webhook is installed (said in the steps). */
   webhook?: WebhookInput;
   /**
@@ -106,6 +108,7 @@ export function buildClusterRecord(input: RegisterInput): RegisteredCluster {
     ...(input.caData ? { caData: input.caData } : {}),
     credentials: input.credentials,
     omeNamespace: input.omeNamespace,
+    ...(input.labels && Object.keys(input.labels).length > 0 ? { labels: { ...input.labels } } : {}),
   };
 }
 

@@ -1,8 +1,9 @@
 /**
- * `kubectl ome admin cluster register|list|describe|deregister`: onboarding a cluster to
- * the plane in one command, and seeing and removing what is registered. The cluster is the
- * one kubectl's flags point at; the registry is the functions' table (--table,
- * --dynamodb-endpoint, --region, or TABLE_NAME, DYNAMODB_ENDPOINT, AWS_REGION).
+ * `kubectl ome admin cluster register|label|list|describe|deregister`: onboarding a cluster
+ * to the plane in one command, labelling it for fleet selectors, and seeing and removing
+ * what is registered. The cluster is the one kubectl's flags point at; the registry is the
+ * functions' table (--table, --dynamodb-endpoint, --region, or TABLE_NAME,
+ * DYNAMODB_ENDPOINT, AWS_REGION).
  */
 import { isAbsolute, resolve } from 'node:path';
 
@@ -11,6 +12,7 @@ import { createFileFrontDoorStore, createKvsFrontDoorStore, type FrontDoorStore 
 import { forwarderLeaseKey } from '../../shared/use-cases/forwarder/forwarder-lease';
 import type { ClusterCredentials, ClusterRecord } from '../../shared/ports/store';
 import { DEFAULT_OME_NAMESPACE } from '../../shared/domain/vocabulary';
+import { applyLabelEdit, formatLabels, parseClusterSelector, parseLabelEdits, parseLabelList, selectorMatches } from '../../shared/domain/fleet/cluster-labels';
 import { booleanFlag, stringFlag, type FlagSpec, type ParsedArgs } from '../args';
 import type { AppDeps, Command, Invocation, RegistryOptions } from '../command';
 import { CliError } from '../errors';
@@ -178,6 +180,7 @@ const REGISTER: Command = {
     ...FRONT_DOOR_FLAGS,
     { name: 'skip-webhook', type: 'boolean', description: 'Install no webhook' },
     { name: 'without-policy', type: 'boolean', description: 'Register even where the API server cannot take the admission policies (Kubernetes before 1.30); the plane\'s identities are then held by RBAC alone' },
+    { name: 'labels', type: 'string', description: 'The cluster\'s labels, key=value pairs separated by commas (env=prod,region=eu), for fleet selectors; without it a re-register keeps the record\'s labels' },
     ...REGISTRY_FLAGS,
     OUTPUT,
   ],
@@ -186,6 +189,8 @@ const REGISTER: Command = {
     const id = oneId(invocation, this.path);
     const mode = parseClusterMode(stringFlag(args, 'mode'));
     const output = outputOf(args);
+    const labelsFlag = stringFlag(args, 'labels');
+    const labels = labelsFlag === undefined ? undefined : parseLabelList(labelsFlag);
     const registryRegion = stringFlag(args, 'region') || deps.environment?.AWS_REGION || 'us-east-1';
     const webhook = await webhookOf(deps, args);
     const manifests = await loadOnboardingManifests();
@@ -193,6 +198,7 @@ const REGISTER: Command = {
     const { connection } = await invocation.connect();
     if (!connection.admin) throw new CliError('this build cannot write to the cluster');
     const credentials = credentialsOf(args, connection.kubeconfigPath, registryRegion);
+    const keptLabels = labels ?? (await registry.getCluster(id))?.labels;
     const steps = await registerCluster(connection.admin, registry, manifests, {
       id,
       mode,
@@ -200,6 +206,7 @@ const REGISTER: Command = {
       ...(connection.caData ? { caData: connection.caData } : {}),
       credentials,
       omeNamespace: stringFlag(args, 'ome-namespace') || DEFAULT_OME_NAMESPACE,
+      ...(keptLabels ? { labels: keptLabels } : {}),
       ...(webhook ? { webhook } : {}),
       withoutPolicy: booleanFlag(args, 'without-policy'),
     });
@@ -235,23 +242,69 @@ function modeOf(record: ClusterRecord): string {
 const LIST: Command = {
   path: 'admin cluster list',
   summary: 'List the registered clusters',
-  usage: 'kubectl ome admin cluster list [flags]',
-  description: 'Lists the clusters in the registry table, by id.',
-  flags: [...REGISTRY_FLAGS, OUTPUT],
+  usage: 'kubectl ome admin cluster list [-l SELECTOR] [--show-labels] [flags]',
+  description: 'Lists the clusters in the registry table, by id; with -l, those whose labels match the selector (as kubectl get -l).',
+  flags: [
+    { name: 'selector', short: 'l', type: 'string', description: 'Only the clusters whose labels match: env=prod,region=eu, env!=lab, tier in (a,b), !canary' },
+    { name: 'show-labels', type: 'boolean', description: 'Add a LABELS column' },
+    ...REGISTRY_FLAGS,
+    OUTPUT,
+  ],
   async run(invocation) {
     if (invocation.operands.length > 0) throw new CliError('admin cluster list takes no arguments');
     const output = outputOf(invocation.args);
-    const records = await (await openRegistry(invocation)).listClusters();
+    const selector = parseClusterSelector(stringFlag(invocation.args, 'selector') ?? '');
+    const records = (await (await openRegistry(invocation)).listClusters()).filter((record) => selectorMatches(selector, record.labels));
     if (output === 'json' || output === 'yaml') {
       invocation.deps.io.stdout.write(formatStructured({ items: records.map(redact) }, output));
       return 0;
     }
+    if (records.length === 0 && selector.requirements.length > 0) {
+      invocation.deps.io.stderr.write(`No clusters match the selector "${selector.text}".\n`);
+      return 0;
+    }
+    const showLabels = booleanFlag(invocation.args, 'show-labels');
     invocation.deps.io.stdout.write(
       formatTable(
-        ['ID', 'MODE', 'SERVER', 'CREDENTIALS', 'OME-NAMESPACE'],
-        records.map((record) => [record.id, modeOf(record), record.server, credentialSummary(record.credentials), record.omeNamespace]),
+        ['ID', 'MODE', 'SERVER', 'CREDENTIALS', 'OME-NAMESPACE', ...(showLabels ? ['LABELS'] : [])],
+        records.map((record) => [record.id, modeOf(record), record.server, credentialSummary(record.credentials), record.omeNamespace, ...(showLabels ? [formatLabels(record.labels)] : [])]),
       ),
     );
+    return 0;
+  },
+};
+
+const LABEL: Command = {
+  path: 'admin cluster label',
+  operand: 'cluster',
+  summary: 'Set or remove labels on a registered cluster\'s record',
+  usage: 'kubectl ome admin cluster label CLUSTER_ID KEY=VALUE ... KEY- ... [--overwrite] [flags]',
+  description:
+    'Edits the labels fleet selectors choose clusters by (kubectl ome admin fleet sync --selector), as kubectl label\n' +
+    'does: KEY=VALUE sets a label, KEY- removes one, and changing a value needs --overwrite. Only the record\n' +
+    'changes; nothing in the cluster does.',
+  flags: [{ name: 'overwrite', type: 'boolean', description: 'Allow a label that has a value to take another' }, ...REGISTRY_FLAGS, OUTPUT],
+  async run(invocation) {
+    const [first, ...words] = invocation.operands;
+    if (first === undefined || words.length === 0) throw new CliError(`a cluster id and at least one KEY=VALUE or KEY- are required; see "kubectl ome ${this.path} --help"`);
+    const id = checkClusterId(first);
+    const output = outputOf(invocation.args);
+    const edit = parseLabelEdits(words);
+    const registry = await openRegistry(invocation);
+    const record = await registry.getCluster(id);
+    if (!record) throw new CliError(`cluster "${id}" is not registered`);
+    const labels = applyLabelEdit(record.labels ?? {}, edit, booleanFlag(invocation.args, 'overwrite'));
+    const changed = formatLabels(labels) !== formatLabels(record.labels);
+    if (changed) {
+      const next: ClusterRecord = { ...record, labels };
+      if (Object.keys(labels).length === 0) delete next.labels;
+      await registry.putCluster(next);
+    }
+    if (output === 'json' || output === 'yaml') {
+      invocation.deps.io.stdout.write(formatStructured({ id, labels, changed }, output));
+      return 0;
+    }
+    invocation.deps.io.stdout.write(`cluster/${id} ${changed ? 'labeled' : 'not labeled'}\n`);
     return 0;
   },
 };
@@ -319,6 +372,7 @@ const DESCRIBE: Command = {
       ['Server', record.server],
       ['Credentials', credentialSummary(record.credentials)],
       ['OME namespace', record.omeNamespace],
+      ['Labels', formatLabels(record.labels)],
       ['Forwarder lease', leaseText],
       ['Forwarder lag', oldest === undefined ? 'no checkpoint yet (never listed)' : durationText(now - oldest)],
       ['Last checkpoint', newest === undefined ? '' : new Date(newest).toISOString()],
@@ -365,4 +419,4 @@ const DEREGISTER: Command = {
   },
 };
 
-export const ADMIN_CLUSTER_COMMANDS: Command[] = [REGISTER, LIST, DESCRIBE, DEREGISTER];
+export const ADMIN_CLUSTER_COMMANDS: Command[] = [REGISTER, LABEL, LIST, DESCRIBE, DEREGISTER];

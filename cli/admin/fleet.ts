@@ -1,5 +1,6 @@
 /**
- * `kubectl ome admin fleet sync|status|drift`: fleet-wide commands for the plane's operator.
+ * `kubectl ome admin fleet sync|status|drift|freeze|unfreeze|windows|override`: fleet-wide
+ * commands for the plane's operator.
  * They reach the plane's DynamoDB table, not a cluster: `sync` records a wave (the resync
  * function advances it, every ten minutes), `status` reads waves, `drift` reads the drift
  * reports the resync stores per cluster. The table is named by the same variables the
@@ -13,7 +14,9 @@ import { boundCell, formatStructured, formatTable, parseOutputFormat, type Outpu
 import { ControlPlaneError } from '../../shared/domain/errors';
 import type { FleetDriftReport } from '../../shared/domain/fleet/fleet-drift';
 import { startSyncWave } from '../../shared/use-cases/fleet/advance-sync-wave';
+import { defineFreezeWindow, listFreezeWindows, overrideWaveFreeze, removeFreezeWindow } from '../../shared/use-cases/fleet/freeze-windows';
 import { DEFAULT_WAVE_ACK_TIMEOUT, describeWaveRuntime, parseWaveRuntime } from '../../shared/domain/fleet/sync-wave';
+import { parseClusterSelector } from '../../shared/domain/fleet/cluster-labels';
 import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import type { ClusterRegistry, FleetStore } from '../../shared/ports/store';
 
@@ -29,6 +32,8 @@ export interface FleetDepsOfCli {
   now(): Date;
   /** Opens the plane's table from the environment; CliError when it is not configured. */
   openFleet(): Promise<FleetAccess>;
+  /** Who runs the command ($USER), recorded with an override. */
+  user?: string;
 }
 
 export const FLEET_PREFIX = ['admin', 'fleet'] as const;
@@ -38,7 +43,7 @@ const HELP: FlagSpec = { name: 'help', short: 'h', type: 'boolean', description:
 const NAMESPACE: FlagSpec = { name: 'namespace', short: 'n', type: 'string', description: 'The namespace of a ServingRuntime' };
 
 interface FleetCommand {
-  name: 'sync' | 'status' | 'drift';
+  name: 'sync' | 'status' | 'drift' | 'freeze' | 'unfreeze' | 'windows' | 'override';
   summary: string;
   usage: string;
   description: string;
@@ -50,10 +55,18 @@ const COMMANDS: FleetCommand[] = [
   {
     name: 'sync',
     summary: 'Start a sync wave: roll one runtime change forward cluster by cluster',
-    usage: 'kubectl ome admin fleet sync KIND/NAME [-n NAMESPACE] [--clusters a,b,c] [--ack-timeout 30m] --yes',
+    usage: 'kubectl ome admin fleet sync KIND/NAME [-n NAMESPACE] [--clusters a,b,c | -l SELECTOR] [--ack-timeout 30m] --yes',
     description:
-      'Records a wave over the delegate clusters (by default all of them, ordered by id; --clusters gives the\norder). Per cluster in turn, the resync function sets ome.io/runtime-sync=fleet-sync-<wave> on the\nInferenceServices pinned to the runtime that drift with RevisionMismatch, and waits until upstream OME\nacknowledges every one before the next cluster. A RuntimeDrifted with another reason, a RuntimePinError or\nno acknowledgement within --ack-timeout halts the wave; later clusters stay untouched.',
-    flags: [NAMESPACE, { name: 'clusters', type: 'string', description: 'Comma-separated cluster ids, in the order to sync' }, { name: 'ack-timeout', type: 'string', description: 'How long each cluster may take to acknowledge (a Go duration)', default: DEFAULT_WAVE_ACK_TIMEOUT }, { name: 'yes', type: 'boolean', description: 'Confirm the wave without an interactive prompt' }, OUTPUT, HELP],
+      'Records a wave over the delegate clusters (by default all of them, ordered by id; --clusters gives the\norder; -l takes those whose registry labels match, by id). Per cluster in turn, the resync function sets\nome.io/runtime-sync=fleet-sync-<wave> on the InferenceServices pinned to the runtime that drift with\nRevisionMismatch, and waits until upstream OME acknowledges every one before the next cluster. A\nRuntimeDrifted with another reason, a RuntimePinError or no acknowledgement within --ack-timeout halts the\nwave; later clusters stay untouched. Freeze windows (fleet freeze) hold the next cluster while they say so.',
+    flags: [
+      NAMESPACE,
+      { name: 'clusters', type: 'string', description: 'Comma-separated cluster ids, in the order to sync' },
+      { name: 'selector', short: 'l', type: 'string', description: 'The delegate clusters whose labels match, as kubectl get -l: env=prod,region=eu (kubectl ome admin cluster label sets them)' },
+      { name: 'ack-timeout', type: 'string', description: 'How long each cluster may take to acknowledge (a Go duration)', default: DEFAULT_WAVE_ACK_TIMEOUT },
+      { name: 'yes', type: 'boolean', description: 'Confirm the wave without an interactive prompt' },
+      OUTPUT,
+      HELP,
+    ],
     run: runFleetSync,
   },
   {
@@ -71,6 +84,55 @@ const COMMANDS: FleetCommand[] = [
     description: 'Prints the drift reports the resync stores for every registered cluster (at most ten minutes old):\neach InferenceService reporting RuntimeDrifted, with its reason and pinned revision.',
     flags: [OUTPUT, HELP],
     run: runFleetDrift,
+  },
+  {
+    name: 'freeze',
+    summary: 'Define a freeze window: when waves may not (or, with --allow, may only) start a cluster',
+    usage: 'kubectl ome admin fleet freeze NAME --schedule CRON --duration DURATION [--allow] [-l SELECTOR]',
+    description:
+      'Creates or replaces the window NAME. It opens at each time of --schedule (five-field cron, UTC: minute hour\n' +
+      'day-of-month month day-of-week, such as "0 18 * * FRI") and stays open for --duration (a Go duration, at most\n' +
+      '168h). A deny window (the default) holds every wave\'s next cluster while open; an --allow window lets waves\n' +
+      'start clusters only while one is open. -l applies the window to the clusters whose labels match; without it,\n' +
+      'to every cluster. A wave already syncing a cluster still records its acknowledgements.',
+    flags: [
+      { name: 'schedule', type: 'string', description: 'When the window opens: five-field cron, UTC' },
+      { name: 'duration', type: 'string', description: 'How long it stays open (a Go duration, 1m to 168h)' },
+      { name: 'allow', type: 'boolean', description: 'An allow window: waves start clusters only while one is open' },
+      { name: 'selector', short: 'l', type: 'string', description: 'The clusters it applies to, by their labels (default: every cluster)' },
+      OUTPUT,
+      HELP,
+    ],
+    run: runFleetFreeze,
+  },
+  {
+    name: 'unfreeze',
+    summary: 'Delete a freeze window',
+    usage: 'kubectl ome admin fleet unfreeze NAME',
+    description: 'Deletes the window NAME; a wave it held starts its next cluster at the next resync.',
+    flags: [HELP],
+    run: runFleetUnfreeze,
+  },
+  {
+    name: 'windows',
+    summary: 'List the freeze windows and whether each is open now',
+    usage: 'kubectl ome admin fleet windows [-o table|json|yaml]',
+    description: 'Lists every freeze window: its effect, schedule (UTC), duration, the clusters it applies to, and whether it is open now (until when) or when it next opens.',
+    flags: [OUTPUT, HELP],
+    run: runFleetWindows,
+  },
+  {
+    name: 'override',
+    summary: 'Let a running wave start its clusters whatever the freeze windows say',
+    usage: 'kubectl ome admin fleet override WAVE --reason TEXT --yes',
+    description: 'Records on the wave that it ignores the freeze windows from now on, with the reason, who ($USER) and when;\n`fleet status WAVE` shows it. The halt rules still apply.',
+    flags: [
+      { name: 'reason', type: 'string', description: 'Why: kept on the wave for the record (required)' },
+      { name: 'yes', type: 'boolean', description: 'Confirm without an interactive prompt' },
+      OUTPUT,
+      HELP,
+    ],
+    run: runFleetOverride,
   },
 ];
 
@@ -153,11 +215,18 @@ async function runFleetSync(deps: FleetDepsOfCli, access: FleetAccess, args: Par
   const clustersFlag = stringFlag(args, 'clusters');
   const clusterIds = clustersFlag === undefined ? undefined : clustersFlag.split(',').map((id) => id.trim()).filter((id) => id !== '');
   const ackTimeout = stringFlag(args, 'ack-timeout') ?? DEFAULT_WAVE_ACK_TIMEOUT;
-  const preview = `ALPHA fleet sync wave preview\n  runtime:      ${describeWaveRuntime(runtime)}\n  clusters:     ${clusterIds?.join(', ') ?? 'every delegate cluster, ordered by id'}\n  ack timeout:  ${ackTimeout}\n`;
+  const selectorFlag = stringFlag(args, 'selector');
+  if (clusterIds !== undefined && selectorFlag !== undefined) throw new CliError('--clusters and --selector both choose the clusters: give one');
+  const selector = selectorFlag === undefined ? undefined : parseClusterSelector(selectorFlag);
+  const chosen = clusterIds?.join(', ') ?? (selector?.text ? `the delegate clusters matching ${selector.text}, ordered by id` : 'every delegate cluster, ordered by id');
+  const preview = `ALPHA fleet sync wave preview\n  runtime:      ${describeWaveRuntime(runtime)}\n  clusters:     ${chosen}\n  ack timeout:  ${ackTimeout}\n`;
   deps.io.stderr.write(preview);
   await confirm(deps, booleanFlag(args, 'yes'));
   const clock = { now: () => deps.now().getTime() };
-  const wave = await startSyncWave({ fleet: access.fleet, clusters: access.clusters, clock }, { runtime, ackTimeout, ...(clusterIds === undefined ? {} : { clusterIds }) });
+  const wave = await startSyncWave(
+    { fleet: access.fleet, clusters: access.clusters, clock },
+    { runtime, ackTimeout, ...(clusterIds === undefined ? {} : { clusterIds }), ...(selector?.text ? { selector: selector.text } : {}) },
+  );
   const format = outputOf(args);
   if (format !== 'table') {
     deps.io.stdout.write(formatStructured(wave, format));
@@ -203,7 +272,9 @@ async function runFleetStatus(deps: FleetDepsOfCli, access: FleetAccess, args: P
     deps.io.stdout.write(formatStructured(wave, format));
     return 0;
   }
-  const header = `Wave:        ${wave.id}\nRuntime:     ${describeWaveRuntime(wave.runtime)}\nToken:       ${wave.token}\nState:       ${wave.state} (${progressOf(wave)} clusters acknowledged)\nAck timeout: ${wave.ackTimeout}\n`;
+  const header = `Wave:        ${wave.id}\nRuntime:     ${describeWaveRuntime(wave.runtime)}\nToken:       ${wave.token}\nState:       ${wave.state} (${progressOf(wave)} clusters acknowledged)\nAck timeout: ${wave.ackTimeout}\n${wave.selector ? `Selector:    ${wave.selector}\n` : ''}`;
+  const frozen = wave.frozen && wave.state === 'Running' ? `Frozen:      ${wave.frozen.clusterId} waits: ${wave.frozen.message} (since ${iso(wave.frozen.since) ?? ''})\n` : '';
+  const override = wave.freezeOverride ? `Override:    ${boundCell(wave.freezeOverride.reason, 400)} (${wave.freezeOverride.by ? `by ${wave.freezeOverride.by}, ` : ''}${iso(wave.freezeOverride.at) ?? ''})\n` : '';
   const halted = wave.failure
     ? `Halted at:   ${wave.failure.clusterId}${wave.failure.name ? ` ${wave.failure.namespace ?? ''}/${wave.failure.name}` : ''}\nReason:      ${wave.failure.reason}\nMessage:     ${boundCell(wave.failure.message, 400)}\n`
     : '';
@@ -211,7 +282,7 @@ async function runFleetStatus(deps: FleetDepsOfCli, access: FleetAccess, args: P
     ['CLUSTER', 'STATE', 'TARGETS', 'STARTED', 'ACKNOWLEDGED'],
     wave.clusters.map((step) => [step.clusterId, step.state, step.state === 'Pending' ? undefined : String(step.targets.length), iso(step.startedAt), iso(step.acknowledgedAt)]),
   );
-  deps.io.stdout.write(`${header}${halted}\n${table}`);
+  deps.io.stdout.write(`${header}${override}${frozen}${halted}\n${table}`);
   return 0;
 }
 
@@ -237,5 +308,72 @@ async function runFleetDrift(deps: FleetDepsOfCli, access: FleetAccess, args: Pa
   );
   const details = rows.length === 0 ? 'No InferenceService reports RuntimeDrifted.\n' : formatTable(['CLUSTER', 'NAMESPACE', 'NAME', 'RUNTIME', 'PINNED', 'REASON', 'MESSAGE'], rows);
   deps.io.stdout.write(`${summary}\n${details}`);
+  return 0;
+}
+
+async function runFleetFreeze(deps: FleetDepsOfCli, access: FleetAccess, args: ParsedArgs, operands: string[]): Promise<number> {
+  if (operands.length !== 1) throw new CliError('exactly one window name is required; see "kubectl ome admin fleet freeze --help"');
+  const schedule = stringFlag(args, 'schedule');
+  const duration = stringFlag(args, 'duration');
+  if (schedule === undefined || duration === undefined) throw new CliError('--schedule and --duration are required, such as --schedule "0 18 * * FRI" --duration 62h');
+  const selector = stringFlag(args, 'selector');
+  const clock = { now: () => deps.now().getTime() };
+  const window = await defineFreezeWindow(
+    { fleet: access.fleet, clock },
+    { name: operands[0] as string, effect: booleanFlag(args, 'allow') ? 'allow' : 'deny', schedule, duration, ...(selector === undefined ? {} : { selector }) },
+  );
+  const format = outputOf(args);
+  if (format !== 'table') {
+    deps.io.stdout.write(formatStructured(window, format));
+    return 0;
+  }
+  deps.io.stdout.write(`freeze window ${window.name} defined: ${window.effect} for ${window.duration} from each "${window.schedule}" (UTC), ${window.selector ? `clusters matching ${window.selector}` : 'every cluster'}\n`);
+  return 0;
+}
+
+async function runFleetUnfreeze(deps: FleetDepsOfCli, access: FleetAccess, _args: ParsedArgs, operands: string[]): Promise<number> {
+  if (operands.length !== 1) throw new CliError('exactly one window name is required; see "kubectl ome admin fleet unfreeze --help"');
+  await removeFreezeWindow(access.fleet, operands[0] as string);
+  deps.io.stdout.write(`freeze window ${operands[0] as string} deleted\n`);
+  return 0;
+}
+
+async function runFleetWindows(deps: FleetDepsOfCli, access: FleetAccess, args: ParsedArgs, operands: string[]): Promise<number> {
+  if (operands.length > 0) throw new CliError('fleet windows takes no arguments');
+  const windows = await listFreezeWindows({ fleet: access.fleet, clock: { now: () => deps.now().getTime() } });
+  const format = outputOf(args);
+  if (format !== 'table') {
+    deps.io.stdout.write(formatStructured(windows, format));
+    return 0;
+  }
+  if (windows.length === 0) {
+    deps.io.stdout.write('No freeze windows found.\n');
+    return 0;
+  }
+  const stateOf = (entry: (typeof windows)[number]): string =>
+    entry.open ? `open until ${iso(entry.open.end) ?? ''}` : entry.next === undefined ? 'closed' : `closed, opens ${iso(entry.next) ?? ''}`;
+  deps.io.stdout.write(
+    formatTable(
+      ['NAME', 'EFFECT', 'SCHEDULE (UTC)', 'DURATION', 'SELECTOR', 'NOW'],
+      windows.map((entry) => [entry.window.name, entry.window.effect, entry.window.schedule, entry.window.duration, entry.window.selector ?? '<all>', stateOf(entry)]),
+    ),
+  );
+  return 0;
+}
+
+async function runFleetOverride(deps: FleetDepsOfCli, access: FleetAccess, args: ParsedArgs, operands: string[]): Promise<number> {
+  if (operands.length !== 1) throw new CliError('exactly one wave id is required; see "kubectl ome admin fleet override --help"');
+  const reason = stringFlag(args, 'reason');
+  if (reason === undefined || reason.trim() === '') throw new CliError('--reason is required: it is kept on the wave for the record');
+  const waveId = operands[0] as string;
+  deps.io.stderr.write(`ALPHA fleet freeze override preview\n  wave:    ${waveId}\n  reason:  ${boundCell(reason, 400)}\n  effect:  the wave starts its next clusters whatever the freeze windows say\n`);
+  await confirm(deps, booleanFlag(args, 'yes'));
+  const wave = await overrideWaveFreeze({ fleet: access.fleet, clock: { now: () => deps.now().getTime() } }, waveId, reason, deps.user);
+  const format = outputOf(args);
+  if (format !== 'table') {
+    deps.io.stdout.write(formatStructured(wave, format));
+    return 0;
+  }
+  deps.io.stdout.write(`sync wave ${wave.id} overrides the freeze windows from its next run\nfollow-up: kubectl ome admin fleet status ${wave.id}\n`);
   return 0;
 }

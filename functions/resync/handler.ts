@@ -61,6 +61,7 @@ function reportWave(outcome: WaveOutcome): void {
     return;
   }
   if (outcome.outcome === 'halted') waveLogger.error('sync wave halted', { failure: outcome.wave.failure });
+  else if (outcome.outcome === 'frozen') waveLogger.info('sync wave frozen', { frozen: outcome.wave.frozen });
   else waveLogger.info(`sync wave ${outcome.outcome}`);
 }
 

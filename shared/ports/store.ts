@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FleetDriftReport } from '../domain/fleet/fleet-drift';
+import type { FreezeWindow } from '../domain/fleet/freeze-window';
 import type { SyncWave } from '../domain/fleet/sync-wave';
 import type { ClusterMode } from '../domain/cluster-mode';
 
@@ -161,6 +162,8 @@ export interface ClusterRecord {
   credentials: ClusterCredentials;
   /** OME's namespace in this cluster, where revisions live. */
   omeNamespace: string;
+  /** The operator's labels (`env=prod`, `region=eu`), for choosing clusters by selector (shared/domain/fleet/cluster-labels.ts). */
+  labels?: Record<string, string>;
 }
 
 export interface ClusterRegistry {
@@ -189,6 +192,12 @@ export interface FleetStore {
   putDriftReport(report: FleetDriftReport): Promise<void>;
   /** Every cluster's latest drift report, ordered by cluster id. */
   listDriftReports(): Promise<FleetDriftReport[]>;
+  /** Creates or replaces a freeze window, by name (an operator's edit: last writer wins). */
+  putFreezeWindow(window: FreezeWindow): Promise<void>;
+  /** Every freeze window, ordered by name. */
+  listFreezeWindows(): Promise<FreezeWindow[]>;
+  /** Deletes a freeze window; false when none had that name. */
+  deleteFreezeWindow(name: string): Promise<boolean>;
 }
 
 /**

@@ -87,6 +87,33 @@ describe('kubectl ome admin fleet sync', () => {
     expect(await stores.fleet.listWaves()).toHaveLength(2);
   });
 
+  it('takes the delegate clusters whose labels match --selector, by id, and shows the selector in the wave', async () => {
+    // Prepare: north and west are prod in eu; east is prod elsewhere; lab is standalone (never in a wave).
+    await stores.clusters.putCluster({ ...record('north', 'delegate'), labels: { env: 'prod', region: 'eu' } });
+    await stores.clusters.putCluster({ ...record('west', 'delegate'), labels: { env: 'prod', region: 'eu' } });
+    await stores.clusters.putCluster({ ...record('east', 'delegate'), labels: { env: 'prod', region: 'us' } });
+    await stores.clusters.putCluster({ ...record('lab', 'standalone'), labels: { env: 'prod', region: 'eu' } });
+
+    expect(await runApp(['admin', 'fleet', 'sync', 'vllm', '-l', 'env=prod,region=eu', '--yes'], deps())).toBe(0);
+
+    const [wave] = await stores.fleet.listWaves();
+    expect(wave?.clusters.map((step) => step.clusterId)).toEqual(['north', 'west']);
+    expect(out.stderr).toContain('  clusters:     the delegate clusters matching env=prod,region=eu, ordered by id\n');
+    out.stdout = '';
+    expect(await runApp(['admin', 'fleet', 'status', wave!.id], deps())).toBe(0);
+    expect(out.stdout).toContain('Ack timeout: 30m\nSelector:    env=prod,region=eu\n');
+  });
+
+  it.each([
+    { name: 'a selector no delegate cluster matches', argv: ['-l', 'env=prod'], error: 'error: no delegate cluster matches the selector "env=prod" (kubectl ome admin cluster list --show-labels shows each cluster\'s labels)\n' },
+    { name: 'a malformed selector', argv: ['-l', 'env in (prod'], error: 'error: selector "env in (prod": unbalanced parentheses\n' },
+    { name: '--clusters with --selector', argv: ['--clusters', 'west', '-l', 'env=prod'], error: 'error: --clusters and --selector both choose the clusters: give one\n' },
+  ])('refuses $name, recording nothing', async ({ argv, error }) => {
+    expect(await runApp(['admin', 'fleet', 'sync', 'vllm', ...argv, '--yes'], deps())).toBe(1);
+    expect(out.stderr.endsWith(error)).toBe(true);
+    expect(await stores.fleet.listWaves()).toEqual([]);
+  });
+
   it('asks on a terminal and records only on yes', async () => {
     expect(await runApp(['admin', 'fleet', 'sync', 'vllm'], deps({ tty: true, answers: ['n'] }))).toBe(1);
     expect(await stores.fleet.listWaves()).toEqual([]);

@@ -144,7 +144,7 @@ describe('completion', () => {
 
   it.each([
     [[''], ['runtime', 'rollout', 'wait', 'version', 'admin']],
-    [['admin', 'cluster', ''], ['register', 'list', 'describe', 'deregister']],
+    [['admin', 'cluster', ''], ['register', 'label', 'list', 'describe', 'deregister']],
     [['admin', 'cluster', 'register', 'edge-1', '--mode', ''], ['standalone', 'delegate']],
     [['ro'], ['rollout']],
     [['runtime', ''], ['sync', 'history', 'effective', 'show']],

@@ -91,6 +91,7 @@ describe('kubectl ome admin cluster', () => {
       '--credentials', 'kubeconfig-file', '--credentials-file', join(clusterDir, 'clusters', 'local.kubeconfig'),
       '--webhook-url', observed.plane.webhookUrl ?? '', '--webhook-key-file', join(observed.dataDir, LOCAL_WEBHOOK_KEY_FILE),
       '--front-door-file', join(observed.dataDir, LOCAL_FRONT_DOOR_FILE),
+      '--labels', 'env=lab,region=eu',
       ...registry(),
     ]);
     expect(result.stderr).toBe('');
@@ -139,6 +140,28 @@ describe('kubectl ome admin cluster', () => {
     const table = await kubectl(['ome', 'admin', 'cluster', 'describe', 'edge-1', ...registry()]);
     expect(table.stdout).toMatch(/\nForwarder lag +\S+\n/);
     expect(table.stdout).toMatch(/\nCheckpoint inferenceservices +resourceVersion \d+, /);
+    expect(table.stdout).toMatch(/\nLabels +env=lab,region=eu\n/);
+  });
+
+  it('labels the record as kubectl label does, and lists by selector', async () => {
+    const added = await kubectl(['ome', 'admin', 'cluster', 'label', 'edge-1', 'tier=gpu', ...registry()]);
+    expect([added.code, added.stdout, added.stderr]).toEqual([0, 'cluster/edge-1 labeled\n', '']);
+    const refused = await kubectl(['ome', 'admin', 'cluster', 'label', 'edge-1', 'env=prod', ...registry()]);
+    expect([refused.code, refused.stderr]).toEqual([1, "error: 'env' already has a value (lab), and --overwrite is false\n"]);
+    const same = await kubectl(['ome', 'admin', 'cluster', 'label', 'edge-1', 'env=lab', ...registry()]);
+    expect(same.stdout).toBe('cluster/edge-1 not labeled\n');
+    const changed = await kubectl(['ome', 'admin', 'cluster', 'label', 'edge-1', 'env=prod', 'tier-', '--overwrite', ...registry()]);
+    expect(changed.stdout).toBe('cluster/edge-1 labeled\n');
+
+    const selected = await kubectl(['ome', 'admin', 'cluster', 'list', '-l', 'env in (prod,staging),region=eu', '--show-labels', ...registry()]);
+    expect(selected.code).toBe(0);
+    expect(selected.stdout).toMatch(/^ID +MODE +SERVER +CREDENTIALS +OME-NAMESPACE +LABELS\nedge-1 +standalone +\S+ +kubeconfig-file \S+ +ome +env=prod,region=eu\n$/);
+    const none = await kubectl(['ome', 'admin', 'cluster', 'list', '-l', '!env', ...registry()]);
+    expect(none.stdout).not.toContain('edge-1');
+    const empty = await kubectl(['ome', 'admin', 'cluster', 'list', '-l', 'env=qa', ...registry()]);
+    expect([empty.code, empty.stdout, empty.stderr]).toEqual([0, '', 'No clusters match the selector "env=qa".\n']);
+    const malformed = await kubectl(['ome', 'admin', 'cluster', 'list', '-l', 'env in (prod', ...registry()]);
+    expect([malformed.code, malformed.stderr]).toEqual([1, 'error: selector "env in (prod": unbalanced parentheses\n']);
   });
 
   it('deregisters: the record, the webhook and the RBAC go, the CRDs stay', async () => {

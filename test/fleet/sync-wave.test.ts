@@ -261,4 +261,49 @@ describe('fleet sync wave across three delegate clusters', () => {
     expect(again.map((outcome) => outcome.outcome)).toEqual(['halted']);
     expect((await waveNow(wave.id)).version).toBe(halted.version);
   }, 120_000);
+
+  it('holds a wave at a cluster a freeze window covers, records why once, and starts it after a recorded override', async () => {
+    // Prepare: fleet-a labelled env=prod; a deny window for env=prod open Mondays 09:00-17:00 UTC;
+    // the resync's clock on a Monday at 10:30.
+    const [a] = members as [Member];
+    await stores.clusters.putCluster({ ...delegateRecord('fleet-a', a.cluster), labels: { env: 'prod' } });
+    const monday = createAppContext({ config: CONFIG, stores, clock: { now: () => Date.parse('2026-12-07T10:30:00Z') } });
+    const advance = () => runAsFunction('resync', () => runFleetWaves({}, monday, notificationBus));
+    expect(await operator(['admin', 'fleet', 'freeze', 'launch-freeze', '--schedule', '0 9 * * MON', '--duration', '8h', '-l', 'env=prod'])).toBe(
+      'freeze window launch-freeze defined: deny for 8h from each "0 9 * * MON" (UTC), clusters matching env=prod\n',
+    );
+    expect(await operator(['admin', 'fleet', 'windows'])).toMatch(/^NAME +EFFECT +SCHEDULE \(UTC\) +DURATION +SELECTOR +NOW\nlaunch-freeze +deny +0 9 \* \* MON +8h +env=prod +(open until|closed, opens) /);
+    const wave = await operator(['admin', 'fleet', 'sync', `ServingRuntime/${RUNTIME}`, '-n', NS, '-l', 'env=prod', '--yes', '-o', 'json']).then((out) => JSON.parse(out) as SyncWave);
+    expect(wave.clusters.map((step) => step.clusterId)).toEqual(['fleet-a']);
+    const patchesBefore = wavePatches(a);
+
+    // Act 1: the runs find fleet-a frozen; the first records it, the others write nothing.
+    const outcomes = await advance();
+    const frozen = await waveNow(wave.id);
+    await Promise.all([advance(), advance()]);
+
+    // Assess 1
+    expect(outcomes.map((outcome) => outcome.outcome)).toEqual(['frozen']);
+    expect(statesOf(frozen)).toEqual(['fleet-a:Pending']);
+    expect(frozen.frozen).toEqual({ clusterId: 'fleet-a', window: 'launch-freeze', effect: 'deny', until: Date.parse('2026-12-07T17:00:00Z'), message: 'freeze window launch-freeze is open until 2026-12-07T17:00:00Z', since: Date.parse('2026-12-07T10:30:00Z') });
+    expect((await waveNow(wave.id)).version).toBe(frozen.version);
+    expect(wavePatches(a)).toBe(patchesBefore);
+    expect(await operator(['admin', 'fleet', 'status', wave.id])).toContain(
+      'Selector:    env=prod\nFrozen:      fleet-a waits: freeze window launch-freeze is open until 2026-12-07T17:00:00Z (since 2026-12-07T10:30:00Z)\n',
+    );
+
+    // Act 2: the operator overrides, with a reason; the next run starts fleet-a.
+    expect(await operator(['admin', 'fleet', 'override', wave.id, '--reason', 'hotfix for CVE-2026-1234', '--yes'])).toContain(`sync wave ${wave.id} overrides the freeze windows from its next run`);
+    await advance();
+
+    // Assess 2: fleet-a is already in sync (nothing drifts), so its step is acknowledged at once and the wave completes.
+    const done = await waveNow(wave.id);
+    expect(statesOf(done)).toEqual(['fleet-a:Acknowledged']);
+    expect(done.state).toBe('Completed');
+    expect(done.frozen).toBeUndefined();
+    expect(done.freezeOverride).toMatchObject({ reason: 'hotfix for CVE-2026-1234' });
+    expect(await operator(['admin', 'fleet', 'status', wave.id])).toMatch(/\nOverride: +hotfix for CVE-2026-1234 \(/);
+    expect(await operator(['admin', 'fleet', 'unfreeze', 'launch-freeze'])).toBe('freeze window launch-freeze deleted\n');
+    expect(await operator(['admin', 'fleet', 'windows'])).toBe('No freeze windows found.\n');
+  }, 120_000);
 });

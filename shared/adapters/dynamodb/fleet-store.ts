@@ -1,13 +1,14 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../../domain/errors';
 import type { FleetDriftReport } from '../../domain/fleet/fleet-drift';
 import type { SyncWave } from '../../domain/fleet/sync-wave';
+import type { FreezeWindow } from '../../domain/fleet/freeze-window';
 import type { FleetStore } from '../../ports/store';
 import { isConditionalCheckFailed, mapDynamoError } from './errors';
 import { queryPartition } from './query';
-import { DEFAULT_TABLE_NAME, DRIFT_SORT_PREFIX, FLEET_PARTITION, WAVE_SORT_PREFIX, driftReportItemKey, waveItemKey } from './table';
-import type { DriftReportItem, DynamoStoreOptions, WaveItem } from './table';
+import { DEFAULT_TABLE_NAME, DRIFT_SORT_PREFIX, FLEET_PARTITION, FREEZE_SORT_PREFIX, WAVE_SORT_PREFIX, driftReportItemKey, freezeWindowItemKey, waveItemKey } from './table';
+import type { DriftReportItem, DynamoStoreOptions, FreezeWindowItem, WaveItem } from './table';
 
 /** Finished waves stay readable this long, then TTL removes them. */
 export const FINISHED_WAVE_RETENTION_SECONDS = 90 * 24 * 3600;
@@ -28,7 +29,7 @@ function fromWaveItem(item: WaveItem): SyncWave {
 }
 
 /**
- * Sync waves and drift reports in the `FLEET` partition. A wave is created with
+ * Sync waves, drift reports and freeze windows in the `FLEET` partition. A wave is created with
  * `attribute_not_exists(pk)` and replaced with `version = :read`, so each step of a wave
  * is taken by one writer only, whatever the retries and concurrent invocations.
  */
@@ -96,6 +97,28 @@ export class DynamoFleetStore implements FleetStore {
 
   async listDriftReports(): Promise<FleetDriftReport[]> {
     return (await this.query<DriftReportItem>(DRIFT_SORT_PREFIX, 'list drift reports')).map((item) => JSON.parse(item.report) as FleetDriftReport);
+  }
+
+  async putFreezeWindow(window: FreezeWindow): Promise<void> {
+    const item: FreezeWindowItem = { ...freezeWindowItemKey(window.name), window: JSON.stringify(window) };
+    try {
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: item }));
+    } catch (error) {
+      throw mapDynamoError(error, `put freeze window ${window.name}`);
+    }
+  }
+
+  async listFreezeWindows(): Promise<FreezeWindow[]> {
+    return (await this.query<FreezeWindowItem>(FREEZE_SORT_PREFIX, 'list freeze windows')).map((item) => JSON.parse(item.window) as FreezeWindow);
+  }
+
+  async deleteFreezeWindow(name: string): Promise<boolean> {
+    try {
+      const output = await this.client.send(new DeleteCommand({ TableName: this.tableName, Key: freezeWindowItemKey(name), ReturnValues: 'ALL_OLD' }));
+      return output.Attributes !== undefined;
+    } catch (error) {
+      throw mapDynamoError(error, `delete freeze window ${name}`);
+    }
   }
 
   private query<T>(prefix: string, action: string): Promise<T[]> {

@@ -12,6 +12,7 @@
  * | cluster     | `REGISTRY`           | `CLUSTER#<id>`  | none                       |
  * | sync wave   | `FLEET`              | `WAVE#<id>`     | 90 days after it finished  |
  * | drift report| `FLEET`              | `DRIFT#<cluster>` | none                     |
+ * | freeze window | `FLEET`            | `FREEZE#<name>` | none                       |
  * | continuation| `CONTINUATION#<cluster>` | `<work>`    | last write + 1 day         |
  */
 import type { CreateTableCommandInput, UpdateTimeToLiveCommandInput } from '@aws-sdk/client-dynamodb';
@@ -75,10 +76,15 @@ export function clusterItemKey(id: string): ItemKey {
   return { pk: REGISTRY_PARTITION, sk: `${CLUSTER_SORT_PREFIX}${id}` };
 }
 
-/** Sync waves and drift reports share one partition: a handful of items, listed with one Query. */
+/** Sync waves, drift reports and freeze windows share one partition: a handful of items, listed with one Query. */
 export const FLEET_PARTITION = 'FLEET';
 export const WAVE_SORT_PREFIX = 'WAVE#';
 export const DRIFT_SORT_PREFIX = 'DRIFT#';
+export const FREEZE_SORT_PREFIX = 'FREEZE#';
+
+export function freezeWindowItemKey(name: string): ItemKey {
+  return { pk: FLEET_PARTITION, sk: `${FREEZE_SORT_PREFIX}${name}` };
+}
 
 export function waveItemKey(id: string): ItemKey {
   return { pk: FLEET_PARTITION, sk: `${WAVE_SORT_PREFIX}${id}` };
@@ -114,6 +120,11 @@ export interface WaveItem extends ItemKey {
 
 export interface DriftReportItem extends ItemKey {
   report: string;
+}
+
+/** A freeze window: `window` is the record as JSON text. */
+export interface FreezeWindowItem extends ItemKey {
+  window: string;
 }
 
 /** Lease item: `holder` is absent while free; `leaseExpiry` is epoch ms (not the TTL attribute). */

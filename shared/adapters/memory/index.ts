@@ -8,6 +8,7 @@ import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
 import type { FleetDriftReport } from '../../domain/fleet/fleet-drift';
 import type { SyncWave } from '../../domain/fleet/sync-wave';
+import type { FreezeWindow } from '../../domain/fleet/freeze-window';
 import { MemoryIdempotencyStore } from './idempotency-store';
 import { MemoryLeaseStore } from './lease-store';
 import type {
@@ -80,6 +81,7 @@ const byKey = <T>(entries: Map<string, T>): T[] =>
 export class MemoryFleetStore implements FleetStore {
   private readonly waves = new Map<string, SyncWave>();
   private readonly reports = new Map<string, FleetDriftReport>();
+  private readonly freezeWindows = new Map<string, FreezeWindow>();
 
   async createWave(wave: SyncWave): Promise<void> {
     if (this.waves.has(wave.id)) throw new ConflictError(`sync wave ${wave.id} already exists`);
@@ -111,6 +113,18 @@ export class MemoryFleetStore implements FleetStore {
 
   async listDriftReports(): Promise<FleetDriftReport[]> {
     return byKey(this.reports);
+  }
+
+  async putFreezeWindow(window: FreezeWindow): Promise<void> {
+    this.freezeWindows.set(window.name, structuredClone(window));
+  }
+
+  async listFreezeWindows(): Promise<FreezeWindow[]> {
+    return byKey(this.freezeWindows);
+  }
+
+  async deleteFreezeWindow(name: string): Promise<boolean> {
+    return this.freezeWindows.delete(name);
   }
 }
 

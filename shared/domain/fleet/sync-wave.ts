@@ -90,6 +90,12 @@ export interface SyncWave {
   ackTimeoutMs: number;
   state: WaveState;
   clusters: WaveClusterStep[];
+  /** The label selector the clusters were chosen by, when they were (for the record: the list is fixed at the start). */
+  selector?: string;
+  /** Set while the next cluster waits for a freeze window (freeze-window.ts); cleared when it starts. */
+  frozen?: WaveFreeze;
+  /** An operator's recorded override: the wave starts its clusters whatever the freeze windows say. */
+  freezeOverride?: { reason: string; by?: string; at: number };
   createdAt: number;
   updatedAt: number;
   failure?: WaveFailure;
@@ -111,7 +117,7 @@ export function hashTokenValue(value: string | undefined): string {
 }
 
 /** A new wave over `clusterIds`, in the order given; nothing started yet. */
-export function createSyncWave(input: { id: string; runtime: WaveRuntime; clusterIds: readonly string[]; ackTimeout: string; ackTimeoutMs: number; now: number }): SyncWave {
+export function createSyncWave(input: { id: string; runtime: WaveRuntime; clusterIds: readonly string[]; ackTimeout: string; ackTimeoutMs: number; now: number; selector?: string }): SyncWave {
   return {
     id: input.id,
     runtime: { ...input.runtime },
@@ -120,6 +126,7 @@ export function createSyncWave(input: { id: string; runtime: WaveRuntime; cluste
     ackTimeoutMs: input.ackTimeoutMs,
     state: input.clusterIds.length === 0 ? 'Completed' : 'Running',
     clusters: input.clusterIds.map((clusterId) => ({ clusterId, state: 'Pending', targets: [] })),
+    ...(input.selector ? { selector: input.selector } : {}),
     createdAt: input.now,
     updatedAt: input.now,
     version: 0,
@@ -294,9 +301,40 @@ export function judgeCluster(observations: ReadonlyArray<{ target: WaveTarget; o
 /** The wave with cluster `index` started on `targets` (acknowledged at once when it has none). */
 export function startCluster(wave: SyncWave, index: number, targets: WaveTarget[], now: number): SyncWave {
   const next = touch(wave, now);
+  delete next.frozen;
   const step = next.clusters[index] as WaveClusterStep;
   next.clusters[index] = targets.length === 0 ? { ...step, state: 'Acknowledged', startedAt: now, acknowledgedAt: now, targets: [] } : { ...step, state: 'Syncing', startedAt: now, targets };
   return settle(next);
+}
+
+/** A freeze as the wave records it: which cluster waits, for which window, since when. */
+export interface WaveFreeze {
+  clusterId: string;
+  window: string;
+  effect: 'deny' | 'allow';
+  until?: number;
+  message: string;
+  since: number;
+}
+
+/**
+ * The wave recording that its next cluster waits for a freeze, or undefined when it
+ * already records that same freeze (nothing to write: a frozen wave costs no write per run).
+ */
+export function freezeWave(wave: SyncWave, freeze: Omit<WaveFreeze, 'since'>, now: number): SyncWave | undefined {
+  const current = wave.frozen;
+  if (current && current.clusterId === freeze.clusterId && current.window === freeze.window && current.until === freeze.until && current.message === freeze.message) return undefined;
+  const next = touch(wave, now);
+  const since = current && current.clusterId === freeze.clusterId ? current.since : now;
+  next.frozen = { ...freeze, since };
+  return next;
+}
+
+/** The wave with an operator's override recorded: it no longer waits for freeze windows. */
+export function overrideFreeze(wave: SyncWave, reason: string, by: string | undefined, now: number): SyncWave {
+  const next = touch(wave, now);
+  next.freezeOverride = { reason, ...(by ? { by } : {}), at: now };
+  return next;
 }
 
 /** The wave with cluster `index` acknowledged. */

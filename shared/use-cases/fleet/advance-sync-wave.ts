@@ -27,12 +27,15 @@ import {
   describeWaveRuntime,
   haltWave,
   hashTokenValue,
+  freezeWave,
   judgeCluster,
   nextWaveStep,
   observeWaveTarget,
   orderClusters,
   startCluster,
 } from '../../domain/fleet/sync-wave';
+import { parseClusterSelector, selectorMatches } from '../../domain/fleet/cluster-labels';
+import { freezeOf, type FreezeWindow } from '../../domain/fleet/freeze-window';
 import type { SyncWave, WaveRuntime, WaveTarget } from '../../domain/fleet/sync-wave';
 
 /** Objects per list request when choosing a cluster's targets. */
@@ -59,6 +62,8 @@ export interface StartSyncWaveInput {
   runtime: WaveRuntime;
   /** Clusters in the order to sync; every delegate cluster (by id) when absent. */
   clusterIds?: readonly string[];
+  /** Instead of `clusterIds`: the delegate clusters whose labels match this selector (`env=prod,region=eu`), by id. */
+  selector?: string;
   /** A Go duration; DEFAULT_WAVE_ACK_TIMEOUT when absent. */
   ackTimeout?: string;
   /** For tests; a time-ordered id otherwise. */
@@ -84,18 +89,23 @@ export function parseAckTimeout(text: string): number {
 
 /**
  * Records a new wave. Clusters named explicitly keep their order and must be registered
- * delegate clusters; by default every delegate cluster, ordered by id. InvalidInputError
- * for an unknown or standalone cluster, a bad deadline, or a wave still running for the
- * same runtime.
+ * delegate clusters; a selector takes the delegate clusters whose labels match, by id; by
+ * default every delegate cluster, by id. InvalidInputError for an unknown or standalone
+ * cluster, a malformed selector or one that matches no delegate cluster, a bad deadline,
+ * or a wave still running for the same runtime.
  */
 export async function startSyncWave(deps: Pick<FleetDeps, 'fleet' | 'clusters' | 'clock'>, input: StartSyncWaveInput): Promise<SyncWave> {
   const ackTimeout = input.ackTimeout ?? DEFAULT_WAVE_ACK_TIMEOUT;
   const ackTimeoutMs = parseAckTimeout(ackTimeout);
+  if (input.clusterIds !== undefined && input.selector !== undefined) throw new InvalidInputError('name the clusters or give a selector, not both');
+  const selector = input.selector === undefined ? undefined : parseClusterSelector(input.selector);
   const records = await deps.clusters.listClusters();
   let clusterIds: string[];
   if (input.clusterIds === undefined) {
-    clusterIds = orderClusters(records.filter(isDelegateCluster).map((record) => record.id));
-    if (clusterIds.length === 0) throw new InvalidInputError('no delegate cluster is registered: a sync wave rolls forward only where upstream OME pins');
+    const delegates = records.filter(isDelegateCluster);
+    if (delegates.length === 0) throw new InvalidInputError('no delegate cluster is registered: a sync wave rolls forward only where upstream OME pins');
+    clusterIds = orderClusters(delegates.filter((record) => !selector || selectorMatches(selector, record.labels)).map((record) => record.id));
+    if (clusterIds.length === 0) throw new InvalidInputError(`no delegate cluster matches the selector "${selector?.text ?? ''}" (kubectl ome admin cluster list --show-labels shows each cluster's labels)`);
   } else {
     clusterIds = [...new Set(input.clusterIds)];
     if (clusterIds.length === 0) throw new InvalidInputError('name at least one cluster');
@@ -110,7 +120,7 @@ export async function startSyncWave(deps: Pick<FleetDeps, 'fleet' | 'clusters' |
   const running = (await deps.fleet.listWaves()).find((other) => other.state === 'Running' && sameWaveRuntime(other.runtime, input.runtime));
   if (running) throw new InvalidInputError(`sync wave ${running.id} is still running for ${describeWaveRuntime(input.runtime)}; wait for it to finish or halt`);
   const now = deps.clock.now();
-  const wave = createSyncWave({ id: input.id ?? newWaveId(now), runtime: input.runtime, clusterIds, ackTimeout, ackTimeoutMs, now });
+  const wave = createSyncWave({ id: input.id ?? newWaveId(now), runtime: input.runtime, clusterIds, ackTimeout, ackTimeoutMs, now, ...(selector?.text ? { selector: selector.text } : {}) });
   await deps.fleet.createWave(wave);
   return wave;
 }
@@ -120,6 +130,8 @@ export type AdvanceOutcome =
   | { waveId: string; outcome: 'completed' | 'halted'; wave: SyncWave }
   /** A cluster's acknowledgements are still due. */
   | { waveId: string; outcome: 'waiting'; wave: SyncWave }
+  /** The next cluster waits for a freeze window (recorded in `wave.frozen`). */
+  | { waveId: string; outcome: 'frozen'; wave: SyncWave }
   /** Another invocation wrote the wave meanwhile; it carries the step. */
   | { waveId: string; outcome: 'contended' };
 
@@ -254,18 +266,30 @@ function haltsOn(error: unknown, wave: SyncWave, index: number, started: boolean
  * Takes every step of the wave that is due now, in order: choose a cluster's targets and
  * set the token on them, check their acknowledgements, move to the next cluster once all
  * are acknowledged, halt at the first failure (the record names the cluster, the object
- * and why; later clusters stay untouched). Returns when the wave waits, is finished, or
- * another invocation wrote it first.
+ * and why; later clusters stay untouched). A cluster is not started while a freeze window
+ * holds it, unless the wave records an override. Returns when the wave waits, is frozen, is
+ * finished, or another invocation wrote it first.
  */
 export async function advanceSyncWave(deps: FleetDeps, waveOrId: SyncWave | string): Promise<AdvanceOutcome> {
   let wave = typeof waveOrId === 'string' ? await deps.fleet.getWave(waveOrId) : waveOrId;
   if (wave === undefined) throw new NotFoundError(`sync wave ${String(waveOrId)} not found`);
   const waveId = wave.id;
+  let windows: FreezeWindow[] | undefined;
   for (;;) {
     const step = nextWaveStep(wave);
     if (step.kind === 'done') return { waveId, outcome: wave.state === 'Halted' ? 'halted' : 'completed', wave };
     const clusterId = wave.clusters[step.index]?.clusterId as string;
     const now = deps.clock.now();
+    if (step.kind === 'start' && !wave.freezeOverride) {
+      windows ??= await deps.fleet.listFreezeWindows();
+      const freeze = windows.length === 0 ? undefined : freezeOf(windows, (await deps.clusters.getCluster(clusterId))?.labels, now);
+      if (freeze) {
+        // Recorded once per freeze, so `fleet status` says why the wave waits; not rewritten every run.
+        const frozen = freezeWave(wave, { clusterId, ...freeze }, now);
+        const saved = frozen === undefined ? wave : await save(deps, frozen);
+        return saved === undefined ? { waveId, outcome: 'contended' } : { waveId, outcome: 'frozen', wave: saved };
+      }
+    }
     let result: StepResult;
     try {
       const { client } = await deps.cluster(clusterId);
