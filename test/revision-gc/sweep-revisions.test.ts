@@ -107,26 +107,27 @@ describe('sweepRevisions against the embedded API server', () => {
     });
 
     it('counts a revision as collected only in the sweep whose delete removed it', async () => {
-      // Prepare: 10 kept, 3 expired. Sweep B runs whole just before sweep A's first delete.
+      // Prepare: 10 kept, 3 expired. Sweep A deletes one at a time, in name order; sweep B
+      // runs whole between A's first delete and its second.
       const { ome, rt, options } = await freshNamespaces();
       await createRevisions(client, ome, 10, { runtime: rt });
       const expired: string[] = [];
       for (const index of [100, 101, 102]) expired.push((await createRevision(client, ome, { runtime: rt, index, createdAt: T0 - DAY, mark: LONG_AGO })).metadata.name);
       let running: ReturnType<typeof sweepRevisions> | undefined;
       const racing = interleave(client, {
-        async beforeDelete() {
-          await (running ??= sweepRevisions(client, options));
+        async beforeDelete(name) {
+          if (name !== expired[0]) await (running ??= sweepRevisions(client, options));
         },
       });
 
       // Act
-      const sweepA = await sweepRevisions(racing, options);
+      const sweepA = await sweepRevisions(racing, { ...options, writeConcurrency: 1 });
       const sweepB = await running;
 
-      // Assess: B deleted all three and says so; A's deletes found them gone and A announces nothing.
-      expect(sweepB?.collected).toEqual([{ kind: RuntimeKind.cluster, namespace: '', name: rt, count: 3, names: expired.sort() }]);
-      expect(sweepA.stats).toMatchObject({ deleted: 0, skippedConflicts: 3 });
-      expect(sweepA.collected).toBeUndefined();
+      // Assess: A announces the one it deleted, B the two it deleted; A's two late deletes found them gone.
+      expect(sweepA.stats).toMatchObject({ deleted: 1, skippedConflicts: 2 });
+      expect(sweepA.collected).toEqual([{ kind: RuntimeKind.cluster, namespace: '', name: rt, count: 1, names: [expired[0]] }]);
+      expect(sweepB?.collected).toEqual([{ kind: RuntimeKind.cluster, namespace: '', name: rt, count: 2, names: expired.slice(1) }]);
     });
 
     it('writes nothing in a dry run and reports what it would mark and delete', async () => {
