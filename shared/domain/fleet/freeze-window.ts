@@ -144,10 +144,10 @@ const DAY = 24 * 3_600_000;
 /** Whether any day of the next eight years (two leap cycles) matches the schedule's days and months. */
 function firesOnSomeDay(schedule: CronSchedule, now: number): boolean {
   const today = Math.floor(now / DAY) * DAY;
+  // Any hour and minute of the schedule on a day will do: those sets are never empty.
+  const firstOfDay = Math.min(...schedule.hours) * 3_600_000 + Math.min(...schedule.minutes) * MINUTE;
   for (let day = today; day < today + 2_923 * DAY; day += DAY) {
-    // Any hour and minute of the schedule on that day will do: those sets are never empty.
-    const first = day + Math.min(...schedule.hours) * 3_600_000 + Math.min(...schedule.minutes) * MINUTE;
-    if (cronFiresAt(schedule, first)) return true;
+    if (cronFiresAt(schedule, day + firstOfDay)) return true;
   }
   return false;
 }
