@@ -6,10 +6,13 @@
 #   npm run mutation                       every module in scope, incremental against the
 #                                          committed mutation/incremental.json: only the
 #                                          mutants of code changed since it was written run
-#   npm run mutation -- --full             every mutant again; rewrites the incremental file
-#                                          and the committed table, mutation/scores.json;
+#   npm run mutation -- --full [--resume]  every mutant again, one Stryker run per module
+#                                          (scripts/mutation-full.ts); rewrites the incremental
+#                                          file and the committed table, mutation/scores.json;
 #                                          two test runners (MUTATION_CONCURRENCY), since a
-#                                          full run wants an idle machine anyway
+#                                          full run wants an idle machine anyway; --resume
+#                                          keeps the module runs already finished on the same
+#                                          committed code
 #   npm run mutation -- shared/domain/rollout/plan.ts shared/domain/runtime/gc.ts
 #                                          only these files
 #   npm run mutation -- --changed [BASE]   only the files in scope changed since BASE
@@ -18,9 +21,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 files=()
-full=false
 if [ "${1:-}" = "--full" ]; then
-  full=true
+  shift
+  exec npx tsx scripts/mutation-full.ts "$@"
 elif [ "${1:-}" = "--changed" ]; then
   base="${2:-origin/main}"
   # The scope's patterns as git pathspecs (where `*` also matches `/`).
@@ -40,17 +43,11 @@ elif [ "$#" -gt 0 ]; then
 fi
 
 args=()
-if $full; then
-  args=(--force --concurrency "${MUTATION_CONCURRENCY:-2}")
-elif [ "${#files[@]}" -gt 0 ]; then
+if [ "${#files[@]}" -gt 0 ]; then
   # A narrowed run keeps its own incremental file, so the full run's stays whole.
   args=(--mutate "$(IFS=,; echo "${files[*]}")" --incrementalFile reports/stryker-incremental-files.json)
 fi
 npx stryker run "${args[@]}"
 status=$?
-if $full; then
-  npx tsx scripts/mutation-score.ts --table mutation/scores.json || exit 1
-else
-  npx tsx scripts/mutation-score.ts || exit 1
-fi
+npx tsx scripts/mutation-score.ts || exit 1
 exit "$status"
