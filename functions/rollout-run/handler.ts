@@ -24,10 +24,16 @@ const logger = createLogger(SERVICE_NAME);
 // Asks for a render when a held sequence group's turn begins.
 const publisherOf = lazyEventPublisher(logger);
 // The cluster's analysis configuration, read once per invocation by this function's identity,
-// sampled under the plane's network fence (mode and ANALYSIS_SOURCE_ALLOWLIST).
+// sampled under the plane's network fence (mode and ANALYSIS_SOURCE_ALLOWLIST); AWS sources
+// are signed with this function's role.
 const analysisOf = wiringPerInvocation(() => {
   const { config } = getAppContext();
-  return prometheusAnalysisWiring({ sampling: true, fallbackAddress: config.prometheusAddress, fence: metricsFenceOf(config) });
+  return prometheusAnalysisWiring({
+    sampling: true,
+    fallbackAddress: config.prometheusAddress,
+    fence: metricsFenceOf(config),
+    awsRegion: config.region,
+  });
 });
 
 const onHint = createHintHandler(

@@ -11,6 +11,8 @@ import { EMPTY_SOURCE_ALLOWLIST, type MetricsFence } from '../domain/analysis/ne
 import type { AnalysisExecutor } from '../ports/analysis';
 import type { ClusterClient } from '../ports/cluster';
 import type { MetricsBinding } from '../domain/rollout/analysis';
+import type { AwsCredentialsProvider } from '../adapters/aws-credentials/eks-token';
+import { functionAwsCredentials } from '../adapters/aws-credentials/clients';
 
 /** A cluster as the wiring sees it: its client (with the calling function's identity) and OME's namespace. */
 export interface AnalysisCluster {
@@ -62,6 +64,10 @@ export interface PrometheusWiringOptions {
   /** The network fence of the executor; unset, the strictest (deployed mode, nothing allowed). */
   readonly fence?: MetricsFence;
   readonly fetch?: FetchFn;
+  /** What AWS sources (CloudWatch, Managed Prometheus) are signed with; the function's role (the SDK's default chain) by default. */
+  readonly awsCredentials?: AwsCredentialsProvider;
+  /** The plane's region, for AWS sources whose binding names none. */
+  readonly awsRegion?: string;
   readonly now?: () => Date;
 }
 
@@ -84,6 +90,8 @@ export function prometheusAnalysisWiring(options: PrometheusWiringOptions): Anal
       readSecret: clusterSecretReader(cluster.client),
       readConfig: () => config,
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      awsCredentials: options.awsCredentials ?? functionAwsCredentials(),
+      ...(options.awsRegion ? { awsRegion: options.awsRegion } : {}),
       ...(options.now ? { now: options.now } : {}),
     });
     return { metrics, analysis };

@@ -65,11 +65,49 @@ describe('Function: parseMetricsConfig', () => {
     ['metricProviders that is not JSON', { metricProviders: '{nope' }, 'unable to parse metricProviders config json: '],
     ['canaryAnalysis that is not JSON', { canaryAnalysis: 'nope' }, 'unable to parse canaryAnalysis config json: '],
     ['canaryAnalysis that is a list', { canaryAnalysis: '[]' }, 'unable to parse canaryAnalysis config json: not a JSON object'],
+    ['a binding of an unknown type', { metricProviders: '{"dd":{"type":"datadog","serverAddress":"https://dd"}}' }, 'metric provider "dd" has type "datadog": want "prometheus", "cloudwatch" or "amp"'],
+    ['an amp binding without serverAddress', { metricProviders: '{"amp":{"type":"amp","region":"us-east-1"}}' }, 'metric provider "amp" has no serverAddress'],
+    ['an AWS binding with a token', { metricProviders: '{"cw":{"type":"cloudwatch","authSecretRef":{"name":"t","key":"k"}}}' }, 'metric provider "cw" of type cloudwatch signs with the function\'s AWS role and takes no authSecretRef'],
+    ['a region that is not one', { metricProviders: '{"cw":{"type":"cloudwatch","region":"Ireland"}}' }, 'metric provider "cw" has region "Ireland": want an AWS region such as "eu-west-1"'],
+    ['a CloudWatch period CloudWatch refuses', { metricProviders: '{"cw":{"type":"cloudwatch","period":"90s"}}' }, 'metric provider "cw" has period "90s": want 1s, 5s, 10s, 20s, 30s or whole minutes'],
+    ['a period on amp', { metricProviders: '{"amp":{"type":"amp","serverAddress":"https://aps","period":"1m"}}' }, 'metric provider "amp" of type amp takes no period'],
   ])('reports %s and binds nothing from it', (_name, data, problem) => {
     const config = parseMetricsConfig(data);
     expect(config.problem).toContain(problem);
     expect(config.providers).toEqual({});
     expect(metricsBinding(config)).toEqual({ boundProviders: new Set(), executor: false });
+  });
+});
+
+describe('AWS bindings (type cloudwatch or amp)', () => {
+  it.each<[string, Record<string, unknown>, unknown]>([
+    ['a CloudWatch binding at its region\'s endpoint, one datapoint a minute', { type: 'cloudwatch', region: 'eu-west-1' }, { serverAddress: '', aws: { type: 'cloudwatch', region: 'eu-west-1', periodSeconds: 60 } }],
+    ['a CloudWatch binding in the plane\'s region, every 5 minutes', { type: 'cloudwatch', period: '5m' }, { serverAddress: '', aws: { type: 'cloudwatch', periodSeconds: 300 } }],
+    ['a high-resolution CloudWatch binding at an endpoint of its own', { type: 'cloudwatch', period: '10s', serverAddress: 'https://monitoring.vpce.example' }, { serverAddress: 'https://monitoring.vpce.example', aws: { type: 'cloudwatch', periodSeconds: 10 } }],
+    ['a Managed Prometheus workspace', { type: 'amp', serverAddress: 'https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1', headers: { 'X-Team': 'a' } }, { serverAddress: 'https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1', headers: { 'X-Team': 'a' }, aws: { type: 'amp' } }],
+    ['an explicit prometheus type, as no type', { type: 'prometheus', serverAddress: 'http://p:9090' }, { serverAddress: 'http://p:9090' }],
+  ])('reads %s', (_name, binding, want) => {
+    const config = parseMetricsConfig({ metricProviders: JSON.stringify({ source: binding }) });
+    expect(config.problem).toBeUndefined();
+    expect(config.providers.source).toEqual(want);
+  });
+
+  it('resolves an AWS source with no token, and only a Managed Prometheus source with headers', () => {
+    const config = parseMetricsConfig({
+      metricProviders: JSON.stringify({
+        cw: { type: 'cloudwatch', headers: { 'X-Team': 'a' } },
+        amp: { type: 'amp', serverAddress: 'https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1', headers: { 'X-Team': 'a' } },
+      }),
+    });
+    const canary = (name: string): AnalysisPrometheus => ({ providerRef: { name }, authRef: { name: 'mine', key: 'token' }, headers: { 'X-Canary': '1' } });
+
+    expect(resolveMetricsSource(canary('cw'), config)).toEqual({ address: '', headers: {}, aws: { type: 'cloudwatch', periodSeconds: 60 } });
+    expect(resolveMetricsSource(canary('amp'), config)).toEqual({
+      address: 'https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1',
+      headers: { 'X-Team': 'a', 'X-Canary': '1' },
+      aws: { type: 'amp' },
+    });
+    expect(metricsBinding(config)).toEqual({ boundProviders: new Set(['cw', 'amp']), executor: false });
   });
 });
 

@@ -80,6 +80,13 @@ describe('Function: checkMetricsSource', () => {
     ['an operator source over http without a token', candidate('http://prom.example'), deployed, undefined],
     ['a token over plain http (local)', candidate('http://prom.example:9090', { bearer: true }), local, 'auth: refusing to send a bearer token over plain http to http://prom.example:9090: use https'],
     ['a token over plain http (deployed, an operator source)', candidate('http://prom.example', { bearer: true }), deployed, 'auth: refusing to send a bearer token over plain http to http://prom.example: use https'],
+    ['an AWS source signed over https', candidate('https://monitoring.eu-west-1.amazonaws.com', { signed: true }), deployed, undefined],
+    [
+      'an AWS source signed over plain http',
+      candidate('http://monitoring.internal', { signed: true }),
+      local,
+      "auth: refusing to send requests signed with the function's AWS credentials over plain http to http://monitoring.internal: use https",
+    ],
     ['a canary address, locally', candidate('https://mine.example', { canaryAddress: true }), local, undefined],
     [
       'a canary address in deployed mode',

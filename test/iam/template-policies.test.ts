@@ -234,6 +234,23 @@ describe('serverless.yml roles: hint queues', () => {
   });
 });
 
+describe('serverless.yml roles: metric sources', () => {
+  const allowed = (name: string, action: string, resource: string) => evaluatePolicy(statementsOf(name), { action, resource }).decision === 'allow';
+  const workspace = (account: string, region = 'us-east-2') => `arn:aws:aps:${region}:${account}:workspace/ws-1234`;
+  const names = Object.keys(NEEDS);
+
+  it.each(names)('%s reads metrics only if it samples canaries (rollout-run), and only from its own account', (name) => {
+    const samples = name === 'rollout-run';
+    expect(allowed(name, 'cloudwatch:GetMetricData', '*')).toBe(samples);
+    expect(allowed(name, 'aps:QueryMetrics', workspace(roles.accountId))).toBe(samples);
+    expect(allowed(name, 'aps:QueryMetrics', workspace(roles.accountId, 'ap-south-1'))).toBe(samples);
+    expect(allowed(name, 'aps:QueryMetrics', workspace('999999999999'))).toBe(false);
+    // Reading, never writing: no metric data put, no workspace changed.
+    expect(allowed(name, 'cloudwatch:PutMetricData', '*')).toBe(false);
+    expect(allowed(name, 'aps:RemoteWrite', workspace(roles.accountId))).toBe(false);
+  });
+});
+
 describe('serverless.yml roles: the bus', () => {
   const busArn = () => `arn:aws:events:${roles.region}:${roles.accountId}:event-bus/${roles.service}-${roles.stage}-bus`;
   /** What `name` may put on the bus, entry by entry (EventBridge authorises each entry with its detail-type). */

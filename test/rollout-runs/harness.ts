@@ -19,6 +19,7 @@ import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
 import type { Stores } from '../../shared/ports/store';
 import { createRolloutWorkloadWriter, type AdvanceRolloutRunResult, type RepinMetrics } from '../../shared/use-cases/rollout-runs';
 import { advanceUnderLease, handleRepinApplyHint } from '../../shared/app/rollout-hints';
+import type { ClusterAnalysis } from '../../shared/app/analysis-wiring';
 import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
 import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/domain/rollout/types';
 import { renderComponentDeployment, renderEngineDeployment, type RenderedComponent } from '../../shared/domain/runtime/workload';
@@ -213,12 +214,13 @@ export function advanceOnce(bench: Bench, name: string): Promise<AdvanceRolloutR
   return advanceUnderLease(work, { namespace: NAMESPACE, name });
 }
 
-/** Advances the run (as rollout-run does on each hint) until `done` holds or time runs out. */
+/** Advances the run (as rollout-run does on each hint, sampling with `analysis` when given) until `done` holds or time runs out. */
 export async function advanceUntil(
   bench: Bench,
   name: string,
   done: (result: AdvanceRolloutRunResult, isvc: RolloutIsvc) => boolean,
   timeoutMs = 5_000,
+  analysis?: ClusterAnalysis,
 ): Promise<RolloutIsvc> {
   const deadline = Date.now() + timeoutMs;
   const work = {
@@ -226,6 +228,7 @@ export async function advanceUntil(
     client: bench.client,
     clock: bench.clock,
     reconcile: { leases: bench.stores.leases, clock: bench.clock, holder: 'advance', leaseTtlMs: 10_000, maxConflictRetries: 5 },
+    ...(analysis ? { analysis } : {}),
   };
   for (;;) {
     const result = await advanceUnderLease(work, { namespace: NAMESPACE, name });

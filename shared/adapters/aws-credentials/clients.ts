@@ -3,8 +3,20 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { boundedRequestHandler } from '../aws-request-handler';
 import type { Clock } from '../../ports/clock';
+import type { AwsCredentialsProvider } from './eks-token';
 import type { ClusterCredentialResolver } from './resolve-credentials';
 import { createAwsCredentialResolver } from './resolve-credentials';
+
+let functionCredentials: AwsCredentialsProvider | undefined;
+
+/**
+ * The function's own AWS credentials (its role, through the SDK's default chain), one
+ * provider per process: it caches what it resolves until shortly before expiry.
+ */
+export function functionAwsCredentials(): AwsCredentialsProvider {
+  functionCredentials ??= defaultProvider();
+  return functionCredentials;
+}
 
 export interface DefaultAwsCredentialResolverOptions {
   /** Where the cluster secrets live (the functions' region). */
@@ -20,7 +32,7 @@ export interface DefaultAwsCredentialResolverOptions {
  * process; nothing is called until a secret or EKS record is resolved.
  */
 export function createDefaultAwsCredentialResolver(options: DefaultAwsCredentialResolverOptions): ClusterCredentialResolver {
-  const credentials = defaultProvider();
+  const credentials = functionAwsCredentials();
   const common = { credentials, maxAttempts: 3, retryMode: 'standard', requestHandler: boundedRequestHandler({ connectionTimeoutMs: 1_000, requestTimeoutMs: 5_000 }) } as const;
   const secrets = new SecretsManagerClient({ region: options.region, ...common });
   const eksClients = new Map<string, EKSClient>();

@@ -40,17 +40,23 @@ export interface InstantQuery {
   readonly maxSeries?: number;
 }
 
-/** The query endpoint for an address, or PrometheusAddressError when it makes no client. */
-export function queryUrl(address: string): URL {
-  let base: URL;
+/** An address as a URL, or PrometheusAddressError when it makes no client (not a URL, or not http(s)). */
+export function sourceUrl(address: string): URL {
+  let url: URL;
   try {
-    base = new URL(address);
+    url = new URL(address);
   } catch (cause) {
     throw new PrometheusAddressError(`parse ${JSON.stringify(address)}: invalid URL`, { cause });
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-    throw new PrometheusAddressError(`unsupported protocol scheme ${JSON.stringify(base.protocol.replace(/:$/, ''))}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new PrometheusAddressError(`unsupported protocol scheme ${JSON.stringify(url.protocol.replace(/:$/, ''))}`);
   }
+  return url;
+}
+
+/** The query endpoint for an address, or PrometheusAddressError when it makes no client. */
+export function queryUrl(address: string): URL {
+  const base = sourceUrl(address);
   const url = new URL(base.origin);
   url.pathname = base.pathname.replace(/\/+$/, '') + QUERY_PATH;
   return url;
@@ -113,7 +119,8 @@ async function send(
   }
 }
 
-async function readCapped(response: Response, maxBytes: number, url: URL, signal: AbortSignal | undefined): Promise<string> {
+/** The body's text, read through `maxBytes` (PrometheusResponseError beyond it). */
+export async function readCapped(response: Response, maxBytes: number, url: URL, signal: AbortSignal | undefined): Promise<string> {
   const declared = Number(response.headers.get('content-length') ?? '');
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel();
@@ -146,7 +153,7 @@ function tooLarge(maxBytes: number): PrometheusResponseError {
 }
 
 /** Go's `Post "<url>": <reason>` shape, with Node's cause named plainly. */
-function transportError(cause: unknown, method: string, url: URL, signal: AbortSignal | undefined): Error {
+export function transportError(cause: unknown, method: string, url: URL, signal: AbortSignal | undefined): Error {
   const verb = method === 'POST' ? 'Post' : 'Get';
   const where = `${verb} ${JSON.stringify(url.toString())}`;
   if (signal?.aborted || isAbort(cause)) return new PrometheusTimeoutError(`${where}: context deadline exceeded`, { cause });

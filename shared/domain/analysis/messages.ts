@@ -13,6 +13,9 @@ export const TEMPLATE_ERROR_PREFIX = 'template error: ';
 /** Prefix of the one `auth` entry when the authRef token cannot be read. */
 export const BEARER_TOKEN_PREFIX = 'resolve bearer token: ';
 
+/** Prefix of the one `auth` entry when the function's AWS credentials, which AWS sources are signed with, cannot be read. */
+export const AWS_CREDENTIALS_PREFIX = 'resolve AWS credentials: ';
+
 /** Prefix of a metric whose threshold is not a number (admission rejects these; a slip reads inconclusive). */
 export const INVALID_THRESHOLD_PREFIX = 'invalid threshold: ';
 
@@ -34,6 +37,7 @@ export const Message = {
   providerUnbound: (name: string) => `metric provider "${name}" is not bound in this cluster's metricProviders configuration`,
   noSource:
     'no metrics source: the canary sets no prometheus.serverAddress or providerRef, and canaryAnalysis sets no bundledPrometheusAddress or bound defaultProvider',
+  noAwsRegion: (type: string) => `metric provider of type ${type} names no region, and the plane has none: set "region" in its metricProviders binding`,
   unsupportedResult: (type: string) => `unsupported prometheus result type ${type} (expected scalar or vector)`,
   nonNumericString: (value: string) => `non-numeric string result ${JSON.stringify(value)}`,
 } as const;

@@ -26,11 +26,39 @@ export interface TokenRef {
   readonly key: string;
 }
 
-/** One `metricProviders` binding (upstream's MetricProviderBinding). */
+/**
+ * The AWS sources a binding may name with `type` (the plane's extension: upstream's
+ * binding is always Prometheus). Both sign with the function's own role (SigV4).
+ * - `cloudwatch`: the metric's `query` is a CloudWatch Metrics Insights query or metric
+ *   math expression, run by GetMetricData over the binding's `period`; each series'
+ *   latest datapoint is one value.
+ * - `amp`: Amazon Managed Service for Prometheus, PromQL as for Prometheus; `serverAddress`
+ *   is the workspace's endpoint (`https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>`).
+ */
+export const AwsMetricsType = { cloudWatch: 'cloudwatch', amp: 'amp' } as const;
+export type AwsMetricsType = (typeof AwsMetricsType)[keyof typeof AwsMetricsType];
+
+/** The SigV4 service name each AWS source signs for. */
+export const AWS_SIGNING_SERVICE: Readonly<Record<AwsMetricsType, string>> = { cloudwatch: 'monitoring', amp: 'aps' };
+
+/** A CloudWatch binding's `period` when it sets none: one datapoint a minute, as standard metrics have. */
+export const DEFAULT_CLOUDWATCH_PERIOD_SECONDS = 60;
+
+/** An AWS source of a binding: which service, in which region (else the plane's own), over what period. */
+export interface AwsMetricsBinding {
+  readonly type: AwsMetricsType;
+  readonly region?: string;
+  /** CloudWatch only: the period of the datapoints, seconds. */
+  readonly periodSeconds?: number;
+}
+
+/** One `metricProviders` binding (upstream's MetricProviderBinding, plus `aws` for the plane's AWS sources). */
 export interface MetricProviderBinding {
+  /** Empty for a CloudWatch binding that uses its region's endpoint. */
   readonly serverAddress: string;
   readonly authSecretRef?: TokenRef;
   readonly headers?: Readonly<Record<string, string>>;
+  readonly aws?: AwsMetricsBinding;
 }
 
 /** The analysis settings of one cluster, read once per sample. */
@@ -53,6 +81,8 @@ export interface MetricsSource {
   readonly tokenRef?: TokenRef;
   /** The address is the canary's own `serverAddress` rather than an operator's source (see network-fence.ts). */
   readonly canaryAddress?: true;
+  /** An AWS source, signed with the function's role; never with a bearer token. */
+  readonly aws?: AwsMetricsBinding;
 }
 
 /**
@@ -97,8 +127,8 @@ function readProviders(data: Readonly<Record<string, string>> | undefined, probl
   const providers: Record<string, MetricProviderBinding> = {};
   for (const [name, value] of Object.entries(raw ?? {})) {
     const binding = readBinding(value);
-    if (!binding) {
-      problems.push(`metric provider ${JSON.stringify(name)} has no serverAddress`);
+    if (typeof binding === 'string') {
+      problems.push(`metric provider ${JSON.stringify(name)} ${binding}`);
       return {};
     }
     providers[name] = binding;
@@ -106,17 +136,62 @@ function readProviders(data: Readonly<Record<string, string>> | undefined, probl
   return providers;
 }
 
-function readBinding(value: unknown): MetricProviderBinding | undefined {
-  if (!isRecord(value)) return undefined;
-  const serverAddress = stringField(value, 'serverAddress');
-  if (!serverAddress) return undefined;
-  const ref = value.authSecretRef;
-  const headers = stringMap(value.headers);
+/** One binding, or what is wrong with it (completing `metric provider "<name>" …`). */
+function readBinding(value: unknown): MetricProviderBinding | string {
+  const record = isRecord(value) ? value : {};
+  const serverAddress = stringField(record, 'serverAddress');
+  const aws = readAwsBinding(record);
+  if (typeof aws === 'string') return aws;
+  if (!serverAddress && aws?.type !== AwsMetricsType.cloudWatch) return 'has no serverAddress';
+  const ref = record.authSecretRef;
+  if (aws && ref !== undefined) return `of type ${aws.type} signs with the function's AWS role and takes no authSecretRef`;
+  const headers = stringMap(record.headers);
   return {
     serverAddress,
     ...(isRecord(ref) ? { authSecretRef: { name: stringField(ref, 'name'), key: stringField(ref, 'key') } } : {}),
     ...(headers ? { headers } : {}),
+    ...(aws ? { aws } : {}),
   };
+}
+
+const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+/** GetMetricData's periods: high resolution, or whole minutes. */
+const HIGH_RESOLUTION_PERIODS = new Set([1, 5, 10, 20, 30]);
+const NS_PER_SECOND = 1_000_000_000n;
+
+/** The binding's `type`, `region` and `period`: undefined for Prometheus (no `type`, or `prometheus`). */
+function readAwsBinding(record: Record<string, unknown>): AwsMetricsBinding | undefined | string {
+  const type = record.type ?? 'prometheus';
+  if (type === 'prometheus') return undefined;
+  if (type !== AwsMetricsType.cloudWatch && type !== AwsMetricsType.amp) {
+    return `has type ${JSON.stringify(type)}: want "prometheus", "cloudwatch" or "amp"`;
+  }
+  const region = record.region;
+  if (region !== undefined && (typeof region !== 'string' || !AWS_REGION.test(region))) return `has region ${JSON.stringify(region)}: want an AWS region such as "eu-west-1"`;
+  let periodSeconds: number | undefined;
+  if (record.period !== undefined) {
+    if (type !== AwsMetricsType.cloudWatch) return `of type ${type} takes no period`;
+    periodSeconds = periodSecondsOf(record.period);
+    if (periodSeconds === undefined) return `has period ${JSON.stringify(record.period)}: want 1s, 5s, 10s, 20s, 30s or whole minutes`;
+  }
+  return {
+    type,
+    ...(typeof region === 'string' ? { region } : {}),
+    ...(type === AwsMetricsType.cloudWatch ? { periodSeconds: periodSeconds ?? DEFAULT_CLOUDWATCH_PERIOD_SECONDS } : {}),
+  };
+}
+
+function periodSecondsOf(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  let ns: bigint;
+  try {
+    ns = parseGoDuration(value);
+  } catch {
+    return undefined;
+  }
+  if (ns <= 0n || ns % NS_PER_SECOND !== 0n) return undefined;
+  const seconds = Number(ns / NS_PER_SECOND);
+  return HIGH_RESOLUTION_PERIODS.has(seconds) || seconds % 60 === 0 ? seconds : undefined;
 }
 
 function readJsonObject(data: Readonly<Record<string, string>> | undefined, key: string, problems: string[]): Record<string, unknown> | undefined {
@@ -187,6 +262,11 @@ function ownAuth(prometheus: AnalysisPrometheus | undefined): { headers: Record<
 }
 
 function fromBinding(binding: MetricProviderBinding, own: { headers: Record<string, string>; tokenRef?: TokenRef }): MetricsSource {
+  // An AWS source signs with the function's role: no token is read, and CloudWatch takes no headers.
+  if (binding.aws) {
+    const headers = binding.aws.type === AwsMetricsType.amp ? { ...(binding.headers ?? {}), ...own.headers } : {};
+    return { address: binding.serverAddress, headers, aws: binding.aws };
+  }
   const tokenRef = own.tokenRef ?? binding.authSecretRef;
   return { address: binding.serverAddress, headers: { ...(binding.headers ?? {}), ...own.headers }, ...(tokenRef ? { tokenRef } : {}) };
 }

@@ -117,6 +117,8 @@ export interface FenceCandidate {
   readonly canaryAddress: boolean;
   /** A bearer token would be sent. */
   readonly bearer: boolean;
+  /** Requests would be SigV4-signed with the function's role (an AWS source): its session token goes in a header. */
+  readonly signed?: boolean;
 }
 
 type FenceCheck = (candidate: FenceCandidate, fence: MetricsFence) => FenceRefusal | undefined;
@@ -130,6 +132,10 @@ const SOURCE_CHECKS: ReadonlyArray<FenceCheck> = [
   function bearerOverPlainHttp(candidate) {
     if (!candidate.bearer || candidate.url.protocol !== 'http:') return undefined;
     return { entry: 'auth', message: FenceMessage.plainHttpBearer(candidate.address) };
+  },
+  function signedOverPlainHttp(candidate) {
+    if (!candidate.signed || candidate.url.protocol !== 'http:') return undefined;
+    return { entry: 'auth', message: FenceMessage.plainHttpSigned(candidate.address) };
   },
 ];
 
@@ -185,6 +191,7 @@ function ipFamily(ip: string): 'ipv4' | 'ipv6' | undefined {
 /** What users read in `metricResults` when the fence refuses a source. */
 export const FenceMessage = {
   plainHttpBearer: (address: string) => `refusing to send a bearer token over plain http to ${address}: use https`,
+  plainHttpSigned: (address: string) => `refusing to send requests signed with the function's AWS credentials over plain http to ${address}: use https`,
   canaryAddress: (address: string) =>
     `refusing the canary's own serverAddress ${address}: in deployed mode metrics come from metricProviders bindings (providerRef) unless ${SOURCE_ALLOWLIST_VARIABLE} lists the origin`,
   blockedAddress: (address: string, host: string, ip: string, kind: AddressClass) =>
