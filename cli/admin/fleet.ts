@@ -7,7 +7,7 @@
  * functions read (TABLE_NAME, AWS_REGION, DYNAMODB_ENDPOINT for DynamoDB Local), so the
  * commands need table access, never a cluster credential.
  */
-import { booleanFlag, formatFlagHelp, parseArgs, stringFlag, type FlagSpec, type ParsedArgs } from '../args';
+import { booleanFlag, formatFlagHelp, parseArgs, stringFlag, stringsFlag, type FlagSpec, type ParsedArgs } from '../args';
 import type { CliIO } from '../env';
 import { CliError, CliMessage } from '../errors';
 import { boundCell, formatStructured, formatTable, parseOutputFormat, type OutputFormat } from '../output';
@@ -15,7 +15,7 @@ import { ControlPlaneError } from '../../shared/domain/errors';
 import type { FleetDriftReport } from '../../shared/domain/fleet/fleet-drift';
 import { startSyncWave } from '../../shared/use-cases/fleet/advance-sync-wave';
 import { defineFreezeWindow, listFreezeWindows, overrideWaveFreeze, removeFreezeWindow } from '../../shared/use-cases/fleet/freeze-windows';
-import { DEFAULT_WAVE_ACK_TIMEOUT, describeWaveRuntime, parseWaveRuntime } from '../../shared/domain/fleet/sync-wave';
+import { DEFAULT_WAVE_ACK_TIMEOUT, describeWaveRuntime, nextWaveStep, parseWaveRuntime, stageOf } from '../../shared/domain/fleet/sync-wave';
 import { parseClusterSelector } from '../../shared/domain/fleet/cluster-labels';
 import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import type { ClusterRegistry, FleetStore } from '../../shared/ports/store';
@@ -55,13 +55,17 @@ const COMMANDS: FleetCommand[] = [
   {
     name: 'sync',
     summary: 'Start a sync wave: roll one runtime change forward cluster by cluster',
-    usage: 'kubectl ome admin fleet sync KIND/NAME [-n NAMESPACE] [--clusters a,b,c | -l SELECTOR] [--ack-timeout 30m] --yes',
+    usage:
+      'kubectl ome admin fleet sync KIND/NAME [-n NAMESPACE] [--clusters a,b,c | -l SELECTOR] [--stage SELECTOR]... [--max-update 1|N|N%] [--soak DURATION] [--ack-timeout 30m] --yes',
     description:
-      'Records a wave over the delegate clusters (by default all of them, ordered by id; --clusters gives the\norder; -l takes those whose registry labels match, by id). Per cluster in turn, the resync function sets\nome.io/runtime-sync=fleet-sync-<wave> on the InferenceServices pinned to the runtime that drift with\nRevisionMismatch, and waits until upstream OME acknowledges every one before the next cluster. A\nRuntimeDrifted with another reason, a RuntimePinError or no acknowledgement within --ack-timeout halts the\nwave; later clusters stay untouched. Freeze windows (fleet freeze) hold the next cluster while they say so.',
+      'Records a wave over the delegate clusters (by default all of them, ordered by id; --clusters gives the\norder; -l takes those whose registry labels match, by id). Per cluster, the resync function sets\nome.io/runtime-sync=fleet-sync-<wave> on the InferenceServices pinned to the runtime that drift with\nRevisionMismatch, and waits until upstream OME acknowledges every one. By default one cluster at a time;\n--stage (repeatable) moves the clusters in stages, each cluster in the first stage its labels match, a stage\nstarting only once every cluster of the one before acknowledged and --soak passed; --max-update lets that\nmany clusters of a stage (or that share of it) sync at once. A RuntimeDrifted with another reason, a\nRuntimePinError or no acknowledgement within --ack-timeout halts the wave; clusters not started stay\nuntouched. Freeze windows (fleet freeze) hold a cluster from starting while they say so.',
     flags: [
       NAMESPACE,
       { name: 'clusters', type: 'string', description: 'Comma-separated cluster ids, in the order to sync' },
       { name: 'selector', short: 'l', type: 'string', description: 'The delegate clusters whose labels match, as kubectl get -l: env=prod,region=eu (kubectl ome admin cluster label sets them)' },
+      { name: 'stage', type: 'string', multiple: true, description: 'A stage, by label selector (env=canary); repeat in order. A cluster moves in the first stage it matches' },
+      { name: 'max-update', type: 'string', description: 'Clusters of a stage syncing at once: a count (2) or a share of the stage (50%, rounded down, at least 1); default 1' },
+      { name: 'soak', type: 'string', description: 'How long to wait after a stage before the next one starts (a Go duration)' },
       { name: 'ack-timeout', type: 'string', description: 'How long each cluster may take to acknowledge (a Go duration)', default: DEFAULT_WAVE_ACK_TIMEOUT },
       { name: 'yes', type: 'boolean', description: 'Confirm the wave without an interactive prompt' },
       OUTPUT,
@@ -218,14 +222,27 @@ async function runFleetSync(deps: FleetDepsOfCli, access: FleetAccess, args: Par
   const selectorFlag = stringFlag(args, 'selector');
   if (clusterIds !== undefined && selectorFlag !== undefined) throw new CliError('--clusters and --selector both choose the clusters: give one');
   const selector = selectorFlag === undefined ? undefined : parseClusterSelector(selectorFlag);
+  const stages = stringsFlag(args, 'stage');
+  const maxUpdate = stringFlag(args, 'max-update');
+  const soak = stringFlag(args, 'soak');
+  if (soak !== undefined && stages.length < 2) throw new CliError('--soak waits between stages: give at least two --stage selectors');
   const chosen = clusterIds?.join(', ') ?? (selector?.text ? `the delegate clusters matching ${selector.text}, ordered by id` : 'every delegate cluster, ordered by id');
-  const preview = `ALPHA fleet sync wave preview\n  runtime:      ${describeWaveRuntime(runtime)}\n  clusters:     ${chosen}\n  ack timeout:  ${ackTimeout}\n`;
+  const staged = stages.length > 0 ? `  stages:       ${stages.join(' | ')}\n` : '';
+  const preview = `ALPHA fleet sync wave preview\n  runtime:      ${describeWaveRuntime(runtime)}\n  clusters:     ${chosen}\n${staged}  at once:      ${maxUpdate ?? '1'}\n${soak ? `  soak:         ${soak}\n` : ''}  ack timeout:  ${ackTimeout}\n`;
   deps.io.stderr.write(preview);
   await confirm(deps, booleanFlag(args, 'yes'));
   const clock = { now: () => deps.now().getTime() };
   const wave = await startSyncWave(
     { fleet: access.fleet, clusters: access.clusters, clock },
-    { runtime, ackTimeout, ...(clusterIds === undefined ? {} : { clusterIds }), ...(selector?.text ? { selector: selector.text } : {}) },
+    {
+      runtime,
+      ackTimeout,
+      ...(clusterIds === undefined ? {} : { clusterIds }),
+      ...(selector?.text ? { selector: selector.text } : {}),
+      ...(stages.length > 0 ? { stages } : {}),
+      ...(maxUpdate === undefined ? {} : { maxUpdate }),
+      ...(soak === undefined ? {} : { soak }),
+    },
   );
   const format = outputOf(args);
   if (format !== 'table') {
@@ -239,6 +256,19 @@ async function runFleetSync(deps: FleetDepsOfCli, access: FleetAccess, args: Par
     ) + `follow-up: kubectl ome admin fleet status ${wave.id}  (the resync advances the wave every 10 minutes)\n`,
   );
   return 0;
+}
+
+/** The stages' lines of `fleet status WAVE`: each stage's selector and progress, the pace, and a soak under way. */
+function stagesOf(wave: SyncWave, now: number): string {
+  if (!wave.stages) return wave.maxUpdate ? `At once:     ${wave.maxUpdate}\n` : '';
+  const lines = wave.stages.map((stage, index) => {
+    const members = wave.clusters.filter((step) => stageOf(step) === index);
+    const done = members.filter((step) => step.state === 'Acknowledged').length;
+    return `  ${index + 1}. ${stage.selector}: ${done}/${members.length} acknowledged`;
+  });
+  const step = nextWaveStep(wave, now);
+  const soaking = step.kind === 'soak' ? `Soaking:     stage ${step.stage + 1} starts at ${iso(step.until) ?? ''}\n` : '';
+  return `Stages:      ${wave.stages.length}, ${wave.maxUpdate ?? '1'} at once${wave.soak ? `, soak ${wave.soak} between` : ''}\n${lines.join('\n')}\n${soaking}`;
 }
 
 function progressOf(wave: SyncWave): string {
@@ -272,15 +302,23 @@ async function runFleetStatus(deps: FleetDepsOfCli, access: FleetAccess, args: P
     deps.io.stdout.write(formatStructured(wave, format));
     return 0;
   }
-  const header = `Wave:        ${wave.id}\nRuntime:     ${describeWaveRuntime(wave.runtime)}\nToken:       ${wave.token}\nState:       ${wave.state} (${progressOf(wave)} clusters acknowledged)\nAck timeout: ${wave.ackTimeout}\n${wave.selector ? `Selector:    ${wave.selector}\n` : ''}`;
+  const header = `Wave:        ${wave.id}\nRuntime:     ${describeWaveRuntime(wave.runtime)}\nToken:       ${wave.token}\nState:       ${wave.state} (${progressOf(wave)} clusters acknowledged)\nAck timeout: ${wave.ackTimeout}\n${wave.selector ? `Selector:    ${wave.selector}\n` : ''}${stagesOf(wave, now.getTime())}`;
   const frozen = wave.frozen && wave.state === 'Running' ? `Frozen:      ${wave.frozen.clusterId} waits: ${wave.frozen.message} (since ${iso(wave.frozen.since) ?? ''})\n` : '';
   const override = wave.freezeOverride ? `Override:    ${boundCell(wave.freezeOverride.reason, 400)} (${wave.freezeOverride.by ? `by ${wave.freezeOverride.by}, ` : ''}${iso(wave.freezeOverride.at) ?? ''})\n` : '';
   const halted = wave.failure
     ? `Halted at:   ${wave.failure.clusterId}${wave.failure.name ? ` ${wave.failure.namespace ?? ''}/${wave.failure.name}` : ''}\nReason:      ${wave.failure.reason}\nMessage:     ${boundCell(wave.failure.message, 400)}\n`
     : '';
+  const staged = wave.stages !== undefined;
   const table = formatTable(
-    ['CLUSTER', 'STATE', 'TARGETS', 'STARTED', 'ACKNOWLEDGED'],
-    wave.clusters.map((step) => [step.clusterId, step.state, step.state === 'Pending' ? undefined : String(step.targets.length), iso(step.startedAt), iso(step.acknowledgedAt)]),
+    [...(staged ? ['STAGE'] : []), 'CLUSTER', 'STATE', 'TARGETS', 'STARTED', 'ACKNOWLEDGED'],
+    wave.clusters.map((step) => [
+      ...(staged ? [String(stageOf(step) + 1)] : []),
+      step.clusterId,
+      step.state,
+      step.state === 'Pending' ? undefined : String(step.targets.length),
+      iso(step.startedAt),
+      iso(step.acknowledgedAt),
+    ]),
   );
   deps.io.stdout.write(`${header}${override}${frozen}${halted}\n${table}`);
   return 0;

@@ -62,6 +62,7 @@ function reportWave(outcome: WaveOutcome): void {
   }
   if (outcome.outcome === 'halted') waveLogger.error('sync wave halted', { failure: outcome.wave.failure });
   else if (outcome.outcome === 'frozen') waveLogger.info('sync wave frozen', { frozen: outcome.wave.frozen });
+  else if (outcome.outcome === 'soaking') waveLogger.info('sync wave soaking', { until: new Date(outcome.until).toISOString() });
   else waveLogger.info(`sync wave ${outcome.outcome}`);
 }
 

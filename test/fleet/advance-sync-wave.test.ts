@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
-import { UnavailableError } from '../../shared/domain/errors';
+import { InvalidInputError, UnavailableError } from '../../shared/domain/errors';
 import { advanceSyncWave, startSyncWave, type FleetDeps } from '../../shared/use-cases/fleet/advance-sync-wave';
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient } from '../../shared/ports/cluster';
@@ -138,5 +138,22 @@ describe('advanceSyncWave', () => {
     await expect(startSyncWave(deps, { runtime, ackTimeout: '10' })).rejects.toThrow('time: missing unit in duration "10"');
     await expect(startSyncWave(deps, { runtime, ackTimeout: '0s' })).rejects.toThrow('must be positive');
     expect(await stores.fleet.listWaves()).toEqual([]);
+  });
+
+  it('refuses stages that leave a chosen cluster out, and a bad maxUpdate or soak, recording nothing', async () => {
+    await stores.clusters.putCluster({ id: 'two', server: cluster.url, credentials: { kind: 'kubeconfig', kubeconfig: '' }, omeNamespace: 'ome', mode: 'delegate', labels: { tier: 'main' } });
+    const runtime = { kind: 'ServingRuntime' as const, namespace: NS, name: RUNTIME };
+    await expect(startSyncWave(deps, { runtime, stages: ['tier=canary', 'tier=main'] })).rejects.toThrow(
+      'cluster one matches no stage (tier=canary | tier=main): add a stage that matches it, or leave it out of the wave',
+    );
+    await expect(startSyncWave(deps, { runtime, stages: ['tier in (main'] })).rejects.toThrow(InvalidInputError);
+    await expect(startSyncWave(deps, { runtime, maxUpdate: '150%' })).rejects.toThrow('maxUpdate "150%": a percentage is 1% to 100%');
+    await expect(startSyncWave(deps, { runtime, maxUpdate: 'all' })).rejects.toThrow('maxUpdate "all": give a count of clusters (2) or a share of the stage (50%)');
+    await expect(startSyncWave(deps, { runtime, stages: ['!tier', 'tier'], soak: '-5m' })).rejects.toThrow('soak "-5m" must be positive');
+    expect(await stores.fleet.listWaves()).toEqual([]);
+
+    const staged = await startSyncWave(deps, { runtime, stages: ['!tier', 'tier'], maxUpdate: '50%', soak: '30m' });
+    expect(staged).toMatchObject({ stages: [{ selector: '!tier' }, { selector: 'tier' }], maxUpdate: '50%', soak: '30m', soakMs: 1_800_000 });
+    expect(staged.clusters.map((step) => `${step.stage}:${step.clusterId}`)).toEqual(['0:one', '1:two']);
   });
 });

@@ -14,6 +14,7 @@ import {
   isSyncAcknowledged,
   isWaveCandidate,
   judgeCluster,
+  maxUpdateOf,
   nextWaveStep,
   observeWaveTarget,
   orderClusters,
@@ -64,6 +65,68 @@ describe('nextWaveStep', () => {
     { name: 'a completed wave does nothing', wave: wave(['Acknowledged', 'Acknowledged'], 'Completed'), want: { kind: 'done' } },
   ])('$name', ({ wave: w, want }) => {
     expect(nextWaveStep(w)).toEqual(want);
+  });
+});
+
+/** A staged wave: clusters by stage, each with its state (and acknowledgement time). */
+function stagedWave(stages: Array<Array<SyncWave['clusters'][number]['state']>>, options: { maxUpdate?: string; soakMs?: number; acknowledgedAt?: number } = {}): SyncWave {
+  const clusterIds = stages.flatMap((states, stage) => states.map((_, i) => `s${stage + 1}c${i + 1}`));
+  const stageOf = stages.flatMap((states, stage) => states.map(() => stage));
+  const base = createSyncWave({
+    id: 'w1',
+    runtime: RUNTIME,
+    clusterIds,
+    ackTimeout: '30m',
+    ackTimeoutMs: 1_800_000,
+    now: T0,
+    stages: { stages: stages.map((_, i) => ({ selector: `stage=${i + 1}` })), stageOf },
+    ...(options.maxUpdate ? { maxUpdate: options.maxUpdate } : {}),
+    ...(options.soakMs ? { soak: { text: 'soak', ms: options.soakMs } } : {}),
+  });
+  const states = stages.flat();
+  return {
+    ...base,
+    clusters: base.clusters.map((step, i) => ({ ...step, state: states[i] ?? 'Pending', ...(states[i] === 'Acknowledged' ? { acknowledgedAt: options.acknowledgedAt ?? T0 } : {}) })),
+  };
+}
+
+describe('nextWaveStep, in stages', () => {
+  const SOAK = 600_000;
+  it.each([
+    { name: 'half of a stage of four starts at once', wave: stagedWave([['Syncing', 'Pending', 'Pending', 'Pending']], { maxUpdate: '50%' }), checked: [0], want: { kind: 'start', index: 1 } },
+    { name: 'no more than half are syncing', wave: stagedWave([['Syncing', 'Syncing', 'Pending', 'Pending']], { maxUpdate: '50%' }), checked: [0, 1], want: { kind: 'wait' } },
+    { name: 'a syncing cluster not checked yet comes first', wave: stagedWave([['Syncing', 'Syncing', 'Pending', 'Pending']], { maxUpdate: '50%' }), checked: [0], want: { kind: 'await', index: 1 } },
+    { name: 'an acknowledged one frees its place', wave: stagedWave([['Acknowledged', 'Syncing', 'Pending', 'Pending']], { maxUpdate: '50%' }), checked: [1], want: { kind: 'start', index: 2 } },
+    { name: 'a count is a count', wave: stagedWave([['Syncing', 'Syncing', 'Pending']], { maxUpdate: '3' }), checked: [0, 1], want: { kind: 'start', index: 2 } },
+    { name: 'a share rounds down, but never to none', wave: stagedWave([['Syncing', 'Pending']], { maxUpdate: '10%' }), checked: [0], want: { kind: 'wait' } },
+    { name: 'the next stage waits for every cluster of the one before', wave: stagedWave([['Acknowledged', 'Syncing'], ['Pending']], { maxUpdate: '100%' }), checked: [1], want: { kind: 'wait' } },
+    { name: 'the next stage soaks after the last acknowledgement', wave: stagedWave([['Acknowledged'], ['Pending']], { soakMs: SOAK }), checked: [], want: { kind: 'soak', stage: 1, until: T0 + SOAK } },
+    { name: 'and starts once the soak is over', wave: stagedWave([['Acknowledged'], ['Pending']], { soakMs: SOAK, acknowledgedAt: T0 - SOAK }), checked: [], want: { kind: 'start', index: 1 } },
+    { name: 'a stage under way does not soak again', wave: stagedWave([['Acknowledged'], ['Acknowledged', 'Pending']], { soakMs: SOAK }), checked: [], want: { kind: 'start', index: 2 } },
+    { name: 'the first stage never soaks', wave: stagedWave([['Pending'], ['Pending']], { soakMs: SOAK }), checked: [], want: { kind: 'start', index: 0 } },
+  ])('$name', ({ wave: w, checked, want }) => {
+    expect(nextWaveStep(w, T0, new Set(checked))).toEqual(want);
+  });
+
+  it.each([
+    [undefined, 7, 1],
+    ['1', 7, 1],
+    ['3', 2, 3],
+    ['50%', 4, 2],
+    ['50%', 3, 1],
+    ['100%', 3, 3],
+    ['1%', 3, 1],
+  ])('maxUpdate %s of a stage of %d lets %d sync at once', (maxUpdate, size, want) => {
+    expect(maxUpdateOf(maxUpdate, size)).toBe(want);
+  });
+
+  it.each(['0', '-1', '0%', '101%', 'half', '1.5', '50 %'])('refuses maxUpdate %s', (maxUpdate) => {
+    expect(() => maxUpdateOf(maxUpdate, 4)).toThrow(RangeError);
+  });
+
+  it('orders the clusters stage by stage, keeping the order within a stage', () => {
+    const created = createSyncWave({ id: 'w', runtime: RUNTIME, clusterIds: ['a', 'b', 'c', 'd'], ackTimeout: '30m', ackTimeoutMs: 1, now: T0, stages: { stages: [{ selector: 'x' }, { selector: 'y' }], stageOf: [1, 0, 1, 0] } });
+    expect(created.clusters.map((step) => `${step.stage}:${step.clusterId}`)).toEqual(['0:b', '0:d', '1:a', '1:c']);
   });
 });
 

@@ -306,4 +306,79 @@ describe('fleet sync wave across three delegate clusters', () => {
     expect(await operator(['admin', 'fleet', 'unfreeze', 'launch-freeze'])).toBe('freeze window launch-freeze deleted\n');
     expect(await operator(['admin', 'fleet', 'windows'])).toBe('No freeze windows found.\n');
   }, 120_000);
+  it('moves a wave selected by label in two stages, half of a stage at once, soaks between them, and holds a cluster for a freeze window', async () => {
+    // Prepare: every cluster pinned to the same revision, then the runtime changes everywhere
+    // (upstream paused). fleet-a is the canary stage, fleet-b and fleet-c the main one; a deny
+    // window for the main stage opens Tuesdays 11:00-12:00 UTC. The resync's clock moves by hand.
+    const [a, b, c] = members as [Member, Member, Member];
+    for (const member of members) if (!member.upstream) resumeUpstream(member);
+    for (const member of members) {
+      await applyRuntime(member.cluster.client, seedRuntime('0.85'));
+      if ((await pinColumns(member.cluster.client)).pinned === REV_085) continue;
+      await pollUntil(`${member.id} drifts`, () => pinColumns(member.cluster.client), (cols) => cols.reason === 'RevisionMismatch');
+      await member.cluster.client.patch(Resources.inferenceServices, NS, ISVC, { metadata: { annotations: { 'ome.io/runtime-sync': 'realign-before-stages' } } }, { type: 'merge' });
+      await acknowledged(member, 'realign-before-stages');
+    }
+    await changeRuntimeEverywhere('0.9');
+    await stores.clusters.putCluster({ ...delegateRecord('fleet-a', a.cluster), labels: { env: 'prod', tier: 'canary' } });
+    for (const [id, member] of [['fleet-b', b], ['fleet-c', c]] as const) await stores.clusters.putCluster({ ...delegateRecord(id, member.cluster), labels: { env: 'prod', tier: 'main' } });
+    let at = Date.parse('2026-12-08T10:00:00Z');
+    const tuesday = createAppContext({ config: CONFIG, stores, clock: { now: () => at } });
+    const advance = async () => (await runAsFunction('resync', () => runFleetWaves({}, tuesday, notificationBus))).map((outcome) => outcome.outcome);
+    await operator(['admin', 'fleet', 'freeze', 'main-window', '--schedule', '0 11 * * TUE', '--duration', '1h', '-l', 'tier=main']);
+    const wave = await operator([
+      'admin', 'fleet', 'sync', `ServingRuntime/${RUNTIME}`, '-n', NS, '-l', 'env=prod',
+      '--stage', 'tier=canary', '--stage', 'tier=main', '--max-update', '50%', '--soak', '30m', '--ack-timeout', '2h', '--yes', '-o', 'json',
+    ]).then((out) => JSON.parse(out) as SyncWave);
+    expect(wave.clusters.map((step) => `${step.stage}:${step.clusterId}`)).toEqual(['0:fleet-a', '1:fleet-b', '1:fleet-c']);
+
+    // Act 1 (10:00): the canary stage starts; the main stage waits for it.
+    expect(await advance()).toEqual(['waiting']);
+    expect(statesOf(await waveNow(wave.id))).toEqual(['fleet-a:Syncing', 'fleet-b:Pending', 'fleet-c:Pending']);
+    resumeUpstream(a);
+    await acknowledged(a, wave.token);
+
+    // Act 2 (10:05): fleet-a acknowledged; the main stage soaks 30 minutes from then.
+    at = Date.parse('2026-12-08T10:05:00Z');
+    expect(await advance()).toEqual(['soaking']);
+    expect(statesOf(await waveNow(wave.id))).toEqual(['fleet-a:Acknowledged', 'fleet-b:Pending', 'fleet-c:Pending']);
+    expect(await syncAnnotation(b)).not.toBe(wave.token);
+
+    // Act 3 (10:36): soaked; half of the main stage (one of two) starts.
+    at = Date.parse('2026-12-08T10:36:00Z');
+    expect(await advance()).toEqual(['waiting']);
+    expect(statesOf(await waveNow(wave.id))).toEqual(['fleet-a:Acknowledged', 'fleet-b:Syncing', 'fleet-c:Pending']);
+    expect(await syncAnnotation(c)).not.toBe(wave.token);
+    resumeUpstream(b);
+    await acknowledged(b, wave.token);
+
+    // Act 4 (11:10): fleet-b acknowledged; fleet-c would start, but the main window is open.
+    at = Date.parse('2026-12-08T11:10:00Z');
+    expect(await advance()).toEqual(['frozen']);
+    const frozen = await waveNow(wave.id);
+    expect(statesOf(frozen)).toEqual(['fleet-a:Acknowledged', 'fleet-b:Acknowledged', 'fleet-c:Pending']);
+    expect(frozen.frozen).toMatchObject({ clusterId: 'fleet-c', window: 'main-window', until: Date.parse('2026-12-08T12:00:00Z') });
+    expect(await operator(['admin', 'fleet', 'status', wave.id])).toContain(
+      'Stages:      2, 50% at once, soak 30m between\n  1. tier=canary: 1/1 acknowledged\n  2. tier=main: 1/2 acknowledged\n',
+    );
+
+    // Act 5 (12:01): the window closed; fleet-c starts and acknowledges; the wave completes.
+    at = Date.parse('2026-12-08T12:01:00Z');
+    expect(await advance()).toEqual(['waiting']);
+    resumeUpstream(c);
+    await acknowledged(c, wave.token);
+    at = Date.parse('2026-12-08T12:05:00Z');
+    expect(await advance()).toEqual(['completed']);
+
+    // Assess: every cluster rolled forward once, stage by stage.
+    const done = await waveNow(wave.id);
+    expect(done.state).toBe('Completed');
+    expect(done.clusters.map((step) => [step.clusterId, step.startedAt, step.acknowledgedAt])).toEqual([
+      ['fleet-a', Date.parse('2026-12-08T10:00:00Z'), Date.parse('2026-12-08T10:05:00Z')],
+      ['fleet-b', Date.parse('2026-12-08T10:36:00Z'), Date.parse('2026-12-08T11:10:00Z')],
+      ['fleet-c', Date.parse('2026-12-08T12:01:00Z'), Date.parse('2026-12-08T12:05:00Z')],
+    ]);
+    for (const member of members) expect(await pinColumns(member.cluster.client)).toMatchObject({ pinned: REV_090, drifted: '<none>', token: wave.token });
+    expect(await operator(['admin', 'fleet', 'unfreeze', 'main-window'])).toBe('freeze window main-window deleted\n');
+  }, 180_000);
 });

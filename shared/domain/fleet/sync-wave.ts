@@ -73,6 +73,8 @@ export type WaveFailureReason = (typeof WaveFailureReason)[keyof typeof WaveFail
 
 export interface WaveClusterStep {
   clusterId: string;
+  /** The stage the cluster moves in (index into `SyncWave.stages`); 0 when the wave has none. */
+  stage?: number;
   state: WaveClusterState;
   /** When the wave chose this cluster's targets (epoch ms); the deadline counts from here. */
   startedAt?: number;
@@ -92,6 +94,13 @@ export interface SyncWave {
   clusters: WaveClusterStep[];
   /** The label selector the clusters were chosen by, when they were (for the record: the list is fixed at the start). */
   selector?: string;
+  /** The stages, in order, each by the label selector its clusters matched first; one stage of every cluster when absent. */
+  stages?: WaveStage[];
+  /** How many clusters of a stage may sync at once, as written: a count (`2`) or a share of the stage (`50%`); 1 when absent. */
+  maxUpdate?: string;
+  /** How long the wave waits after a stage's last acknowledgement before the next stage starts, as written (a Go duration). */
+  soak?: string;
+  soakMs?: number;
   /** Set while the next cluster waits for a freeze window (freeze-window.ts); cleared when it starts. */
   frozen?: WaveFreeze;
   /** An operator's recorded override: the wave starts its clusters whatever the freeze windows say. */
@@ -106,6 +115,27 @@ export interface SyncWave {
   version: number;
 }
 
+/** One stage of a wave: the clusters whose registry labels matched this selector first. */
+export interface WaveStage {
+  selector: string;
+}
+
+/**
+ * How many clusters of a stage of `size` may sync at once: a count as is, a percentage of
+ * the stage rounded down, at least one. RangeError for anything else.
+ */
+export function maxUpdateOf(maxUpdate: string | undefined, size: number): number {
+  if (maxUpdate === undefined) return 1;
+  const percent = /^(\d{1,3})%$/.exec(maxUpdate);
+  if (percent) {
+    const share = Number(percent[1]);
+    if (share < 1 || share > 100) throw new RangeError(`maxUpdate ${JSON.stringify(maxUpdate)}: a percentage is 1% to 100%`);
+    return Math.max(1, Math.floor((size * share) / 100));
+  }
+  if (!/^[1-9]\d{0,5}$/.test(maxUpdate)) throw new RangeError(`maxUpdate ${JSON.stringify(maxUpdate)}: give a count of clusters (2) or a share of the stage (50%)`);
+  return Number(maxUpdate);
+}
+
 /** The wave's token, the same on every cluster: a retried step sets the value already there. */
 export function waveToken(waveId: string): string {
   return `${WAVE_TOKEN_PREFIX}${waveId}`;
@@ -116,8 +146,25 @@ export function hashTokenValue(value: string | undefined): string {
   return createHash('sha256').update(value ?? '', 'utf8').digest('hex');
 }
 
-/** A new wave over `clusterIds`, in the order given; nothing started yet. */
-export function createSyncWave(input: { id: string; runtime: WaveRuntime; clusterIds: readonly string[]; ackTimeout: string; ackTimeoutMs: number; now: number; selector?: string }): SyncWave {
+export interface CreateSyncWaveInput {
+  id: string;
+  runtime: WaveRuntime;
+  clusterIds: readonly string[];
+  ackTimeout: string;
+  ackTimeoutMs: number;
+  now: number;
+  selector?: string;
+  /** The stages and each cluster's stage (same length as `clusterIds`); one stage when absent. */
+  stages?: { stages: WaveStage[]; stageOf: readonly number[] };
+  maxUpdate?: string;
+  soak?: { text: string; ms: number };
+}
+
+/** A new wave over `clusterIds`, in the order given (stage by stage when staged); nothing started yet. */
+export function createSyncWave(input: CreateSyncWaveInput): SyncWave {
+  const staged = input.stages;
+  const clusters: WaveClusterStep[] = input.clusterIds.map((clusterId, i) => ({ clusterId, ...(staged ? { stage: staged.stageOf[i] ?? 0 } : {}), state: 'Pending', targets: [] }));
+  if (staged) clusters.sort((a, b) => (a.stage ?? 0) - (b.stage ?? 0));
   return {
     id: input.id,
     runtime: { ...input.runtime },
@@ -125,8 +172,11 @@ export function createSyncWave(input: { id: string; runtime: WaveRuntime; cluste
     ackTimeout: input.ackTimeout,
     ackTimeoutMs: input.ackTimeoutMs,
     state: input.clusterIds.length === 0 ? 'Completed' : 'Running',
-    clusters: input.clusterIds.map((clusterId) => ({ clusterId, state: 'Pending', targets: [] })),
+    clusters,
     ...(input.selector ? { selector: input.selector } : {}),
+    ...(staged ? { stages: staged.stages } : {}),
+    ...(input.maxUpdate ? { maxUpdate: input.maxUpdate } : {}),
+    ...(input.soak ? { soak: input.soak.text, soakMs: input.soak.ms } : {}),
     createdAt: input.now,
     updatedAt: input.now,
     version: 0,
@@ -143,21 +193,42 @@ export type WaveStep =
   /** Choose the targets of this cluster and set the token on them. */
   | { kind: 'start'; index: number }
   /** The cluster's token is set; check the acknowledgements. */
-  | { kind: 'await'; index: number };
+  | { kind: 'await'; index: number }
+  /** The previous stage finished; the next one starts at `until` (epoch ms). */
+  | { kind: 'soak'; stage: number; until: number }
+  /** Every cluster the stage may sync at once is syncing, and none of them is due a check. */
+  | { kind: 'wait' };
+
+/** The stage a cluster moves in. */
+export function stageOf(step: WaveClusterStep): number {
+  return step.stage ?? 0;
+}
 
 /**
- * What the wave does next: nothing once it completed or halted; else the first cluster not
- * acknowledged yet, to start (Pending) or to watch (Syncing). A cluster is never started
- * while an earlier one is not acknowledged.
+ * What the wave does next at `now`: nothing once it completed or halted. Else, in the
+ * first stage with a cluster not acknowledged: wait out the soak after the previous
+ * stage's last acknowledgement, before the stage's first cluster starts; check a syncing
+ * cluster not in `checked` (those already checked in this run); start the stage's next
+ * pending cluster while fewer than its maxUpdate are syncing. A later stage never starts
+ * while an earlier one has a cluster not acknowledged.
  */
-export function nextWaveStep(wave: SyncWave): WaveStep {
+export function nextWaveStep(wave: SyncWave, now = Number.POSITIVE_INFINITY, checked: ReadonlySet<number> = new Set()): WaveStep {
   if (wave.state !== 'Running') return { kind: 'done' };
-  const index = wave.clusters.findIndex((step) => step.state !== 'Acknowledged');
-  if (index < 0) return { kind: 'done' };
-  const step = wave.clusters[index] as WaveClusterStep;
-  if (step.state === 'Pending') return { kind: 'start', index };
-  if (step.state === 'Syncing') return { kind: 'await', index };
-  return { kind: 'done' };
+  const open = wave.clusters.find((step) => step.state !== 'Acknowledged');
+  if (open === undefined) return { kind: 'done' };
+  const stage = stageOf(open);
+  const members = wave.clusters.flatMap((step, index) => (stageOf(step) === stage ? [{ step, index }] : []));
+  if (stage > 0 && wave.soakMs && members.every(({ step }) => step.state === 'Pending')) {
+    const finished = Math.max(...wave.clusters.filter((step) => stageOf(step) === stage - 1).map((step) => step.acknowledgedAt ?? 0));
+    const until = finished + wave.soakMs;
+    if (now < until) return { kind: 'soak', stage, until };
+  }
+  const syncing = members.filter(({ step }) => step.state === 'Syncing');
+  const due = syncing.find(({ index }) => !checked.has(index));
+  if (due) return { kind: 'await', index: due.index };
+  const pending = members.find(({ step }) => step.state === 'Pending');
+  if (pending && syncing.length < maxUpdateOf(wave.maxUpdate, members.length)) return { kind: 'start', index: pending.index };
+  return { kind: 'wait' };
 }
 
 function sameRuntime(isvc: InferenceService, runtime: WaveRuntime): boolean {

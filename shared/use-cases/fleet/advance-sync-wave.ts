@@ -29,6 +29,7 @@ import {
   hashTokenValue,
   freezeWave,
   judgeCluster,
+  maxUpdateOf,
   nextWaveStep,
   observeWaveTarget,
   orderClusters,
@@ -36,7 +37,7 @@ import {
 } from '../../domain/fleet/sync-wave';
 import { parseClusterSelector, selectorMatches } from '../../domain/fleet/cluster-labels';
 import { freezeOf, type FreezeWindow } from '../../domain/fleet/freeze-window';
-import type { SyncWave, WaveRuntime, WaveTarget } from '../../domain/fleet/sync-wave';
+import type { SyncWave, WaveRuntime, WaveStage, WaveTarget } from '../../domain/fleet/sync-wave';
 
 /** Objects per list request when choosing a cluster's targets. */
 export const WAVE_LIST_PAGE_SIZE = 200;
@@ -66,6 +67,12 @@ export interface StartSyncWaveInput {
   selector?: string;
   /** A Go duration; DEFAULT_WAVE_ACK_TIMEOUT when absent. */
   ackTimeout?: string;
+  /** Stages in order, each a label selector: a cluster moves in the first stage it matches. One stage when absent. */
+  stages?: readonly string[];
+  /** Clusters of a stage syncing at once: a count (`2`) or a share of the stage (`50%`); 1 when absent. */
+  maxUpdate?: string;
+  /** A Go duration to wait after a stage's last acknowledgement before the next stage starts. */
+  soak?: string;
   /** For tests; a time-ordered id otherwise. */
   id?: string;
 }
@@ -88,11 +95,44 @@ export function parseAckTimeout(text: string): number {
 }
 
 /**
+ * Each cluster's stage: the first stage whose selector its registry labels match.
+ * InvalidInputError for a malformed selector, or a cluster no stage takes (a wave must not
+ * leave a chosen cluster behind without saying so).
+ */
+function assignStages(selectors: readonly string[], clusterIds: readonly string[], records: readonly ClusterRecord[]): { stages: WaveStage[]; stageOf: number[] } {
+  const parsed = selectors.map((text) => parseClusterSelector(text));
+  const stageOf = clusterIds.map((id) => {
+    const labels = records.find((record) => record.id === id)?.labels;
+    const stage = parsed.findIndex((selector) => selectorMatches(selector, labels));
+    if (stage < 0) throw new InvalidInputError(`cluster ${id} matches no stage (${selectors.join(' | ')}): add a stage that matches it, or leave it out of the wave`);
+    return stage;
+  });
+  return { stages: parsed.map((selector) => ({ selector: selector.text })), stageOf };
+}
+
+function checkMaxUpdate(maxUpdate: string): void {
+  try {
+    maxUpdateOf(maxUpdate, 1);
+  } catch (error) {
+    throw new InvalidInputError((error as Error).message);
+  }
+}
+
+/** Parses the soak between stages: a positive Go duration. */
+function parseSoak(text: string): number {
+  const nanoseconds = parseGoDuration(text);
+  if (nanoseconds <= 0n) throw new InvalidInputError(`soak ${JSON.stringify(text)} must be positive`);
+  return Number(nanoseconds / 1_000_000n);
+}
+
+/**
  * Records a new wave. Clusters named explicitly keep their order and must be registered
  * delegate clusters; a selector takes the delegate clusters whose labels match, by id; by
- * default every delegate cluster, by id. InvalidInputError for an unknown or standalone
- * cluster, a malformed selector or one that matches no delegate cluster, a bad deadline,
- * or a wave still running for the same runtime.
+ * default every delegate cluster, by id. With stages, each cluster moves in the first stage
+ * its labels match, stage after stage. InvalidInputError for an unknown or standalone
+ * cluster, a malformed selector or one that matches no delegate cluster, a cluster no
+ * stage takes, a bad deadline, maxUpdate or soak, or a wave still running for the same
+ * runtime.
  */
 export async function startSyncWave(deps: Pick<FleetDeps, 'fleet' | 'clusters' | 'clock'>, input: StartSyncWaveInput): Promise<SyncWave> {
   const ackTimeout = input.ackTimeout ?? DEFAULT_WAVE_ACK_TIMEOUT;
@@ -115,12 +155,26 @@ export async function startSyncWave(deps: Pick<FleetDeps, 'fleet' | 'clusters' |
       if (clusterModeOf(record) !== 'delegate') throw new InvalidInputError(`cluster ${id} is not a delegate cluster: a sync wave rolls forward only where upstream OME pins`);
     }
   }
+  const stages = input.stages === undefined || input.stages.length === 0 ? undefined : assignStages(input.stages, clusterIds, records);
+  if (input.maxUpdate !== undefined) checkMaxUpdate(input.maxUpdate);
+  const soak = input.soak === undefined ? undefined : { text: input.soak, ms: parseSoak(input.soak) };
   // Two waves on one runtime would set tokens over each other's: the first would see its
   // token superseded and halt.
   const running = (await deps.fleet.listWaves()).find((other) => other.state === 'Running' && sameWaveRuntime(other.runtime, input.runtime));
   if (running) throw new InvalidInputError(`sync wave ${running.id} is still running for ${describeWaveRuntime(input.runtime)}; wait for it to finish or halt`);
   const now = deps.clock.now();
-  const wave = createSyncWave({ id: input.id ?? newWaveId(now), runtime: input.runtime, clusterIds, ackTimeout, ackTimeoutMs, now, ...(selector?.text ? { selector: selector.text } : {}) });
+  const wave = createSyncWave({
+    id: input.id ?? newWaveId(now),
+    runtime: input.runtime,
+    clusterIds,
+    ackTimeout,
+    ackTimeoutMs,
+    now,
+    ...(selector?.text ? { selector: selector.text } : {}),
+    ...(stages ? { stages } : {}),
+    ...(input.maxUpdate === undefined ? {} : { maxUpdate: input.maxUpdate }),
+    ...(soak ? { soak } : {}),
+  });
   await deps.fleet.createWave(wave);
   return wave;
 }
@@ -132,6 +186,8 @@ export type AdvanceOutcome =
   | { waveId: string; outcome: 'waiting'; wave: SyncWave }
   /** The next cluster waits for a freeze window (recorded in `wave.frozen`). */
   | { waveId: string; outcome: 'frozen'; wave: SyncWave }
+  /** A stage finished; the next starts at `until` (epoch ms), its soak over. */
+  | { waveId: string; outcome: 'soaking'; wave: SyncWave; until: number }
   /** Another invocation wrote the wave meanwhile; it carries the step. */
   | { waveId: string; outcome: 'contended' };
 
@@ -263,23 +319,28 @@ function haltsOn(error: unknown, wave: SyncWave, index: number, started: boolean
 }
 
 /**
- * Takes every step of the wave that is due now, in order: choose a cluster's targets and
- * set the token on them, check their acknowledgements, move to the next cluster once all
- * are acknowledged, halt at the first failure (the record names the cluster, the object
- * and why; later clusters stay untouched). A cluster is not started while a freeze window
- * holds it, unless the wave records an override. Returns when the wave waits, is frozen, is
- * finished, or another invocation wrote it first.
+ * Takes every step of the wave that is due now, in order: check the syncing clusters'
+ * acknowledgements, choose the next cluster's targets and set the token on them while fewer
+ * than the stage's maxUpdate are syncing, move to the next stage once every cluster of this
+ * one is acknowledged and its soak is over, halt at the first failure (the record names the
+ * cluster, the object and why; clusters not started stay untouched). A cluster is not
+ * started while a freeze window holds it, unless the wave records an override. Returns when
+ * the wave waits, soaks, is frozen, is finished, or another invocation wrote it first.
  */
 export async function advanceSyncWave(deps: FleetDeps, waveOrId: SyncWave | string): Promise<AdvanceOutcome> {
   let wave = typeof waveOrId === 'string' ? await deps.fleet.getWave(waveOrId) : waveOrId;
   if (wave === undefined) throw new NotFoundError(`sync wave ${String(waveOrId)} not found`);
   const waveId = wave.id;
   let windows: FreezeWindow[] | undefined;
+  // Syncing clusters checked in this run and still waiting: the next step is another one.
+  const checked = new Set<number>();
   for (;;) {
-    const step = nextWaveStep(wave);
-    if (step.kind === 'done') return { waveId, outcome: wave.state === 'Halted' ? 'halted' : 'completed', wave };
-    const clusterId = wave.clusters[step.index]?.clusterId as string;
     const now = deps.clock.now();
+    const step = nextWaveStep(wave, now, checked);
+    if (step.kind === 'done') return { waveId, outcome: wave.state === 'Halted' ? 'halted' : 'completed', wave };
+    if (step.kind === 'soak') return { waveId, outcome: 'soaking', wave, until: step.until };
+    if (step.kind === 'wait') return { waveId, outcome: 'waiting', wave };
+    const clusterId = wave.clusters[step.index]?.clusterId as string;
     if (step.kind === 'start' && !wave.freezeOverride) {
       windows ??= await deps.fleet.listFreezeWindows();
       const freeze = windows.length === 0 ? undefined : freezeOf(windows, (await deps.clusters.getCluster(clusterId))?.labels, now);
@@ -301,8 +362,8 @@ export async function advanceSyncWave(deps: FleetDeps, waveOrId: SyncWave | stri
       result = saved === undefined ? { kind: 'contended' } : { kind: 'saved', wave: saved };
     }
     if (result.kind === 'contended') return { waveId, outcome: 'contended' };
-    if (result.kind === 'waiting') return { waveId, outcome: 'waiting', wave };
-    wave = result.wave;
+    if (result.kind === 'waiting') checked.add(step.index);
+    else wave = result.wave;
   }
 }
 
