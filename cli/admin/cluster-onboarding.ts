@@ -5,6 +5,7 @@
  * the webhook with the cluster's URL and token), then writes the record; deregister removes
  * them again.
  */
+import type { SyncWave } from '../../shared/domain/fleet/sync-wave';
 import { renderWebhookConfiguration } from '../../shared/use-cases/admission/webhook-configuration';
 import { deriveWebhookToken, frontDoorEntryOf } from '../../shared/domain/webhook/webhook-token';
 import type { FrontDoorStore } from '../../shared/adapters/front-door';
@@ -37,6 +38,8 @@ export interface ClusterAdminRegistry {
   listCheckpoints(clusterId: string): Promise<Array<{ resource: string; resourceVersion: string; updatedAt: number; leaseKey?: string }>>;
   readLease(key: string): Promise<{ holder?: string; expiresAt: number } | undefined>;
   loadForwarderError(clusterId: string): Promise<{ message: string; at: number } | undefined>;
+  /** The fleet sync waves (the dashboard shows the running ones). */
+  listWaves?(): Promise<SyncWave[]>;
 }
 
 export type StepAction = 'created' | 'updated' | 'present' | 'skipped' | 'deleted' | 'absent' | 'kept' | 'written';

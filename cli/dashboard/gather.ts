@@ -12,6 +12,7 @@ import type { ClusterRecord } from '../../shared/ports/store';
 import { canaryEntrypointOf } from '../../shared/domain/rollout/canary';
 import { DEFAULT_REVISION_RETENTION, planRevisionGc } from '../../shared/domain/runtime/gc';
 import { Annotation, ConditionType, ROLLOUT_PAUSED_ANNOTATION, RolloutHoldName } from '../../shared/domain/vocabulary';
+import { describeWaveRuntime, nextWaveStep, stageOf, type SyncWave } from '../../shared/domain/fleet/sync-wave';
 
 /** Rows kept per section, and characters per value: the page stays bounded whatever the fleet holds. */
 export const DASHBOARD_LIMITS = { rowsPerSection: 200, valueChars: 256, pageSize: 500, pagesPerList: 40 } as const;
@@ -21,6 +22,8 @@ export interface DashboardRegistry {
   listClusters(): Promise<ClusterRecord[]>;
   listCheckpoints(clusterId: string): Promise<Array<{ resource: string; resourceVersion: string; updatedAt: number }>>;
   loadForwarderError(clusterId: string): Promise<{ message: string; at: number } | undefined>;
+  /** The fleet sync waves; without it the page shows none. */
+  listWaves?(): Promise<SyncWave[]>;
 }
 
 export type ClusterReader = Pick<ClusterClient, 'list'>;
@@ -95,8 +98,34 @@ export interface RolloutRow extends ServiceRef {
   planDrift: string;
 }
 
+/** One stage of a running sync wave as the page shows it. */
+export interface WaveStageRow {
+  stage: number;
+  selector: string;
+  acknowledged: number;
+  clusters: number;
+  /** The clusters syncing now. */
+  syncing: string[];
+}
+
+export interface WaveRow {
+  id: string;
+  runtime: string;
+  state: string;
+  acknowledged: string;
+  /** `50% at once, soak 30m`; '' for a wave of one stage, one cluster at a time. */
+  pace: string;
+  stages: WaveStageRow[];
+  /** Why it waits now: a soak, a freeze window, or the halt; '' when it moves. */
+  waiting: string;
+}
+
 export interface FleetSnapshot {
   collectedAt: string;
+  /** Running waves, and those that ended within the last day. */
+  waves: WaveRow[];
+  /** Why the waves could not be read, when they could not. */
+  wavesError?: string;
   clusters: ClusterRow[];
   drift: DriftRow[];
   pins: PinRow[];
@@ -267,6 +296,53 @@ function bounded<T>(name: string, rows: T[], truncated: Record<string, number>):
   return rows.slice(0, DASHBOARD_LIMITS.rowsPerSection);
 }
 
+/** Ended waves stay on the page this long, so a halt is seen. */
+const ENDED_WAVES_SHOWN_MS = 24 * 3_600_000;
+
+/** A wave as the page shows it: stage by stage, with what it waits for now. */
+export function waveRowOf(wave: SyncWave, now: number): WaveRow {
+  const stageCount = wave.stages?.length ?? 1;
+  const stages = Array.from({ length: stageCount }, (_, stage): WaveStageRow => {
+    const members = wave.clusters.filter((step) => stageOf(step) === stage);
+    return {
+      stage: stage + 1,
+      selector: wave.stages?.[stage]?.selector ?? '',
+      acknowledged: members.filter((step) => step.state === 'Acknowledged').length,
+      clusters: members.length,
+      syncing: members.filter((step) => step.state === 'Syncing').map((step) => step.clusterId),
+    };
+  });
+  const next = nextWaveStep(wave, now);
+  const waiting =
+    wave.state === 'Halted' && wave.failure
+      ? clip(`halted at ${wave.failure.clusterId}: ${wave.failure.reason}: ${wave.failure.message}`)
+      : next.kind === 'soak'
+        ? `stage ${next.stage + 1} starts at ${new Date(next.until).toISOString()} (soak)`
+        : wave.frozen && wave.state === 'Running'
+          ? clip(`${wave.frozen.clusterId} waits: ${wave.frozen.message}`)
+          : '';
+  const pace = [wave.maxUpdate ? `${wave.maxUpdate} at once` : '', wave.soak ? `soak ${wave.soak}` : ''].filter(Boolean).join(', ');
+  return {
+    id: wave.id,
+    runtime: describeWaveRuntime(wave.runtime),
+    state: wave.state,
+    acknowledged: `${wave.clusters.filter((step) => step.state === 'Acknowledged').length}/${wave.clusters.length}`,
+    pace,
+    stages,
+    waiting,
+  };
+}
+
+async function gatherWaves(deps: GatherDeps, now: number): Promise<{ waves: WaveRow[]; error?: string }> {
+  if (!deps.registry.listWaves) return { waves: [] };
+  try {
+    const waves = (await deps.registry.listWaves()).filter((wave) => wave.state === 'Running' || now - wave.updatedAt < ENDED_WAVES_SHOWN_MS);
+    return { waves: waves.sort((a, b) => b.createdAt - a.createdAt).map((wave) => waveRowOf(wave, now)) };
+  } catch (error) {
+    return { waves: [], error: messageOf(error) };
+  }
+}
+
 const byService = (a: ServiceRef, b: ServiceRef): number =>
   a.cluster.localeCompare(b.cluster) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name);
 
@@ -277,10 +353,12 @@ const byService = (a: ServiceRef, b: ServiceRef): number =>
 export async function gatherFleet(deps: GatherDeps): Promise<FleetSnapshot> {
   const now = deps.now();
   const records = (await deps.registry.listClusters()).sort((a, b) => a.id.localeCompare(b.id));
-  const parts = await Promise.all(records.map((record) => gatherCluster(record, deps, now)));
+  const [parts, waves] = await Promise.all([Promise.all(records.map((record) => gatherCluster(record, deps, now))), gatherWaves(deps, now)]);
   const truncated: Record<string, number> = {};
   return {
     collectedAt: new Date(now).toISOString(),
+    waves: bounded('waves', waves.waves, truncated),
+    ...(waves.error ? { wavesError: waves.error } : {}),
     clusters: bounded('clusters', parts.map((part) => part.row), truncated),
     drift: bounded('drift', parts.flatMap((part) => part.drift).sort((a, b) => a.reason.localeCompare(b.reason) || byService(a, b)), truncated),
     pins: bounded('pins', parts.flatMap((part) => part.pins).sort((a, b) => a.cluster.localeCompare(b.cluster) || b.count - a.count || a.revision.localeCompare(b.revision)), truncated),

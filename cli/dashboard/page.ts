@@ -84,6 +84,26 @@ export function renderFleet(snapshot: FleetSnapshot): string {
       ),
       snapshot.truncated.clusters,
     ),
+    section(
+      'Fleet sync waves',
+      snapshot.wavesError
+        ? `<p class="empty" id="waves-error">The waves could not be read: ${escapeHtml(snapshot.wavesError)}</p>`
+        : table(
+            'waves',
+            ['WAVE', 'RUNTIME', 'STATE', 'ACKNOWLEDGED', 'STAGES (ACKNOWLEDGED, SYNCING)', 'PACE', 'WAITING FOR'],
+            snapshot.waves.map((row) => [
+              row.id,
+              row.runtime,
+              row.state,
+              row.acknowledged,
+              row.stages.map((stage) => `${stage.stage}. ${stage.selector ? `${stage.selector} ` : ''}${stage.acknowledged}/${stage.clusters}${stage.syncing.length > 0 ? ` (syncing ${stage.syncing.join(', ')})` : ''}`).join('; '),
+              row.pace || 'one at a time',
+              row.waiting,
+            ]),
+            'No sync wave is running or ended within a day.',
+          ),
+      snapshot.truncated.waves,
+    ),
     section('InferenceServices by drift reason', driftBody, snapshot.truncated.drift),
     section(
       'Active rollout runs',

@@ -14,6 +14,7 @@ import type { ClusterClient } from '../../shared/ports/cluster';
 import type { ClusterRecord } from '../../shared/ports/store';
 import { formatGcMark } from '../../shared/domain/runtime/gc';
 import { createNamespace, createRevision, createRevisions, DAY, T0 } from '../revision-gc/fixtures';
+import { createSyncWave, type SyncWave } from '../../shared/domain/fleet/sync-wave';
 
 const NOW = T0 + 10 * DAY;
 const HOSTILE = '<img src=x onerror="alert(1)">&\'`';
@@ -201,5 +202,63 @@ describe('gatherFleet bounds', () => {
     expect(snapshot.truncated).toEqual({ drift: 50 });
     expect(snapshot.drift[0]?.message).toHaveLength(256);
     expect(renderFleet(snapshot)).toContain('<p class="note">50 more not shown</p>');
+  });
+});
+
+describe('fleet sync waves on the page', () => {
+  const NOW_MS = Date.parse('2026-12-08T10:20:00Z');
+  const runtime = { kind: 'ServingRuntime' as const, namespace: 'team-a', name: 'vllm-llama' };
+  /** A staged wave whose canary stage acknowledged at 10:05: the main stage soaks until 10:35. */
+  function soakingWave(): SyncWave {
+    const wave = createSyncWave({
+      id: 'w-staged',
+      runtime,
+      clusterIds: ['eu-1', 'eu-2', 'eu-3'],
+      ackTimeout: '30m',
+      ackTimeoutMs: 1_800_000,
+      now: NOW_MS - 3_600_000,
+      stages: { stages: [{ selector: 'tier=canary' }, { selector: 'tier=main' }], stageOf: [0, 1, 1] },
+      maxUpdate: '50%',
+      soak: { text: '30m', ms: 1_800_000 },
+    });
+    wave.clusters[0] = { ...wave.clusters[0]!, state: 'Acknowledged', startedAt: NOW_MS - 1_800_000, acknowledgedAt: Date.parse('2026-12-08T10:05:00Z') };
+    return wave;
+  }
+  const halted = (): SyncWave => ({
+    ...createSyncWave({ id: 'w-halted', runtime, clusterIds: ['us-1', 'us-2'], ackTimeout: '30m', ackTimeoutMs: 1_800_000, now: NOW_MS - 7_200_000 }),
+    state: 'Halted',
+    updatedAt: NOW_MS - 3_600_000,
+    failure: { clusterId: 'us-1', reason: 'RuntimePinError', message: 'team-a/chat: RuntimePinError: model cache unavailable' },
+  });
+  const longDone = (): SyncWave => ({ ...createSyncWave({ id: 'w-old', runtime, clusterIds: ['ap-1'], ackTimeout: '30m', ackTimeoutMs: 1, now: NOW_MS - 3 * 86_400_000 }), state: 'Completed', updatedAt: NOW_MS - 2 * 86_400_000 });
+  const registryWith = (listWaves: () => Promise<SyncWave[]>): DashboardRegistry => ({ listClusters: async () => [], listCheckpoints: async () => [], loadForwarderError: async () => undefined, listWaves });
+
+  it('shows running waves stage by stage with what they wait for, and a halt for a day', async () => {
+    const snapshot = await gatherFleet({ registry: registryWith(async () => [halted(), soakingWave(), longDone()]), now: () => NOW_MS, readerFor: async () => Promise.reject(new Error('no cluster')) });
+
+    expect(snapshot.waves.map((row) => row.id)).toEqual(['w-staged', 'w-halted']);
+    expect(snapshot.waves[0]).toEqual({
+      id: 'w-staged',
+      runtime: 'ServingRuntime team-a/vllm-llama',
+      state: 'Running',
+      acknowledged: '1/3',
+      pace: '50% at once, soak 30m',
+      stages: [
+        { stage: 1, selector: 'tier=canary', acknowledged: 1, clusters: 1, syncing: [] },
+        { stage: 2, selector: 'tier=main', acknowledged: 0, clusters: 2, syncing: [] },
+      ],
+      waiting: 'stage 2 starts at 2026-12-08T10:35:00.000Z (soak)',
+    });
+    expect(snapshot.waves[1]?.waiting).toBe('halted at us-1: RuntimePinError: team-a/chat: RuntimePinError: model cache unavailable');
+    const html = renderFleet(snapshot);
+    expect(html).toContain('<td>1. tier=canary 1/1; 2. tier=main 0/2</td>');
+    expect(html).toContain('<td>one at a time</td>');
+  });
+
+  it('says when the waves cannot be read, and still shows the rest', async () => {
+    const snapshot = await gatherFleet({ registry: registryWith(async () => Promise.reject(new Error('AccessDeniedException: not authorized to Query FLEET'))), now: () => NOW_MS, readerFor: async () => Promise.reject(new Error('no cluster')) });
+
+    expect(snapshot.waves).toEqual([]);
+    expect(renderFleet(snapshot)).toContain('<p class="empty" id="waves-error">The waves could not be read: AccessDeniedException: not authorized to Query FLEET</p>');
   });
 });

@@ -15,6 +15,7 @@ import { startDashboardServer, type DashboardServer } from '../../cli/dashboard/
 function snapshotWith(name: string): FleetSnapshot {
   return {
     collectedAt: '2026-10-08T14:00:00.000Z',
+    waves: [],
     clusters: [{ id: 'local', mode: 'standalone', server: 'https://127.0.0.1:6443', lagMs: 1_500, lastCheckpointAt: null, lastError: null, inferenceServices: 1 }],
     drift: [{ cluster: 'local', namespace: 'prod', name, reason: 'RevisionMismatch', message: 'pinned r-1, live spec differs' }],
     pins: [],

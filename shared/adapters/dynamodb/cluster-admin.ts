@@ -3,6 +3,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClusterRecord, ForwarderError } from '../../ports/store';
 import { DynamoCheckpointStore } from './checkpoint-store';
 import { DynamoClusterRegistry } from './cluster-registry';
+import { DynamoFleetStore } from './fleet-store';
+import type { SyncWave } from '../../domain/fleet/sync-wave';
 import { mapDynamoError } from './errors';
 import { queryPartition } from './query';
 import { CHECKPOINTS_SORT_KEY, DEFAULT_TABLE_NAME, FORWARDER_ERROR_SORT_KEY, checkpointItemKey, clusterItemKey, leaseItemKey } from './table';
@@ -33,6 +35,7 @@ export interface LeaseState {
 export class DynamoClusterAdmin extends DynamoClusterRegistry {
   private readonly table: string;
   private readonly checkpointStore: DynamoCheckpointStore;
+  private readonly fleetStore: DynamoFleetStore;
 
   constructor(
     private readonly documents: DynamoDBDocumentClient,
@@ -41,6 +44,12 @@ export class DynamoClusterAdmin extends DynamoClusterRegistry {
     super(documents, options);
     this.table = options.tableName ?? DEFAULT_TABLE_NAME;
     this.checkpointStore = new DynamoCheckpointStore(documents, undefined, options);
+    this.fleetStore = new DynamoFleetStore(documents, options);
+  }
+
+  /** The fleet sync waves, for the dashboard (a Query of the FLEET partition). */
+  listWaves(): Promise<SyncWave[]> {
+    return this.fleetStore.listWaves();
   }
 
   /** The forwarder's latest warning or error for the cluster, if one was recorded. */
