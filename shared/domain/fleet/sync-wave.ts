@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { InferenceService } from '../model/inference-service';
 import type { Event } from '../model/core';
 import { normalizeRuntimeKind } from '../runtime/revision';
-import { Annotation, ConditionType, DriftReason, EventReason, RuntimeKind } from '../vocabulary';
+import { Annotation, ConditionType, DriftReason, EventReason, PlanDriftReason, REPIN_NOW, RuntimeKind } from '../vocabulary';
 import type { RuntimeKindName } from '../vocabulary';
 
 /** Prefix of every wave's `ome.io/runtime-sync` value; the rest is the wave id. */
@@ -23,11 +23,38 @@ export const DEFAULT_WAVE_ACK_TIMEOUT = '30m';
 export type WaveState = 'Running' | 'Completed' | 'Halted';
 export type WaveClusterState = 'Pending' | 'Syncing' | 'Acknowledged' | 'Failed';
 
-/** The runtime whose change the wave rolls out. `namespace` is '' for a ClusterServingRuntime. */
+/** The kind of a wave that moves running rollouts onto an edited RolloutPolicy. */
+export const WAVE_POLICY_KIND = 'RolloutPolicy';
+
+/**
+ * What the wave rolls out: a runtime's change (`ome.io/runtime-sync` on the pins that drift
+ * from it), or a RolloutPolicy's edit (`ome.io/rollout-repin: now` on the runs pinned to its
+ * older plan). `namespace` is '' for a ClusterServingRuntime.
+ */
 export interface WaveRuntime {
-  kind: RuntimeKindName;
+  kind: RuntimeKindName | typeof WAVE_POLICY_KIND;
   namespace: string;
   name: string;
+}
+
+/** True for a wave that repins runs onto an edited RolloutPolicy. */
+export function isPolicyWave(runtime: WaveRuntime): boolean {
+  return runtime.kind === WAVE_POLICY_KIND;
+}
+
+/** The annotation a wave sets on each target, and the value. */
+export interface WaveLever {
+  annotation: string;
+  value: string;
+  /** The Warning event reason that says the request was refused. */
+  refusal: string;
+}
+
+/** A runtime wave sets its token as `ome.io/runtime-sync`; a policy wave asks for a repin to the live plan. */
+export function waveLever(wave: Pick<SyncWave, 'runtime' | 'token'>): WaveLever {
+  return isPolicyWave(wave.runtime)
+    ? { annotation: Annotation.rolloutRepin, value: REPIN_NOW, refusal: EventReason.rolloutRepinRejected }
+    : { annotation: Annotation.runtimeSync, value: wave.token, refusal: EventReason.runtimePinError };
 }
 
 /** One InferenceService the wave set its token on. */
@@ -58,6 +85,8 @@ export const WaveFailureReason = {
   drifted: 'RuntimeDrifted',
   /** upstream reported a RuntimePinError event on the object after the token was set. */
   pinError: 'RuntimePinError',
+  /** The controller refused the repin (a RolloutRepinRejected event after it was asked). */
+  repinRejected: 'RolloutRepinRejected',
   /** No acknowledgement within the wave's deadline. */
   timedOut: 'AcknowledgementTimeout',
   /** Another `ome.io/runtime-sync` value replaced the wave's token. */
@@ -258,15 +287,35 @@ export function isWaveCandidate(isvc: InferenceService, runtime: WaveRuntime): b
   return sameRuntime(isvc, runtime) && isManagedPin(isvc) && driftedCondition(isvc)?.reason === DriftReason.revisionMismatch;
 }
 
-/** The targets of one cluster, in a stable order, remembering each one's token at the time. */
+function policyDrift(isvc: InferenceService) {
+  return (isvc.status?.conditions ?? []).find((condition) => condition.type === ConditionType.rolloutPlanDrift && condition.status === 'True' && condition.reason === PlanDriftReason.policyNewerThanRun);
+}
+
+/** Whether the active run pins a group from the policy `name` (of the InferenceService's own namespace). */
+function runPinsPolicy(isvc: InferenceService, policy: WaveRuntime): boolean {
+  if ((isvc.metadata.namespace ?? '') !== policy.namespace) return false;
+  return (isvc.status?.rollout?.activeRun?.plan?.groups ?? []).some((group) => group.policyRef?.name === policy.name);
+}
+
+/**
+ * Whether a policy wave repins this InferenceService: its active run pins a group of the
+ * policy, and RolloutPlanDrift says the policy is newer than the run.
+ */
+export function isRepinCandidate(isvc: InferenceService, policy: WaveRuntime): boolean {
+  return runPinsPolicy(isvc, policy) && policyDrift(isvc) !== undefined;
+}
+
+/** The targets of one cluster, in a stable order, remembering each one's lever annotation at the time. */
 export function chooseWaveTargets(isvcs: readonly InferenceService[], runtime: WaveRuntime): WaveTarget[] {
+  const candidate = isPolicyWave(runtime) ? isRepinCandidate : isWaveCandidate;
+  const annotation = isPolicyWave(runtime) ? Annotation.rolloutRepin : Annotation.runtimeSync;
   return isvcs
-    .filter((isvc) => isWaveCandidate(isvc, runtime) && isvc.metadata.uid)
+    .filter((isvc) => candidate(isvc, runtime) && isvc.metadata.uid)
     .map((isvc) => ({
       namespace: isvc.metadata.namespace ?? '',
       name: isvc.metadata.name,
       uid: isvc.metadata.uid as string,
-      priorTokenHash: hashTokenValue(isvc.metadata.annotations?.[Annotation.runtimeSync]),
+      priorTokenHash: hashTokenValue(isvc.metadata.annotations?.[annotation]),
     }))
     .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
 }
@@ -297,6 +346,8 @@ export type TargetObservation =
 export interface ObserveTargetInput {
   target: WaveTarget;
   token: string;
+  /** What the wave set; a runtime wave's token as `ome.io/runtime-sync` when absent. */
+  lever?: WaveLever;
   /** The object as read now; undefined when it is gone. */
   isvc: InferenceService | undefined;
   /** Events about the object (any age; only those since `since` count). */
@@ -321,6 +372,7 @@ function eventTime(event: Event): number {
  * Events carry second precision, so an event in the step's first second counts.
  */
 export function observeWaveTarget(input: ObserveTargetInput): TargetObservation {
+  if (input.lever?.annotation === Annotation.rolloutRepin) return observeRepinTarget(input, input.lever);
   const { isvc, target, token } = input;
   if (isvc === undefined || isvc.metadata.uid !== target.uid) {
     return { state: 'failed', reason: WaveFailureReason.gone, message: `${target.namespace}/${target.name} was deleted or replaced while the wave waited for it` };
@@ -338,10 +390,7 @@ export function observeWaveTarget(input: ObserveTargetInput): TargetObservation 
   if (drifted && drifted.reason !== DriftReason.revisionMismatch) {
     return { state: 'failed', reason: WaveFailureReason.drifted, message: `${target.namespace}/${target.name}: RuntimeDrifted ${drifted.reason ?? ''}: ${drifted.message ?? ''}` };
   }
-  const sinceSecond = Math.floor(input.since / 1000) * 1000;
-  const pinError = input.events
-    .filter((event) => event.reason === EventReason.runtimePinError && event.involvedObject?.uid === target.uid && eventTime(event) >= sinceSecond)
-    .sort((a, b) => eventTime(b) - eventTime(a))[0];
+  const pinError = refusalSince(input, EventReason.runtimePinError);
   if (pinError) {
     return { state: 'failed', reason: WaveFailureReason.pinError, message: `${target.namespace}/${target.name}: RuntimePinError: ${pinError.message ?? ''}` };
   }
@@ -349,6 +398,38 @@ export function observeWaveTarget(input: ObserveTargetInput): TargetObservation 
     return { state: 'failed', reason: WaveFailureReason.timedOut, message: `${target.namespace}/${target.name}: not acknowledged within ${input.ackTimeout}` };
   }
   return { state: 'waiting' };
+}
+
+/** The newest event of `reason` about the target since its step started (second precision: the step's first second counts). */
+function refusalSince(input: ObserveTargetInput, reason: string): Event | undefined {
+  const sinceSecond = Math.floor(input.since / 1000) * 1000;
+  return input.events
+    .filter((event) => event.reason === reason && event.involvedObject?.uid === input.target.uid && eventTime(event) >= sinceSecond)
+    .sort((a, b) => eventTime(b) - eventTime(a))[0];
+}
+
+/**
+ * Where one target of a policy wave stands, checks in order: gone; acknowledged (the
+ * request consumed, and no run pinned to the policy's older plan any more: repinned, or
+ * the run closed meanwhile); a RolloutRepinRejected event since the step started; the
+ * request still waiting; another value set by someone else; the request not sent yet; the
+ * deadline.
+ */
+function observeRepinTarget(input: ObserveTargetInput, lever: WaveLever): TargetObservation {
+  const { isvc, target } = input;
+  if (isvc === undefined || isvc.metadata.uid !== target.uid) {
+    return { state: 'failed', reason: WaveFailureReason.gone, message: `${target.namespace}/${target.name} was deleted or replaced while the wave waited for it` };
+  }
+  const current = isvc.metadata.annotations?.[lever.annotation];
+  if (current === undefined && policyDrift(isvc) === undefined) return { state: 'acknowledged' };
+  const refused = refusalSince(input, lever.refusal);
+  if (refused) return { state: 'failed', reason: WaveFailureReason.repinRejected, message: `${target.namespace}/${target.name}: ${lever.refusal}: ${refused.message ?? ''}` };
+  if (input.now - input.since >= input.ackTimeoutMs) {
+    return { state: 'failed', reason: WaveFailureReason.timedOut, message: `${target.namespace}/${target.name}: not repinned within ${input.ackTimeout}` };
+  }
+  if (current === lever.value) return { state: 'waiting' };
+  if (hashTokenValue(current) === target.priorTokenHash) return { state: 'unpatched' };
+  return { state: 'failed', reason: WaveFailureReason.superseded, message: `${target.namespace}/${target.name}: ${lever.annotation} was changed to another value while the wave waited` };
 }
 
 export type ClusterVerdict =
@@ -434,19 +515,21 @@ function settle(wave: SyncWave): SyncWave {
   return wave;
 }
 
-/** Parses `<Kind>/<name>` or `<name>` (a ClusterServingRuntime), the way the operator names a runtime. */
+/** Parses `<Kind>/<name>` or `<name>` (a ClusterServingRuntime), the way the operator names what a wave rolls out. */
 export function parseWaveRuntime(text: string, namespace: string | undefined): WaveRuntime {
   const slash = text.indexOf('/');
   const rawKind = slash < 0 ? RuntimeKind.cluster : text.slice(0, slash);
   const name = slash < 0 ? text : text.slice(slash + 1);
   const kind = KIND_ALIASES[rawKind.toLowerCase()];
-  if (kind === undefined) throw new RangeError(`unknown runtime kind "${rawKind}": use ServingRuntime/<name> or ClusterServingRuntime/<name>`);
-  if (!name || name.includes('/')) throw new RangeError(`"${text}" does not name a runtime: use ServingRuntime/<name> or ClusterServingRuntime/<name>`);
-  if (kind === RuntimeKind.namespaced && !namespace) throw new RangeError(`ServingRuntime/${name} needs a namespace (-n)`);
-  return { kind, namespace: kind === RuntimeKind.namespaced ? (namespace as string) : '', name };
+  if (kind === undefined) throw new RangeError(`unknown kind "${rawKind}": use ServingRuntime/<name>, ClusterServingRuntime/<name> or RolloutPolicy/<name>`);
+  if (!name || name.includes('/')) throw new RangeError(`"${text}" names nothing a wave rolls out: use ServingRuntime/<name>, ClusterServingRuntime/<name> or RolloutPolicy/<name>`);
+  if (kind !== RuntimeKind.cluster && !namespace) throw new RangeError(`${kind}/${name} needs a namespace (-n)`);
+  return { kind, namespace: kind === RuntimeKind.cluster ? '' : (namespace as string), name };
 }
 
-const KIND_ALIASES: Readonly<Record<string, RuntimeKindName>> = {
+const KIND_ALIASES: Readonly<Record<string, WaveRuntime['kind']>> = {
+  rolloutpolicy: WAVE_POLICY_KIND,
+  rolloutpolicies: WAVE_POLICY_KIND,
   servingruntime: RuntimeKind.namespaced,
   servingruntimes: RuntimeKind.namespaced,
   sr: RuntimeKind.namespaced,
@@ -457,5 +540,5 @@ const KIND_ALIASES: Readonly<Record<string, RuntimeKindName>> = {
 
 /** `ServingRuntime ns/name` or `ClusterServingRuntime name`, for messages and tables. */
 export function describeWaveRuntime(runtime: WaveRuntime): string {
-  return runtime.kind === RuntimeKind.namespaced ? `${runtime.kind} ${runtime.namespace}/${runtime.name}` : `${runtime.kind} ${runtime.name}`;
+  return runtime.kind === RuntimeKind.cluster ? `${runtime.kind} ${runtime.name}` : `${runtime.kind} ${runtime.namespace}/${runtime.name}`;
 }

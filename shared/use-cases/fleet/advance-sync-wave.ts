@@ -7,7 +7,7 @@
  * a cluster (one guarded annotation patch per InferenceService) are idempotent on their own.
  */
 import { randomBytes } from 'node:crypto';
-import { clusterModeOf, parseClusterMode } from '../../domain/cluster-mode';
+import { parseClusterMode } from '../../domain/cluster-mode';
 import type { ClusterHandle } from '../../ports/app-context';
 import { ConflictError, InvalidInputError, NotFoundError } from '../../domain/errors';
 import type { Event } from '../../domain/model/core';
@@ -17,7 +17,7 @@ import type { Clock } from '../../ports/clock';
 import type { ClusterClient } from '../../ports/cluster';
 import type { ClusterRecord, ClusterRegistry, FleetStore } from '../../ports/store';
 import { parseGoDuration } from '../../domain/go-duration';
-import { Annotation, EventReason, FIELD_MANAGER, RuntimeKind } from '../../domain/vocabulary';
+import { Annotation, FIELD_MANAGER, RuntimeKind } from '../../domain/vocabulary';
 import {
   DEFAULT_WAVE_ACK_TIMEOUT,
   WaveFailureReason,
@@ -28,6 +28,8 @@ import {
   haltWave,
   hashTokenValue,
   freezeWave,
+  isPolicyWave,
+  waveLever,
   judgeCluster,
   maxUpdateOf,
   nextWaveStep,
@@ -35,9 +37,9 @@ import {
   orderClusters,
   startCluster,
 } from '../../domain/fleet/sync-wave';
-import { parseClusterSelector, selectorMatches } from '../../domain/fleet/cluster-labels';
+import { parseClusterSelector, selectorMatches, type ClusterSelector } from '../../domain/fleet/cluster-labels';
 import { freezeOf, type FreezeWindow } from '../../domain/fleet/freeze-window';
-import type { SyncWave, WaveRuntime, WaveStage, WaveTarget } from '../../domain/fleet/sync-wave';
+import type { SyncWave, WaveLever, WaveRuntime, WaveStage, WaveTarget } from '../../domain/fleet/sync-wave';
 
 /** Objects per list request when choosing a cluster's targets. */
 export const WAVE_LIST_PAGE_SIZE = 200;
@@ -95,6 +97,35 @@ export function parseAckTimeout(text: string): number {
 }
 
 /**
+ * The clusters a wave moves through: those named, in their order, each registered and
+ * eligible; else the eligible clusters, those matching the selector when one is given, by
+ * id. A runtime wave pulls upstream's lever where upstream pins (delegate clusters); a
+ * repin is consumed by whichever controller runs the rollouts (the plane's repin-apply,
+ * or upstream's), so a policy wave may go anywhere.
+ */
+function chooseWaveClusters(records: readonly ClusterRecord[], runtime: WaveRuntime, named: readonly string[] | undefined, selector: ClusterSelector | undefined): string[] {
+  const policyWave = isPolicyWave(runtime);
+  const eligible = (record: ClusterRecord) => policyWave || isDelegateCluster(record);
+  if (named === undefined) {
+    const candidates = records.filter(eligible);
+    if (candidates.length === 0) throw new InvalidInputError(policyWave ? 'no cluster is registered' : 'no delegate cluster is registered: a sync wave rolls forward only where upstream OME pins');
+    const chosen = orderClusters(candidates.filter((record) => !selector || selectorMatches(selector, record.labels)).map((record) => record.id));
+    if (chosen.length === 0) {
+      throw new InvalidInputError(`no ${policyWave ? 'registered' : 'delegate'} cluster matches the selector "${selector?.text ?? ''}" (kubectl ome admin cluster list --show-labels shows each cluster's labels)`);
+    }
+    return chosen;
+  }
+  const clusterIds = [...new Set(named)];
+  if (clusterIds.length === 0) throw new InvalidInputError('name at least one cluster');
+  for (const id of clusterIds) {
+    const record = records.find((candidate) => candidate.id === id);
+    if (!record) throw new InvalidInputError(`cluster ${id} is not registered`);
+    if (!eligible(record)) throw new InvalidInputError(`cluster ${id} is not a delegate cluster: a sync wave rolls forward only where upstream OME pins`);
+  }
+  return clusterIds;
+}
+
+/**
  * Each cluster's stage: the first stage whose selector its registry labels match.
  * InvalidInputError for a malformed selector, or a cluster no stage takes (a wave must not
  * leave a chosen cluster behind without saying so).
@@ -140,21 +171,7 @@ export async function startSyncWave(deps: Pick<FleetDeps, 'fleet' | 'clusters' |
   if (input.clusterIds !== undefined && input.selector !== undefined) throw new InvalidInputError('name the clusters or give a selector, not both');
   const selector = input.selector === undefined ? undefined : parseClusterSelector(input.selector);
   const records = await deps.clusters.listClusters();
-  let clusterIds: string[];
-  if (input.clusterIds === undefined) {
-    const delegates = records.filter(isDelegateCluster);
-    if (delegates.length === 0) throw new InvalidInputError('no delegate cluster is registered: a sync wave rolls forward only where upstream OME pins');
-    clusterIds = orderClusters(delegates.filter((record) => !selector || selectorMatches(selector, record.labels)).map((record) => record.id));
-    if (clusterIds.length === 0) throw new InvalidInputError(`no delegate cluster matches the selector "${selector?.text ?? ''}" (kubectl ome admin cluster list --show-labels shows each cluster's labels)`);
-  } else {
-    clusterIds = [...new Set(input.clusterIds)];
-    if (clusterIds.length === 0) throw new InvalidInputError('name at least one cluster');
-    for (const id of clusterIds) {
-      const record = records.find((candidate) => candidate.id === id);
-      if (!record) throw new InvalidInputError(`cluster ${id} is not registered`);
-      if (clusterModeOf(record) !== 'delegate') throw new InvalidInputError(`cluster ${id} is not a delegate cluster: a sync wave rolls forward only where upstream OME pins`);
-    }
-  }
+  const clusterIds = chooseWaveClusters(records, input.runtime, input.clusterIds, selector);
   const stages = input.stages === undefined || input.stages.length === 0 ? undefined : assignStages(input.stages, clusterIds, records);
   if (input.maxUpdate !== undefined) checkMaxUpdate(input.maxUpdate);
   const soak = input.soak === undefined ? undefined : { text: input.soak, ms: parseSoak(input.soak) };
@@ -196,7 +213,7 @@ async function listCandidates(client: ClusterClient, runtime: WaveRuntime): Prom
   let continueToken: string | undefined;
   do {
     const page = await client.list<InferenceService>(Resources.inferenceServices, {
-      ...(runtime.kind === RuntimeKind.namespaced ? { namespace: runtime.namespace } : {}),
+      ...(runtime.kind === RuntimeKind.cluster ? {} : { namespace: runtime.namespace }),
       limit: WAVE_LIST_PAGE_SIZE,
       ...(continueToken ? { continue: continueToken } : {}),
     });
@@ -216,26 +233,28 @@ async function readTarget(client: ClusterClient, target: WaveTarget): Promise<In
 }
 
 /**
- * Sets the wave's token on one target with the CLI's guarded JSON patch (uid,
- * resourceVersion and the old value tested), unless it already holds it or holds a value
- * someone else set after the target was chosen. A concurrent write fails the tests (409 or
- * 422); the object is read again and judged afresh.
+ * Sets the wave's lever (its token as `ome.io/runtime-sync`, or a repin request) on one
+ * target with the CLI's guarded JSON patch (uid, resourceVersion and the old value
+ * tested), unless it already holds it or holds a value someone else set after the target
+ * was chosen. A concurrent write fails the tests (409 or 422); the object is read again
+ * and judged afresh.
  */
-export async function setWaveToken(client: ClusterClient, target: WaveTarget, token: string): Promise<'patched' | 'already-set' | 'skipped'> {
+export async function setWaveToken(client: ClusterClient, target: WaveTarget, lever: WaveLever | string): Promise<'patched' | 'already-set' | 'skipped'> {
+  const { annotation, value } = typeof lever === 'string' ? { annotation: Annotation.runtimeSync, value: lever } : lever;
   for (let attempt = 1; ; attempt += 1) {
     const isvc = await readTarget(client, target);
     if (isvc === undefined || isvc.metadata.uid !== target.uid) return 'skipped';
     const annotations = isvc.metadata.annotations;
-    const current = annotations?.[Annotation.runtimeSync];
-    if (current === token) return 'already-set';
+    const current = annotations?.[annotation];
+    if (current === value) return 'already-set';
     if (hashTokenValue(current) !== target.priorTokenHash) return 'skipped';
-    const path = `/metadata/annotations/${Annotation.runtimeSync.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const path = `/metadata/annotations/${annotation.replace(/~/g, '~0').replace(/\//g, '~1')}`;
     const patch: unknown[] = [
       { op: 'test', path: '/metadata/uid', value: isvc.metadata.uid },
       { op: 'test', path: '/metadata/resourceVersion', value: isvc.metadata.resourceVersion },
       ...(current === undefined ? [] : [{ op: 'test', path, value: current }]),
       ...(annotations === undefined ? [{ op: 'add', path: '/metadata/annotations', value: {} }] : []),
-      { op: 'add', path, value: token },
+      { op: 'add', path, value },
     ];
     try {
       await client.patch(Resources.inferenceServices, target.namespace, target.name, patch, { type: 'json', fieldManager: FIELD_MANAGER });
@@ -247,10 +266,11 @@ export async function setWaveToken(client: ClusterClient, target: WaveTarget, to
   }
 }
 
-async function pinErrorEvents(client: ClusterClient, target: WaveTarget): Promise<Event[]> {
+/** The events that say the lever's request was refused on this target (RuntimePinError, RolloutRepinRejected). */
+async function refusalEvents(client: ClusterClient, target: WaveTarget, lever: WaveLever): Promise<Event[]> {
   const page = await client.list<Event>(Resources.events, {
     namespace: target.namespace,
-    fieldSelector: `involvedObject.uid=${target.uid},reason=${EventReason.runtimePinError}`,
+    fieldSelector: `involvedObject.uid=${target.uid},reason=${lever.refusal}`,
   });
   return page.items;
 }
@@ -280,7 +300,7 @@ async function startStep(deps: FleetDeps, client: ClusterClient, wave: SyncWave,
   // cannot record it too, so only one of them goes on to patch.
   const saved = await save(deps, startCluster(wave, index, targets, now));
   if (saved === undefined) return { kind: 'contended' };
-  for (const target of saved.clusters[index]?.targets ?? []) await setWaveToken(client, target, saved.token);
+  for (const target of saved.clusters[index]?.targets ?? []) await setWaveToken(client, target, waveLever(saved));
   return { kind: 'saved', wave: saved };
 }
 
@@ -288,16 +308,17 @@ async function startStep(deps: FleetDeps, client: ClusterClient, wave: SyncWave,
 async function awaitStep(deps: FleetDeps, client: ClusterClient, wave: SyncWave, index: number, now: number): Promise<StepResult> {
   const cluster = wave.clusters[index];
   const since = cluster?.startedAt ?? now;
+  const lever = waveLever(wave);
   const observations = [];
   for (const target of cluster?.targets ?? []) {
     const isvc = await readTarget(client, target);
-    const events = isvc === undefined ? [] : await pinErrorEvents(client, target);
-    observations.push({ target, observation: observeWaveTarget({ target, token: wave.token, isvc, events, since, now, ackTimeoutMs: wave.ackTimeoutMs, ackTimeout: wave.ackTimeout }) });
+    const events = isvc === undefined ? [] : await refusalEvents(client, target, lever);
+    observations.push({ target, observation: observeWaveTarget({ target, token: wave.token, lever, isvc, events, since, now, ackTimeoutMs: wave.ackTimeoutMs, ackTimeout: wave.ackTimeout }) });
   }
   const verdict = judgeCluster(observations);
   if (verdict.state === 'waiting') {
     // A patch that did not land before (the invocation died after recording the step).
-    for (const target of verdict.unpatched) await setWaveToken(client, target, wave.token);
+    for (const target of verdict.unpatched) await setWaveToken(client, target, lever);
     return { kind: 'waiting' };
   }
   const next =
