@@ -14,12 +14,14 @@ import {
   isSyncAcknowledged,
   isWaveCandidate,
   judgeCluster,
+  isRepinCandidate,
   maxUpdateOf,
   nextWaveStep,
   observeWaveTarget,
   orderClusters,
   parseWaveRuntime,
   startCluster,
+  waveLever,
   waveToken,
 } from '../../shared/domain/fleet/sync-wave';
 import type { SyncWave, TargetObservation, WaveRuntime, WaveTarget } from '../../shared/domain/fleet/sync-wave';
@@ -260,5 +262,58 @@ describe('parseWaveRuntime', () => {
 
   it('needs a namespace for a ServingRuntime', () => {
     expect(() => parseWaveRuntime('ServingRuntime/rt', undefined)).toThrow('needs a namespace');
+  });
+});
+
+describe('a policy wave\'s targets (RolloutPolicy edits)', () => {
+  const POLICY: WaveRuntime = { kind: 'RolloutPolicy', namespace: 'ns', name: 'steps' };
+  const lever = waveLever({ runtime: POLICY, token: TOKEN });
+  /** An InferenceService whose run pins a group of `policy`, with its RolloutPlanDrift and repin annotation. */
+  function running(edit: { policy?: string; drift?: 'PolicyNewerThanRun' | 'SpecNewerThanRun' | 'InSync'; repin?: string; namespace?: string; noRun?: boolean } = {}): InferenceService {
+    const drift = edit.drift ?? 'PolicyNewerThanRun';
+    return {
+      apiVersion: 'ome.io/v1beta1',
+      kind: 'InferenceService',
+      metadata: { name: 'chat', namespace: edit.namespace ?? 'ns', uid: 'u1', ...(edit.repin === undefined ? {} : { annotations: { 'ome.io/rollout-repin': edit.repin } }) },
+      status: {
+        ...(edit.noRun ? {} : { rollout: { activeRun: { runID: 'r1', openedAt: 'x', pinnedAt: 'x', plan: { groups: [{ source: 'Policy', policyRef: { name: edit.policy ?? 'steps', progression: 'canary' }, group: { components: ['engine'] } }] } } } }),
+        conditions: [{ type: 'RolloutPlanDrift', status: drift === 'InSync' ? 'False' : 'True', reason: drift, message: 'm' }],
+      },
+    } as unknown as InferenceService;
+  }
+  const observe = (object: InferenceService | undefined, events: Event[] = [], now = T0 + 60_000): TargetObservation =>
+    observeWaveTarget({ target: target(), token: TOKEN, lever, isvc: object, events, since: T0, now, ackTimeoutMs: 1_800_000, ackTimeout: '30m' });
+  const rejected = (at: string): Event => ({ ...pinError(at), reason: 'RolloutRepinRejected', message: 'repin rejected: live and pinned rollout topology differ (group count)' });
+
+  it.each([
+    { name: 'a run of the policy, left on its older plan', object: running(), want: true },
+    { name: 'a run of another policy', object: running({ policy: 'other' }), want: false },
+    { name: 'a run whose own spec is newer (not the policy)', object: running({ drift: 'SpecNewerThanRun' }), want: false },
+    { name: 'a run in sync', object: running({ drift: 'InSync' }), want: false },
+    { name: 'the same policy name in another namespace', object: running({ namespace: 'other' }), want: false },
+    { name: 'no active run', object: running({ noRun: true }), want: false },
+  ])('is chosen: $name → $want', ({ object, want }) => {
+    expect(isRepinCandidate(object, POLICY)).toBe(want);
+    expect(chooseWaveTargets([object], POLICY).length).toBe(want ? 1 : 0);
+  });
+
+  it.each<{ name: string; object: InferenceService | undefined; events?: Event[]; now?: number; want: TargetObservation['state'] | string }>([
+    { name: 'the request consumed and the run repinned', object: running({ drift: 'InSync' }), want: 'acknowledged' },
+    { name: 'the run closed meanwhile', object: running({ noRun: true, drift: 'InSync' }), want: 'acknowledged' },
+    { name: 'the request still waiting', object: running({ repin: 'now' }), want: 'waiting' },
+    { name: 'the request not sent yet', object: running(), want: 'unpatched' },
+    { name: 'refused since the step started', object: running(), events: [rejected('2026-12-01T10:00:30Z')], want: WaveFailureReason.repinRejected },
+    { name: 'a refusal from before the step', object: running(), events: [rejected('2026-12-01T09:59:00Z')], want: 'unpatched' },
+    { name: 'someone else asked for another plan', object: running({ repin: 'rp1:0123456789ab' }), want: WaveFailureReason.superseded },
+    { name: 'past the deadline', object: running({ repin: 'now' }), now: T0 + 1_800_000, want: WaveFailureReason.timedOut },
+    { name: 'deleted', object: undefined, want: WaveFailureReason.gone },
+  ])('reads $name as $want', ({ object, events, now, want }) => {
+    const observation = observe(object, events, now);
+    expect(observation.state === 'failed' ? observation.reason : observation.state).toBe(want);
+  });
+
+  it('asks for a repin to the live plan, and watches for RolloutRepinRejected', () => {
+    expect(lever).toEqual({ annotation: 'ome.io/rollout-repin', value: 'now', refusal: 'RolloutRepinRejected' });
+    expect(waveLever({ runtime: RUNTIME, token: TOKEN })).toEqual({ annotation: 'ome.io/runtime-sync', value: TOKEN, refusal: 'RuntimePinError' });
   });
 });
