@@ -46,6 +46,8 @@ interface Needs {
   webhookKey?: boolean;
   /** Reads hints from this SQS queue (its event source polls with the function's role). */
   hintQueue?: string;
+  /** Samples canaries from CloudWatch and Amazon Managed Service for Prometheus. */
+  readsMetrics?: boolean;
 }
 
 /**
@@ -100,6 +102,8 @@ const NEEDS: Record<string, Needs> = {
     publishes: true,
     deadLetterQueue: 'RolloutRunDeadLetterQueue',
     hintQueue: 'RolloutRunHintQueue',
+    // Analysis from the AWS metric sources a binding may name.
+    readsMetrics: true,
   },
   // A sweep lease and continuation per cluster; lists the registry. Only its schedule invokes it.
   'revision-gc': {
@@ -135,7 +139,7 @@ const CLUSTER_CREDENTIAL_ACTIONS = ['secretsmanager:GetSecretValue', 'eks:Descri
 const sub = (text: string): Json => ({ 'Fn::Sub': text });
 const getAtt = (logicalId: string): Json => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });
 
-/** Every resource a role of `functionName` may name: nothing else, and never `*`. */
+/** Every resource a role of `functionName` may name: nothing else, and `*` only for an action that takes no resource. */
 function allowedResources(functionName: string, needs: Needs): Json[] {
   return [
     sub(`arn:\${AWS::Partition}:logs:\${AWS::Region}:\${AWS::AccountId}:log-group:/aws/lambda/${SERVICE}-${STAGE}-${functionName}:*`),
@@ -146,8 +150,12 @@ function allowedResources(functionName: string, needs: Needs): Json[] {
     ...(needs.deadLetterQueue ? [getAtt(needs.deadLetterQueue)] : []),
     ...(needs.webhookKey ? [{ Ref: 'AdmissionWebhookKey' }, { Ref: 'AdmissionOriginSecret' }] : []),
     ...(needs.hintQueue ? [getAtt(needs.hintQueue)] : []),
+    ...(needs.readsMetrics ? [sub('arn:${AWS::Partition}:aps:*:${AWS::AccountId}:workspace/*')] : []),
   ];
 }
+
+/** Actions that take no resource type (IAM's service reference): their statement's resource can only be `*`. */
+const RESOURCELESS_ACTIONS = new Set(['cloudwatch:GetMetricData']);
 
 function expectedActions(needs: Needs): string[] {
   return [
@@ -160,6 +168,7 @@ function expectedActions(needs: Needs): string[] {
     ...(needs.webhookKey ? ['secretsmanager:GetSecretValue'] : []),
     // The event source's receive and delete; the handler's SendMessage that puts back a hint that met a held lease.
     ...(needs.hintQueue ? ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:SendMessage'] : []),
+    ...(needs.readsMetrics ? ['cloudwatch:GetMetricData', 'aps:QueryMetrics'] : []),
   ].sort();
 }
 
@@ -217,6 +226,11 @@ describe('Packaging: osls package and its CloudFormation template', () => {
     expect([...actions].sort()).toEqual(expectedActions(needs));
     for (const action of actions) expect(action, `${name}: ${action}`).not.toContain('*');
     for (const statement of statements) {
+      // `*` only for an action that takes no resource, alone in its statement.
+      if (asList(statement.Action).every((action) => RESOURCELESS_ACTIONS.has(action))) {
+        expect(statement.Resource, `${name} ${statement.Sid}`).toBe('*');
+        continue;
+      }
       for (const resource of asList(statement.Resource)) {
         expect(resource, `${name} ${statement.Sid}`).not.toBe('*');
         expect(allowed, `${name} ${statement.Sid}: ${JSON.stringify(resource)}`).toContainEqual(resource);
