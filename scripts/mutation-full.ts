@@ -6,9 +6,11 @@
  * Why one run per module: each mutant's result depends only on the code and its tests, so
  * the merged runs are the same full run; but each module's run keeps only the test files
  * related to its own code (the vitest runner's `related`), and a finished module is kept on
- * disk. `--resume` reuses every module run whose stamp (the committed trees of the code, the
- * tests and the configuration it ran on) still matches, so a full run can be stopped and
- * continued, as long as nothing it tests has changed in between.
+ * disk. `--resume` reuses every module run whose stamp still matches: the committed
+ * contents of the files it mutates, of the mutation suite's test files and their support
+ * files, and of the configuration (what Stryker's own incremental mode compares, see
+ * `stampPathspecs`). A full run can be stopped and continued across commits that leave
+ * those alone.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -20,8 +22,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS_DIR = 'reports/mutation-full';
 export const INCREMENTAL_FILE = 'mutation/incremental.json';
 const SCORES_FILE = 'mutation/scores.json';
-/** What a module run's results depend on: its stamp is these trees and files as committed. */
-const STAMPED_PATHS = ['shared', 'local', 'test', 'stryker.config.mjs', 'vitest.mutation.config.ts', 'package-lock.json', 'tsconfig.json'];
+/** Configuration every module run rests on. */
+const STAMPED_CONFIG = ['stryker.config.mjs', 'vitest.mutation.config.ts', 'package-lock.json', 'tsconfig.json', 'test/support'];
 
 interface ReportTest {
   id: string;
@@ -133,21 +135,39 @@ function git(args: string[]): string {
   return result.stdout.trim();
 }
 
-/** The committed trees a module run depends on, or undefined when any of them has uncommitted changes. */
-function currentStamp(): string | undefined {
-  if (git(['status', '--porcelain', '--', ...STAMPED_PATHS]) !== '') return undefined;
-  return STAMPED_PATHS.map((path) => `${path} ${git(['rev-parse', `HEAD:${path}`])}`).join('\n');
+/**
+ * The git pathspecs of what a module run's results rest on: the module's `mutate` patterns
+ * (exclusions kept), the mutation suite's test files, and STAMPED_CONFIG. As with Stryker's
+ * incremental mode, a source file the tests reach without mutating it is not included.
+ */
+export function stampPathspecs(patterns: readonly string[], testIncludes: readonly string[]): string[] {
+  return [
+    ...patterns.map((pattern) => (pattern.startsWith('!') ? `:(exclude,glob)${pattern.slice(1)}` : `:(glob)${pattern}`)),
+    ...testIncludes.map((pattern) => `:(glob)${pattern}`),
+    ...STAMPED_CONFIG,
+  ];
+}
+
+/** The stamp of those files as committed (mode, blob id and path per file), or undefined when any has uncommitted changes. */
+function stampOf(pathspecs: readonly string[]): string | undefined {
+  if (git(['status', '--porcelain', '--', ...pathspecs]) !== '') return undefined;
+  return git(['ls-files', '-s', '--', ...pathspecs]);
+}
+
+/** The test files of the mutation suite (vitest.mutation.config.ts `test.include`). */
+async function loadMutationSuite(): Promise<string[]> {
+  const { default: config } = (await import(pathToFileURL(resolve(ROOT, 'vitest.mutation.config.ts')).href)) as { default: { test?: { include?: string[] } } };
+  return config.test?.include ?? [];
 }
 
 async function main(args: readonly string[]): Promise<number> {
   const resume = args.includes('--resume');
   const concurrency = process.env.MUTATION_CONCURRENCY ?? '2';
   const mutate = await loadMutateScope();
+  const suite = await loadMutationSuite();
   const runsDir = resolve(ROOT, RUNS_DIR);
   if (!resume) rmSync(runsDir, { recursive: true, force: true });
   mkdirSync(runsDir, { recursive: true });
-  const stamp = currentStamp();
-  if (stamp === undefined) console.log('mutation: the code or tests in scope have uncommitted changes; this run cannot be resumed');
 
   const runs: MutationRunReport[] = [];
   for (const module of MUTATION_MODULES) {
@@ -155,6 +175,8 @@ async function main(args: readonly string[]): Promise<number> {
     if (patterns.length === 0) continue;
     const runFile = resolve(runsDir, `${moduleSlug(module)}.json`);
     const stampFile = `${runFile}.stamp`;
+    const stamp = stampOf(stampPathspecs(patterns, suite));
+    if (stamp === undefined) console.log(`mutation: ${module.name}: its code, tests or configuration have uncommitted changes; this module's run cannot be resumed`);
     if (resume && stamp !== undefined && existsSync(runFile) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
       console.log(`mutation: ${module.name}: reusing the finished run in ${RUNS_DIR}`);
     } else {

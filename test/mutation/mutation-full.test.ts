@@ -4,7 +4,7 @@
  * file that the next incremental run (CI's gate) reuses.
  */
 import { describe, expect, it } from 'vitest';
-import { loadMutateScope, mergeMutationRuns, modulePatterns, moduleSlug, type MutationRunReport } from '../../scripts/mutation-full';
+import { loadMutateScope, mergeMutationRuns, modulePatterns, moduleSlug, stampPathspecs, type MutationRunReport } from '../../scripts/mutation-full';
 import { MUTATION_MODULES } from '../../scripts/mutation-score';
 
 const MUTATE = [
@@ -36,6 +36,22 @@ describe('Function: modulePatterns', () => {
     const mutate = await loadMutateScope();
     const included = MUTATION_MODULES.flatMap((module) => modulePatterns(mutate, module).filter((pattern) => !pattern.startsWith('!')));
     expect(included.sort()).toEqual(mutate.filter((pattern) => !pattern.startsWith('!')).sort());
+  });
+});
+
+describe('Function: stampPathspecs', () => {
+  it('stamps a module run with the files it mutates (exclusions kept), the suite\'s tests and the configuration', () => {
+    expect(stampPathspecs(['shared/domain/rollout/**/*.ts', '!shared/domain/rollout/types.ts'], ['test/rollout/**/*.test.ts', 'test/app/reconcile.test.ts'])).toEqual([
+      ':(glob)shared/domain/rollout/**/*.ts',
+      ':(exclude,glob)shared/domain/rollout/types.ts',
+      ':(glob)test/rollout/**/*.test.ts',
+      ':(glob)test/app/reconcile.test.ts',
+      'stryker.config.mjs',
+      'vitest.mutation.config.ts',
+      'package-lock.json',
+      'tsconfig.json',
+      'test/support',
+    ]);
   });
 });
 
