@@ -7,8 +7,8 @@
  * the merged runs are the same full run; but each module's run keeps only the test files
  * related to its own code (the vitest runner's `related`), and a finished module is kept on
  * disk. `--resume` reuses every module run whose stamp still matches: the committed
- * contents of the files it mutates, of the mutation suite's test files and their support
- * files, and of the configuration (what Stryker's own incremental mode compares, see
+ * contents of the files it mutates, of the mutation suite's test files, global setup and
+ * reporter, and of the configuration (what Stryker's own incremental mode compares, see
  * `stampPathspecs`). A full run can be stopped and continued across commits that leave
  * those alone.
  */
@@ -22,8 +22,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS_DIR = 'reports/mutation-full';
 export const INCREMENTAL_FILE = 'mutation/incremental.json';
 const SCORES_FILE = 'mutation/scores.json';
-/** Configuration every module run rests on. */
-const STAMPED_CONFIG = ['stryker.config.mjs', 'vitest.mutation.config.ts', 'package-lock.json', 'tsconfig.json', 'test/support'];
+/** Configuration every module run rests on (the suite's global setup and reporter come from its config, see loadMutationSuite). */
+const STAMPED_CONFIG = ['stryker.config.mjs', 'vitest.mutation.config.ts', 'package-lock.json', 'tsconfig.json'];
 
 interface ReportTest {
   id: string;
@@ -154,10 +154,13 @@ function stampOf(pathspecs: readonly string[]): string | undefined {
   return git(['ls-files', '-s', '--', ...pathspecs]);
 }
 
-/** The test files of the mutation suite (vitest.mutation.config.ts `test.include`). */
+/** The files of the mutation suite: its test files, and the global setup and reporters its config names (vitest.mutation.config.ts). */
 async function loadMutationSuite(): Promise<string[]> {
-  const { default: config } = (await import(pathToFileURL(resolve(ROOT, 'vitest.mutation.config.ts')).href)) as { default: { test?: { include?: string[] } } };
-  return config.test?.include ?? [];
+  const { default: config } = (await import(pathToFileURL(resolve(ROOT, 'vitest.mutation.config.ts')).href)) as {
+    default: { test?: { include?: string[]; globalSetup?: string[]; reporters?: string[] } };
+  };
+  const files = [...(config.test?.globalSetup ?? []), ...(config.test?.reporters ?? [])].filter((entry) => entry.startsWith('./')).map((entry) => entry.slice(2));
+  return [...(config.test?.include ?? []), ...files];
 }
 
 async function main(args: readonly string[]): Promise<number> {

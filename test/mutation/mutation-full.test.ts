@@ -50,7 +50,6 @@ describe('Function: stampPathspecs', () => {
       'vitest.mutation.config.ts',
       'package-lock.json',
       'tsconfig.json',
-      'test/support',
     ]);
   });
 });
