@@ -5,12 +5,12 @@
  *
  * Why one run per module: each mutant's result depends only on the code and its tests, so
  * the merged runs are the same full run; but each module's run keeps only the test files
- * related to its own code (the vitest runner's `related`), and a finished module is kept on
- * disk. `--resume` reuses every module run whose stamp still matches: the committed
- * contents of the files it mutates, of the mutation suite's test files, global setup and
- * reporter, and of the configuration (what Stryker's own incremental mode compares, see
- * `stampPathspecs`). A full run can be stopped and continued across commits that leave
- * those alone.
+ * related to its own code (the vitest runner's `related`), and a finished module is kept in
+ * `mutation/full-run/` until every module has run. `--resume` reuses every module run
+ * whose stamp still matches: the committed contents of the files it mutates, of the
+ * mutation suite's test files, global setup and reporter, and of the configuration (what
+ * Stryker's own incremental mode compares, see `stampPathspecs`). A full run can be
+ * stopped and continued across commits that leave those alone.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MUTATION_MODULES, moduleOf, type MutationModule } from './mutation-score';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const RUNS_DIR = 'reports/mutation-full';
+/**
+ * Where finished module runs wait for the rest: in the repository, so that a full run longer
+ * than one sitting can be committed part-done and continued on another clone. Emptied once
+ * every module has run and the merge is written.
+ */
+export const RUNS_DIR = 'mutation/full-run';
 export const INCREMENTAL_FILE = 'mutation/incremental.json';
 const SCORES_FILE = 'mutation/scores.json';
 /** Configuration every module run rests on (the suite's global setup and reporter come from its config, see loadMutationSuite). */
@@ -193,7 +198,9 @@ async function main(args: readonly string[]): Promise<number> {
         stdio: 'inherit',
       });
       if (!existsSync(runFile) || statSync(runFile).mtimeMs < startedAt) {
-        console.error(`mutation: the run of ${module.name} did not finish; \`npm run mutation -- --full --resume\` continues from it`);
+        console.error(
+          `mutation: the run of ${module.name} did not finish; \`npm run mutation -- --full --resume\` continues after the modules finished in ${RUNS_DIR} (commit that folder to continue on another clone)`,
+        );
         return 1;
       }
       if (stamp !== undefined) writeFileSync(stampFile, stamp);
@@ -202,7 +209,8 @@ async function main(args: readonly string[]): Promise<number> {
   }
 
   writeFileSync(resolve(ROOT, INCREMENTAL_FILE), `${JSON.stringify(mergeMutationRuns(runs, mutate), null, 2)}\n`);
-  console.log(`mutation: ${runs.length} module runs merged into ${INCREMENTAL_FILE}`);
+  rmSync(runsDir, { recursive: true, force: true });
+  console.log(`mutation: ${runs.length} module runs merged into ${INCREMENTAL_FILE}; commit it with ${SCORES_FILE}`);
   const score = spawnSync('npx', ['tsx', 'scripts/mutation-score.ts', '--table', SCORES_FILE, INCREMENTAL_FILE], { cwd: ROOT, stdio: 'inherit' });
   return score.status ?? 1;
 }

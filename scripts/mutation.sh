@@ -11,8 +11,9 @@
 #                                          file and the committed table, mutation/scores.json;
 #                                          two test runners (MUTATION_CONCURRENCY), since a
 #                                          full run wants an idle machine anyway; --resume
-#                                          keeps the module runs already finished on the same
-#                                          committed code
+#                                          keeps the module runs finished in mutation/full-run/
+#                                          whose mutated files, suite and configuration are
+#                                          unchanged (commit that folder to go on elsewhere)
 #   npm run mutation -- shared/domain/rollout/plan.ts shared/domain/runtime/gc.ts
 #                                          only these files
 #   npm run mutation -- --changed [BASE]   only the files in scope changed since BASE
