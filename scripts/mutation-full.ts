@@ -154,13 +154,13 @@ export function stampPathspecs(patterns: readonly string[], testIncludes: readon
 }
 
 /** The stamp of those files as committed (mode, blob id and path per file), or undefined when any has uncommitted changes. */
-function stampOf(pathspecs: readonly string[]): string | undefined {
+export function stampOf(pathspecs: readonly string[]): string | undefined {
   if (git(['status', '--porcelain', '--', ...pathspecs]) !== '') return undefined;
   return git(['ls-files', '-s', '--', ...pathspecs]);
 }
 
 /** The files of the mutation suite: its test files, and the global setup and reporters its config names (vitest.mutation.config.ts). */
-async function loadMutationSuite(): Promise<string[]> {
+export async function loadMutationSuite(): Promise<string[]> {
   const { default: config } = (await import(pathToFileURL(resolve(ROOT, 'vitest.mutation.config.ts')).href)) as {
     default: { test?: { include?: string[]; globalSetup?: string[]; reporters?: string[] } };
   };
