@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentials } from '../../shared/adapters/aws-credentials/eks-token';
+import { signableQuery } from '../../shared/adapters/aws-metrics/signed-fetch';
 
 /** One datapoint: epoch seconds and value. */
 export type Datapoint = readonly [number, number];
@@ -128,11 +129,7 @@ async function verifySignature(incoming: IncomingMessage, body: string, options:
   const names = (signedHeaders ?? '').split(';');
   if (!names.includes('host')) return { code: 'InvalidSignatureException', message: "'Host' must be a 'SignedHeader' in the AWS Authorization." };
   const url = new URL(incoming.url ?? '/', 'http://peer');
-  const query: Record<string, string | string[]> = {};
-  for (const [name, value] of url.searchParams) {
-    const known = query[name];
-    query[name] = known === undefined ? value : [...(Array.isArray(known) ? known : [known]), value];
-  }
+  const query = signableQuery(url);
   const headers = Object.fromEntries(names.map((name) => [name, String(incoming.headers[name] ?? '')]));
   const signer = new SignatureV4({ service, region: options.region, credentials: options.credentials, sha256: Sha256, uriEscapePath: true });
   const expected = await signer.sign(

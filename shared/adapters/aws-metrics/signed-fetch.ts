@@ -21,16 +21,22 @@ export interface SigningScope {
 
 const Sha256 = Hash.bind(null, 'sha256');
 
+/** A URL's query as SigV4 signs it: each name once, repeated names as a list. */
+export function signableQuery(url: URL): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    const known = query[name];
+    query[name] = known === undefined ? value : [...(Array.isArray(known) ? known : [known]), value];
+  }
+  return query;
+}
+
 /** Wraps `fetchFn` so that every request it sends is signed for `scope`. Supports string bodies only. */
 export function signingFetch(fetchFn: FetchFn, scope: SigningScope): FetchFn {
   const signer = new SignatureV4({ service: scope.service, region: scope.region, credentials: scope.credentials, sha256: Sha256, uriEscapePath: true });
   return async (input, init = {}) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
-    const query: Record<string, string | string[]> = {};
-    for (const [name, value] of url.searchParams) {
-      const known = query[name];
-      query[name] = known === undefined ? value : [...(Array.isArray(known) ? known : [known]), value];
-    }
+    const query = signableQuery(url);
     const headers = Object.fromEntries(new Headers(init.headers).entries());
     const signed = await signer.sign(
       {
