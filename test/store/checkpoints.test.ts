@@ -85,11 +85,11 @@ describe('checkpoints: saves of one window, in DynamoDB Local', () => {
     await ensureTable(dynamoDb(), tableName);
     const sent: string[] = [];
     const counting = { send: (command: { constructor: { name: string } }) => (sent.push(command.constructor.name), dynamoDb().send(command as never)) } as unknown as DynamoDBDocumentClient;
-    const store = new DynamoCheckpointStore(counting, undefined, { tableName, checkpointSaveWindowMs: 200 });
+    const store = new DynamoCheckpointStore(counting, undefined, { tableName, checkpointSaveWindowMs: 3_000 });
     const clusters = Array.from({ length: 60 }, (_, index) => `c${index}`);
     const live = leaseOf('forwarder-shard#1/0', 2);
 
-    // Act: the saves arrive over the window, one of them under a lease that expired
+    // Act: the saves arrive over the window (a few milliseconds apart), one of them under a lease that expired
     const saves = clusters.map(async (clusterId, index) => {
       await new Promise((resolve) => setTimeout(resolve, index));
       return store.saveCheckpoints(clusterId, { inferenceservices: String(100 + index) }, index === 7 ? { ...live, expiresAt: Date.now() - 1 } : live);
