@@ -197,10 +197,11 @@ async function ensure(client: ClusterClient, type: (typeof Resources)[keyof type
 /** The function whose bus target is running (set by the simulation's wrapped targets). */
 const callerOfWork = new AsyncLocalStorage<string>();
 
-/** A BatchGetItem's first key, of its first table. */
+/** A BatchGetItem's first key, or a BatchWriteItem's first item, of its first table. */
 function firstBatchKey(requestItems: unknown): unknown {
-  const tables = Object.values((requestItems ?? {}) as Record<string, { Keys?: unknown[] }>);
-  return tables[0]?.Keys?.[0];
+  const [first] = Object.values((requestItems ?? {}) as Record<string, { Keys?: unknown[] } | Array<{ PutRequest?: { Item?: unknown }; DeleteRequest?: { Key?: unknown } }>>);
+  if (Array.isArray(first)) return first[0]?.PutRequest?.Item ?? first[0]?.DeleteRequest?.Key;
+  return first?.Keys?.[0];
 }
 
 /** A key attribute's text, plain or marshalled (`{ S: '…' }`). */
@@ -214,7 +215,7 @@ function keyText(value: unknown): string {
  * A DynamoDB call as the caller breakdown names it: the command without `Command` and the
  * kind of item it touches — the partition key's prefix (`LEASE`, `CHECKPOINT`, `IDEMPOTENCY`, …),
  * or for a shared partition (`REGISTRY`, `FLEET`) that and the sort key's prefix. A Query is
- * named by the partition it reads, a BatchGetItem by its first key's.
+ * named by the partition it reads, a BatchGetItem or BatchWriteItem by its first item's.
  */
 export function dynamoDbCallOf(command: string, input: Record<string, unknown>): string {
   const name = command.replace(/Command$/, '');
@@ -311,7 +312,7 @@ export function forwarderDynamoDbOf(byCall: Record<string, number> | undefined, 
     operations += count;
     if (call.endsWith(' LEASE')) lease += count;
     else if (call.includes(' REGISTRY')) registryReads += count;
-    else if (call.startsWith('PutItem')) checkpointSaves += count;
+    else if (/^(PutItem|BatchWriteItem)\b/.test(call)) checkpointSaves += count;
     else if (/^(Query|GetItem|BatchGetItem)\b/.test(call)) checkpointLoads += count;
   }
   return {

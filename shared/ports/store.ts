@@ -109,8 +109,9 @@ export interface CheckpointStore {
   /** The cluster's checkpoints, every resource in one read; empty when none was saved. */
   loadCheckpoints(clusterId: string): Promise<Checkpoints>;
   /**
-   * Stores every resource's checkpoint of the cluster in one write, fenced by the
-   * forwarder's lease: LeaseLostError when a newer holder of the same lease wrote.
+   * Stores every resource's checkpoint of the cluster as one item (the DynamoDB store
+   * gathers a window's saves into one call), fenced by the forwarder's lease:
+   * LeaseLostError, and nothing written, when the lease expired before the write.
    */
   saveCheckpoints(clusterId: string, checkpoints: Checkpoints, lease: Lease): Promise<void>;
   /** Keeps the forwarder's latest warning or error for the cluster, for `kubectl ome admin cluster describe`. */

@@ -186,16 +186,17 @@ describe('watch forwarder: shards', () => {
     expect(new Set(renewals)).toEqual(new Set(['forwarder-shard#1/0']));
   });
 
-  it('ends a cluster\'s run at its first save when a newer holder of the shard\'s lease wrote its checkpoints, instead of watching again on the stale lease', async () => {
+  it('ends a cluster\'s run at its first save when the shard\'s lease expired unnoticed, instead of watching again on the stale lease', async () => {
     // Prepare: a newer holder of the shard's lease (token 5) saved this cluster's
-    // checkpoints; this run still holds token 4, which it has not noticed it lost.
+    // checkpoints; this run still holds token 4, which expired while it was paused and
+    // which it has not noticed it lost.
     const ns = 'fwd-stale-shard';
     await createNamespace(world.client, ns);
     await world.client.create(isvcs, inferenceService(ns, 'isvc-0'));
     const stores = await world.newStores();
     const key = 'forwarder-shard#1/0';
     await stores.checkpoints.saveCheckpoints('stale-shard', { inferenceservices: '1' }, { key, holder: 'newer', fencingToken: 5, expiresAt: Date.now() + 60_000 });
-    const staleLease = { current: () => ({ key, holder: 'older', fencingToken: 4, expiresAt: Date.now() + 60_000 }), lost: new AbortController().signal };
+    const staleLease = { current: () => ({ key, holder: 'older', fencingToken: 4, expiresAt: Date.now() - 1 }), lost: new AbortController().signal };
     const publisher = new RecordingPublisher();
     const startedAt = Date.now();
 

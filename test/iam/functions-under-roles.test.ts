@@ -233,8 +233,8 @@ describe('Every function handler under its own role', () => {
     // A first run: the batched load finds no checkpoints item and reads the cluster's partition.
     expect(calls).toEqual([
       'dynamodb:BatchGetItem on CHECKPOINT#*',
+      'dynamodb:BatchWriteItem on CHECKPOINT#*',
       'dynamodb:GetItem on REGISTRY',
-      'dynamodb:PutItem on CHECKPOINT#*',
       'dynamodb:Query on CHECKPOINT#*',
       'dynamodb:Query on REGISTRY',
       'dynamodb:UpdateItem on LEASE#*',

@@ -31,12 +31,13 @@ describe('Rule: dynamoDbCallOf names a call by command and item kind', () => {
     ['QueryCommand', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'CHECKPOINT#c1' } }, 'Query CHECKPOINT'],
     ['QueryCommand', { KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'REGISTRY' } } }, 'Query REGISTRY'],
     ['BatchGetItemCommand', { RequestItems: { t: { Keys: [{ pk: { S: 'CHECKPOINT#c1' }, sk: { S: '#checkpoints' } }] } } }, 'BatchGetItem CHECKPOINT'],
+    ['BatchWriteItemCommand', { RequestItems: { t: [{ PutRequest: { Item: { pk: { S: 'CHECKPOINT#c1' }, sk: { S: '#checkpoints' } } } }] } }, 'BatchWriteItem CHECKPOINT'],
   ])('%s %j: %s', (command, input, call) => {
     expect(dynamoDbCallOf(command, input)).toBe(call);
   });
 
   it('splits the forwarders\' calls into lease, registry reads, checkpoint loads and saves, per shard-minute', () => {
-    const split = forwarderDynamoDbOf({ 'UpdateItem LEASE': 12, 'PutItem CHECKPOINT': 30, 'Query CHECKPOINT': 6, 'BatchGetItem CHECKPOINT': 4, 'Query REGISTRY': 8 }, 2, 60);
+    const split = forwarderDynamoDbOf({ 'UpdateItem LEASE': 12, 'PutItem CHECKPOINT': 10, 'BatchWriteItem CHECKPOINT': 20, 'Query CHECKPOINT': 6, 'BatchGetItem CHECKPOINT': 4, 'Query REGISTRY': 8 }, 2, 60);
     expect(split).toEqual({ operations: 60, lease: 12, checkpointSaves: 30, checkpointLoads: 10, registryReads: 8, shardMinutes: 2, perShardMinute: 30, checkpointSavesPerChange: 0.5 });
     expect(forwarderDynamoDbOf({}, 0, 0)).toMatchObject({ operations: 0, perShardMinute: 0, checkpointSavesPerChange: 0 });
   });

@@ -1,15 +1,17 @@
 /**
- * A cluster's checkpoints, every resource in one item, fenced per lease: a stalled holder of
- * the same lease cannot move them back, while a forwarder under another lease (its shard's
- * after an upgrade from per-cluster leases, or a new shard layout's) is not refused by tokens
- * it cannot compare. Against the memory store and DynamoDB Local, whose condition expression
- * decides; and, in DynamoDB, the earlier layout (an item per resource) still read.
+ * A cluster's checkpoints, every resource in one item, fenced by the lease's expiry: a
+ * stalled holder whose lease expired writes nothing, while a forwarder under another lease
+ * (its shard's after an upgrade from per-cluster leases, or a new shard layout's) writes
+ * over them. Against the memory store and DynamoDB Local; in DynamoDB, a window's saves go
+ * out in one BatchWriteItem per 25 clusters, and the earlier layout (an item per resource) is
+ * still read.
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../shared/domain/errors';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoClusterAdmin, createDynamoStores } from '../../shared/adapters/dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoCheckpointStore, DynamoClusterAdmin, createDynamoStores } from '../../shared/adapters/dynamodb';
 import { createMemoryStores } from '../../shared/adapters/memory';
 import type { Lease, Stores } from '../../shared/ports/store';
 import { ensureTable } from '../../local/dynamodb-local';
@@ -61,17 +63,46 @@ describe.each(backends)('checkpoint fence: $name', (backend) => {
     expect((await stores.checkpoints.loadCheckpoints(cluster)).deployments).toBe('510');
   });
 
-  it('refuses a stalled holder of the same shard lease, so it cannot move the checkpoint back', async () => {
-    // Prepare
+  it('refuses a stalled holder whose lease expired, so it cannot move the checkpoint back', async () => {
+    // Prepare: the new holder saved; the old one wakes up after its lease ran out
     const cluster = `c-${randomUUID()}`;
     await stores.checkpoints.saveCheckpoints(cluster, { servingruntimes: '200' }, leaseOf('forwarder-shard#2/0', 6));
+    const expired: Lease = { ...leaseOf('forwarder-shard#2/0', 5), expiresAt: Date.now() - 1 };
 
     // Act
-    const stalled = stores.checkpoints.saveCheckpoints(cluster, { servingruntimes: '150' }, leaseOf('forwarder-shard#2/0', 5));
+    const stalled = stores.checkpoints.saveCheckpoints(cluster, { servingruntimes: '150' }, expired);
 
     // Assess
     await expect(stalled).rejects.toBeInstanceOf(LeaseLostError);
     expect((await stores.checkpoints.loadCheckpoints(cluster)).servingruntimes).toBe('200');
+  });
+});
+
+describe('checkpoints: saves of one window, in DynamoDB Local', () => {
+  it('writes 60 clusters\' saves in three BatchWriteItem calls, and refuses only the expired lease\'s', async () => {
+    // Prepare: a client that counts what it sends
+    const tableName = `checkpoints-${randomUUID()}`;
+    await ensureTable(dynamoDb(), tableName);
+    const sent: string[] = [];
+    const counting = { send: (command: { constructor: { name: string } }) => (sent.push(command.constructor.name), dynamoDb().send(command as never)) } as unknown as DynamoDBDocumentClient;
+    const store = new DynamoCheckpointStore(counting, undefined, { tableName, checkpointSaveWindowMs: 3_000 });
+    const clusters = Array.from({ length: 60 }, (_, index) => `c${index}`);
+    const live = leaseOf('forwarder-shard#1/0', 2);
+
+    // Act: the saves arrive over the window (a few milliseconds apart), one of them under a lease that expired
+    const saves = clusters.map(async (clusterId, index) => {
+      await new Promise((resolve) => setTimeout(resolve, index));
+      return store.saveCheckpoints(clusterId, { inferenceservices: String(100 + index) }, index === 7 ? { ...live, expiresAt: Date.now() - 1 } : live);
+    });
+    const outcomes = await Promise.allSettled(saves);
+    const loaded = await Promise.all(clusters.map((clusterId) => store.loadCheckpoints(clusterId)));
+
+    // Assess
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected').map((_, index) => index)).toHaveLength(1);
+    expect((outcomes[7] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+    expect(sent.filter((name) => name === 'BatchWriteCommand')).toHaveLength(3);
+    expect(loaded[7]).toEqual({});
+    expect(loaded.filter((_, index) => index !== 7)).toEqual(clusters.filter((_, index) => index !== 7).map((clusterId) => ({ inferenceservices: String(100 + Number(clusterId.slice(1))) })));
   });
 });
 

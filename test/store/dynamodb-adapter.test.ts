@@ -4,7 +4,7 @@
  */
 import 'aws-sdk-client-mock-vitest/extend';
 import { ConditionalCheckFailedException, InternalServerError, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -282,18 +282,26 @@ describe('IdempotencyStore: a refusal without the record, and outages', () => {
 });
 
 describe('Method: saveCheckpoints', () => {
-  it('fences the write by token and maps a failed condition to LeaseLostError', async () => {
-    ddbMock.on(PutCommand).rejects(conditionFailed());
-    const store = new DynamoCheckpointStore(documentClient, new FakeClock(NOW));
-    const lease = { key: 'forwarder/east', holder: 'pod-1', fencingToken: 4, expiresAt: NOW };
+  it('writes the item with the lease it was saved under, in a BatchWriteItem without a condition', async () => {
+    ddbMock.on(BatchWriteCommand).resolves({});
+    const store = new DynamoCheckpointStore(documentClient, new FakeClock(NOW), { tableName: 't', checkpointSaveWindowMs: 0 });
+    const lease = { key: 'forwarder-shard#4/1', holder: 'pod-1', fencingToken: 4, expiresAt: NOW + 1 };
 
-    await expect(store.saveCheckpoints('east', { inferenceservices: '42' }, lease)).rejects.toBeInstanceOf(LeaseLostError);
+    await store.saveCheckpoints('east', { inferenceservices: '42' }, lease);
 
-    expect(ddbMock).toReceiveCommandWith(PutCommand, {
-      Item: expect.objectContaining({ pk: 'CHECKPOINT#east', sk: '#checkpoints', checkpoints: { inferenceservices: '42' }, fencingToken: 4, leaseKey: 'forwarder/east' }),
-      ConditionExpression: 'attribute_not_exists(pk) OR leaseKey <> :key OR fencingToken <= :token',
-      ExpressionAttributeValues: { ':token': 4, ':key': 'forwarder/east' },
+    expect(ddbMock).toReceiveCommandWith(BatchWriteCommand, {
+      RequestItems: { t: [{ PutRequest: { Item: { pk: 'CHECKPOINT#east', sk: '#checkpoints', checkpoints: { inferenceservices: '42' }, fencingToken: 4, leaseKey: 'forwarder-shard#4/1', updatedAt: NOW } } }] },
     });
+  });
+
+  it('refuses a save under a lease that has expired, at its expiry instant, without a call', async () => {
+    const store = new DynamoCheckpointStore(documentClient, new FakeClock(NOW), { checkpointSaveWindowMs: 0 });
+    const lease = { key: 'forwarder-shard#4/1', holder: 'pod-1', fencingToken: 4, expiresAt: NOW };
+
+    await expect(store.saveCheckpoints('east', { inferenceservices: '42' }, lease)).rejects.toThrow(
+      new LeaseLostError('checkpoints of east not saved: lease forwarder-shard#4/1 token 4 expired before the write'),
+    );
+    expect(ddbMock.commandCalls(BatchWriteCommand)).toHaveLength(0);
   });
 });
 

@@ -282,7 +282,7 @@ describe.each(backends)('store contract: $name', (backend) => {
   });
 
   describe('CheckpointStore', () => {
-    it('stores every resource\'s latest resourceVersion in one write and rejects a write from an older lease holder', async () => {
+    it('stores every resource\'s latest resourceVersion in one write and rejects a write under a lease that expired', async () => {
       const cluster = key();
       expect(await stores.checkpoints.loadCheckpoints(cluster)).toEqual({});
       const old = await stores.leases.acquire(`forwarder/${cluster}`, 'a', 1_000);

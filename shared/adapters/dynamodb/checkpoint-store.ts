@@ -1,10 +1,10 @@
-import { BatchGetCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LeaseLostError } from '../../domain/errors';
 import type { Clock } from '../../ports/clock';
 import { systemClock } from '../../ports/clock';
 import type { CheckpointStore, Checkpoints, ForwarderError, Lease } from '../../ports/store';
-import { isConditionalCheckFailed, mapDynamoError } from './errors';
+import { mapDynamoError } from './errors';
 import { queryPartition } from './query';
 import { CHECKPOINTS_SORT_KEY, DEFAULT_TABLE_NAME, checkpointClusterOf, checkpointsItemKey, forwarderErrorItemKey } from './table';
 import type { CheckpointItem, DynamoStoreOptions, ForwarderErrorItem } from './table';
@@ -13,6 +13,12 @@ import type { CheckpointItem, DynamoStoreOptions, ForwarderErrorItem } from './t
 const BATCH_GET_KEYS = 100;
 /** Calls for the keys a BatchGetItem left unprocessed (throttling) before they are loaded one by one. */
 const BATCH_GET_ATTEMPTS = 4;
+/** Items per BatchWriteItem call: DynamoDB's limit. */
+const BATCH_WRITE_ITEMS = 25;
+/** Calls for the items a BatchWriteItem left unprocessed (throttling) before the saves fail and wait for the next tick. */
+const BATCH_WRITE_ATTEMPTS = 4;
+/** How long saves are gathered into one BatchWriteItem: a forwarder's clusters each look every second. */
+export const CHECKPOINT_SAVE_WINDOW_MS = 1_000;
 
 interface PendingLoad {
   clusterId: string;
@@ -20,13 +26,26 @@ interface PendingLoad {
   reject(error: unknown): void;
 }
 
+interface PendingSave {
+  clusterId: string;
+  checkpoints: Checkpoints;
+  lease: Lease;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
 /**
  * Forwarder checkpoints, one item per cluster holding every watched resource's: one read
- * when a forwarder starts, one write per save whatever moved. Each write stores the lease
- * it was made under and requires, for that lease, a fencing token at least the stored one:
- * once a newer holder has written, a stalled older forwarder can no longer move the
- * checkpoints back. Tokens of another lease (a shard's after an upgrade or a change of the
- * shard count) are not comparable; either forwarder's checkpoints are safe to resume from.
+ * when a forwarder starts, one item written per save whatever moved.
+ *
+ * Saves asked within `checkpointSaveWindowMs` of the first (1 s by default, less when a
+ * lease would run out sooner) are written together, BatchWriteItem of 25 items a call: a shard's clusters cost a call per second
+ * at most, not one per cluster and change. A batch has no condition, so the fence is the
+ * lease's own expiry, checked when the batch goes out: a save under a lease that has
+ * expired is refused (`LeaseLostError`) and writes nothing. A forwarder paused between
+ * that check and the write may still move a checkpoint back; resuming from it only
+ * publishes hints again (each position passed only hints its forwarder published), which
+ * handlers absorb (docs/storage.md, "Checkpoint").
  *
  * Loads asked for in the same turn of the event loop (a shard's run starts all its clusters
  * at once) are read together: BatchGetItem of their checkpoints items, 100 keys a call, so
@@ -35,7 +54,11 @@ interface PendingLoad {
  */
 export class DynamoCheckpointStore implements CheckpointStore {
   private readonly tableName: string;
+  private readonly saveWindowMs: number;
   private pending: PendingLoad[] = [];
+  private saves: PendingSave[] = [];
+  private saveTimer: NodeJS.Timeout | undefined;
+  private saveDueAt = 0;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -43,6 +66,7 @@ export class DynamoCheckpointStore implements CheckpointStore {
     options: DynamoStoreOptions = {},
   ) {
     this.tableName = options.tableName ?? DEFAULT_TABLE_NAME;
+    this.saveWindowMs = options.checkpointSaveWindowMs ?? CHECKPOINT_SAVE_WINDOW_MS;
   }
 
   /** The cluster's checkpoints, read with the other loads of this turn (see the class comment). */
@@ -109,29 +133,88 @@ export class DynamoCheckpointStore implements CheckpointStore {
     return { ...earlier, ...current };
   }
 
-  async saveCheckpoints(clusterId: string, checkpoints: Checkpoints, lease: Lease): Promise<void> {
-    const item: CheckpointItem = {
-      ...checkpointsItemKey(clusterId),
-      checkpoints,
-      fencingToken: lease.fencingToken,
-      leaseKey: lease.key,
-      updatedAt: this.clock.now(),
-    };
-    try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: item,
-          ConditionExpression: 'attribute_not_exists(pk) OR leaseKey <> :key OR fencingToken <= :token',
-          ExpressionAttributeValues: { ':token': lease.fencingToken, ':key': lease.key },
-        }),
-      );
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) {
-        throw new LeaseLostError(`checkpoints of ${clusterId} were written under a newer lease than ${lease.key} token ${lease.fencingToken}`, { cause: error });
-      }
-      throw mapDynamoError(error, `save checkpoints of ${clusterId}`);
+  /** Written with the other saves of its window (see the class comment). */
+  saveCheckpoints(clusterId: string, checkpoints: Checkpoints, lease: Lease): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.saves.push({ clusterId, checkpoints: { ...checkpoints }, lease, resolve, reject });
+      this.scheduleSaves(lease);
+    });
+  }
+
+  /**
+   * The window's write goes out `saveWindowMs` after its first save, or sooner: halfway
+   * through the remaining time of the shortest lease it holds, so a save asked under a live
+   * lease is not refused for the wait alone.
+   */
+  private scheduleSaves(lease: Lease): void {
+    if (this.saveWindowMs <= 0) {
+      if (this.saves.length === 1) setImmediate(() => void this.savePending());
+      return;
     }
+    const now = this.clock.now();
+    const due = Math.min(now + this.saveWindowMs, now + Math.max(0, lease.expiresAt - now) / 2);
+    if (this.saveTimer !== undefined && due >= this.saveDueAt) return;
+    clearTimeout(this.saveTimer);
+    this.saveDueAt = due;
+    this.saveTimer = setTimeout(() => void this.savePending(), due - now);
+  }
+
+  private async savePending(): Promise<void> {
+    const asked = this.saves;
+    this.saves = [];
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    const now = this.clock.now();
+    // The latest save of a cluster wins; every waiter of it gets its outcome.
+    const latest = new Map<string, PendingSave>();
+    const waiters = new Map<string, PendingSave[]>();
+    for (const save of asked) {
+      if (save.lease.expiresAt <= now) {
+        save.reject(new LeaseLostError(`checkpoints of ${save.clusterId} not saved: lease ${save.lease.key} token ${save.lease.fencingToken} expired before the write`));
+        continue;
+      }
+      latest.set(save.clusterId, save);
+      waiters.set(save.clusterId, [...(waiters.get(save.clusterId) ?? []), save]);
+    }
+    const items = [...latest.values()].map((save): CheckpointItem => ({
+      ...checkpointsItemKey(save.clusterId),
+      checkpoints: save.checkpoints,
+      fencingToken: save.lease.fencingToken,
+      leaseKey: save.lease.key,
+      updatedAt: now,
+    }));
+    const chunks: CheckpointItem[][] = [];
+    for (let start = 0; start < items.length; start += BATCH_WRITE_ITEMS) chunks.push(items.slice(start, start + BATCH_WRITE_ITEMS));
+    await Promise.all(
+      chunks.map(async (chunk) => {
+        const failed = await this.batchWrite(chunk);
+        for (const item of chunk) {
+          const clusterId = checkpointClusterOf(item.pk);
+          const error = failed.get(clusterId);
+          for (const save of waiters.get(clusterId) ?? []) {
+            if (error === undefined) save.resolve();
+            else save.reject(error);
+          }
+        }
+      }),
+    );
+  }
+
+  /** Writes `items`, asking again for what DynamoDB left unprocessed; the clusters not written, each with its error. */
+  private async batchWrite(items: readonly CheckpointItem[]): Promise<Map<string, unknown>> {
+    let left = items.map((item) => ({ PutRequest: { Item: item } }));
+    for (let attempt = 1; left.length > 0 && attempt <= BATCH_WRITE_ATTEMPTS; attempt += 1) {
+      if (attempt > 1) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+      try {
+        const output = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: left } }));
+        left = (output.UnprocessedItems?.[this.tableName] ?? []) as typeof left;
+      } catch (error) {
+        const mapped = mapDynamoError(error, `save checkpoints of ${left.length} cluster(s)`);
+        return new Map(left.map((request) => [checkpointClusterOf((request.PutRequest.Item as CheckpointItem).pk), mapped]));
+      }
+    }
+    const unprocessed = new Error(`DynamoDB left the checkpoints of ${left.length} cluster(s) unwritten after ${BATCH_WRITE_ATTEMPTS} calls (throttled); they are saved again at the next tick`);
+    return new Map(left.map((request) => [checkpointClusterOf((request.PutRequest.Item as CheckpointItem).pk), unprocessed]));
   }
 
   /** One item per cluster, overwritten: the latest error only, never a log. */

@@ -195,4 +195,6 @@ export function timeToLiveInput(tableName: string = DEFAULT_TABLE_NAME): UpdateT
 /** Options every DynamoDB store takes. */
 export interface DynamoStoreOptions {
   tableName?: string;
+  /** How long checkpoint saves are gathered into one write (`CHECKPOINT_SAVE_WINDOW_MS` by default; 0: the saves of one turn). */
+  checkpointSaveWindowMs?: number;
 }

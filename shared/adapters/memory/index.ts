@@ -28,7 +28,7 @@ export { MemoryIdempotencyStore } from './idempotency-store';
 export { MemoryLeaseStore } from './lease-store';
 
 export class MemoryCheckpointStore implements CheckpointStore {
-  private readonly checkpoints = new Map<string, { checkpoints: Checkpoints; fencingToken: number; leaseKey: string }>();
+  private readonly checkpoints = new Map<string, Checkpoints>();
   private readonly errors = new Map<string, ForwarderError>();
 
   constructor(private readonly clock: Clock = systemClock) {}
@@ -42,16 +42,15 @@ export class MemoryCheckpointStore implements CheckpointStore {
   }
 
   async loadCheckpoints(clusterId: string): Promise<Checkpoints> {
-    return { ...this.checkpoints.get(clusterId)?.checkpoints };
+    return { ...this.checkpoints.get(clusterId) };
   }
 
   async saveCheckpoints(clusterId: string, checkpoints: Checkpoints, lease: Lease): Promise<void> {
-    const stored = this.checkpoints.get(clusterId);
-    // Fenced per lease, as the DynamoDB store's condition says.
-    if (stored !== undefined && stored.leaseKey === lease.key && stored.fencingToken > lease.fencingToken) {
-      throw new LeaseLostError(`checkpoints of ${clusterId} were written under a newer lease than ${lease.key} token ${lease.fencingToken}`);
+    // Fenced by the lease's expiry, as the DynamoDB store's batches are.
+    if (lease.expiresAt <= this.clock.now()) {
+      throw new LeaseLostError(`checkpoints of ${clusterId} not saved: lease ${lease.key} token ${lease.fencingToken} expired before the write`);
     }
-    this.checkpoints.set(clusterId, { checkpoints: { ...checkpoints }, fencingToken: lease.fencingToken, leaseKey: lease.key });
+    this.checkpoints.set(clusterId, { ...checkpoints });
   }
 }
 
