@@ -1,6 +1,6 @@
 /**
  * `npm run simulate -- --clusters 1000 [--latency 5ms] [--duration 60s] [--rate N] [--seed N] [--shards N] [--fan-out 100] [--gc-revisions 40]
- *   [--server-processes 2] [--find-rate [--search-window 20s] [--search-budget 15m] [--search-max 400]]`:
+ *   [--server-processes 2] [--no-cpu-accounting] [--find-rate [--search-window 20s] [--search-budget 15m] [--search-max 400]]`:
  * the fleet simulation (scripts/simulate/run-simulation.ts). Progress goes to stderr; the
  * figures, each beside its floor, to stdout; the whole report to
  * `reports/simulate-<timestamp>.json`, which `npm run cost` reads. docs/cost.md has a run.
@@ -41,6 +41,7 @@ function parseFlags(argv: string[]): Flags {
       'gc-revisions': { type: 'string' },
       'server-processes': { type: 'string' },
       'find-rate': { type: 'boolean' },
+      'no-cpu-accounting': { type: 'boolean' },
       'search-window': { type: 'string' },
       'search-budget': { type: 'string' },
       'search-max': { type: 'string' },
@@ -65,6 +66,7 @@ function parseFlags(argv: string[]): Flags {
     fanOut: wholeNumber('--fan-out', values['fan-out'], 100),
     gcRevisions: wholeNumber('--gc-revisions', values['gc-revisions'], 40),
     serverProcesses: wholeNumber('--server-processes', values['server-processes'], DEFAULT_SERVER_PROCESSES),
+    cpuAccounting: !values['no-cpu-accounting'],
     ...(values['find-rate']
       ? {
           findRate: {
@@ -91,10 +93,9 @@ function processRows(report: SimulationReport): Array<[string, string, string]> 
   const { cpu, loopDelayMs } = report;
   const apart = (report.options.serverProcesses ?? 0) > 0;
   if (cpu) {
-    rows.push(
-      ['CPU / change, plane process', `${num(cpu.perChangeMs.plane)} ms`, `${num(cpu.planeMs / 1000)} s in the window: functions ${num(cpu.functionsMs / 1000)} s, the rest (forwarders, bus, webhook, simulator) ${num(cpu.otherMs / 1000)} s`],
-      ['  of the functions / change', `${num(cpu.perChangeMs.functions)} ms`, 'the synchronous slices of their invocations'],
-    );
+    const split = cpu.functionsMs === null || cpu.otherMs === null ? 'invocations not timed (--no-cpu-accounting)' : `functions ${num(cpu.functionsMs / 1000)} s, the rest (forwarders, bus, webhook, simulator) ${num(cpu.otherMs / 1000)} s`;
+    rows.push(['CPU / change, plane process', `${num(cpu.perChangeMs.plane)} ms`, `${num(cpu.planeMs / 1000)} s in the window: ${split}`]);
+    if (cpu.perChangeMs.functions !== null) rows.push(['  of the functions / change', `${num(cpu.perChangeMs.functions)} ms`, 'the synchronous slices of their invocations']);
     if (cpu.serversMs !== null && cpu.perChangeMs.servers !== null) rows.push(['CPU / change, API servers', `${num(cpu.perChangeMs.servers)} ms`, `${num(cpu.serversMs / 1000)} s in ${report.options.serverProcesses} processes`]);
     const functions = Object.entries(report.invocations.byFunction).filter(([, entry]) => entry.cpuMs !== undefined);
     for (const [name, entry] of functions) {
@@ -181,6 +182,7 @@ export function formatSimulationReport(report: SimulationReport): string {
     rows.push([`  Kubernetes ${caller}`, String(count), requests.map(([request, n]) => `${request} ${n}`).join(', ')]);
   }
   for (const [event, count] of Object.entries(report.forwarderEvents ?? {}).sort(([, left], [, right]) => right - left).slice(0, CALLER_ROWS / 2)) rows.push([`  forwarder: ${event.slice(0, 60)}`, String(count), 'log lines in the window']);
+  for (const [warning, count] of Object.entries(report.functionWarnings ?? {}).sort(([, left], [, right]) => right - left).slice(0, CALLER_ROWS / 2)) rows.push([`  function log: ${warning.slice(0, 60)}`, String(count), 'WARN and ERROR lines in the window']);
   rows.push(...rateSearchRows(report));
   const width = Math.max(...rows.map(([name]) => name.length));
   const valueWidth = Math.max(...rows.map(([, value]) => value.length));

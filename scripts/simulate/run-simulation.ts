@@ -87,6 +87,11 @@ export interface SimulationOptions {
   /** Processes the embedded API servers run in, apart from the plane's (default 2; 0: in the plane's process). */
   serverProcesses?: number;
   /**
+   * Time each invocation's CPU (default true). Its async hook costs every promise of the
+   * plane's process some time; false measures the process's CPU and loop delay without it.
+   */
+  cpuAccounting?: boolean;
+  /**
    * After the sweeps, search for the highest rate with none late and none refused: windows of
    * `windowMs` at rates from `rate` (rate-search.ts), none started once the budget would be overrun.
    */
@@ -138,7 +143,7 @@ export interface RateSearchReport {
 export interface SimulationReport {
   version: 1;
   startedAt: string;
-  options: { clusters: number; latencyMs: number; durationMs: number; rate: number; seed: number; shards: number; serverProcesses?: number };
+  options: { clusters: number; latencyMs: number; durationMs: number; rate: number; seed: number; shards: number; serverProcesses?: number; cpuAccounting?: boolean };
   setup: { seconds: number; startSeconds: number; clustersSetUp: number };
   changes: {
     started: number;
@@ -186,10 +191,11 @@ export interface SimulationReport {
   /** CPU milliseconds over the window: the plane's process, its functions' invocations, the API servers' processes (see `note`). */
   cpu?: {
     planeMs: number;
-    functionsMs: number;
-    otherMs: number;
+    /** Null with `cpuAccounting` off. */
+    functionsMs: number | null;
+    otherMs: number | null;
     serversMs: number | null;
-    perChangeMs: { plane: number; functions: number; servers: number | null };
+    perChangeMs: { plane: number; functions: number | null; servers: number | null };
     note: string;
   };
   /** Event-loop delay over the window: the plane's process, and each API server process (null when they share the plane's). */
@@ -197,6 +203,8 @@ export interface SimulationReport {
   events: { hintEntries: number; perChange: number };
   /** The forwarders' log lines in the window, by message (cluster and details left out): lease losses, restarts. */
   forwarderEvents: Record<string, number>;
+  /** The functions' WARN and ERROR log lines in the window, by level and message (the cause of a refusal shows here). */
+  functionWarnings?: Record<string, number>;
   logs: { bytes: number; perChange: number };
   memory: {
     rssBeforeBytes: number;
@@ -634,6 +642,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const startedAt = new Date();
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-simulate-'));
   const serverProcesses = options.serverProcesses ?? DEFAULT_SERVER_PROCESSES;
+  const cpuAccounting = options.cpuAccounting ?? true;
   const byFunction: Record<string, FunctionCount> = {};
   /** The window's invocations, each with its CPU owner, summed at the window's end (late callbacks included). */
   const owned: Array<{ functionName: string; owner: CpuOwner }> = [];
@@ -645,6 +654,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   let logBytes = 0;
   let measuring = false;
   const forwarderEvents: Record<string, number> = {};
+  const functionWarnings: Record<string, number> = {};
   const wrapTarget = (functionName: string, target: TargetHandler | undefined): TargetHandler | undefined =>
     target &&
     (async (event, context) => {
@@ -665,7 +675,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         invocationCounts[key] = (invocationCounts[key] ?? 0) + 1;
       }
       const owner: CpuOwner = { cpuMicros: 0 };
-      if (counted) owned.push({ functionName, owner });
+      if (counted && cpuAccounting) owned.push({ functionName, owner });
       try {
         return await cpu.run(owner, () => callerOfWork.run(functionName, () => target(event, context)));
       } finally {
@@ -688,7 +698,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
       if (!text.startsWith('{"level"')) return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
-      if (measuring) logBytes += Buffer.byteLength(text);
+      if (measuring) {
+        logBytes += Buffer.byteLength(text);
+        const warning = warningOf(text);
+        if (warning) functionWarnings[warning] = (functionWarnings[warning] ?? 0) + 1;
+      }
       if (process.env.SIMULATE_SHOW_LOGS) return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
       (rest.find((arg) => typeof arg === 'function') as (() => void) | undefined)?.();
       return true;
@@ -904,7 +918,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const kubeBefore = sumRequestCounts(await Promise.all(plane.clusters.map((cluster) => cluster.observe?.requestCounts())));
     const accessFrom = new Map(await Promise.all(plane.clusters.map(async (cluster) => [cluster.id, (await cluster.observe?.accessLog(Number.MAX_SAFE_INTEGER))?.length ?? 0] as const)));
     Object.assign(dynamo, { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, byCommand: {}, byCaller: {} });
-    cpu.enable();
+    if (cpuAccounting) cpu.enable();
     const probe = await startProbe(plane);
     measuring = true;
     const { tally: main, seconds: measuredSeconds } = await runWindow(options.rate, options.durationMs, '');
@@ -950,7 +964,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     return {
       version: 1,
       startedAt: startedAt.toISOString(),
-      options: { clusters: options.clusters, latencyMs: options.latencyMs, durationMs: options.durationMs, rate: options.rate, seed: options.seed, shards, serverProcesses: plane.clusterHosts ? serverProcesses : 0 },
+      options: { clusters: options.clusters, latencyMs: options.latencyMs, durationMs: options.durationMs, rate: options.rate, seed: options.seed, shards, serverProcesses: plane.clusterHosts ? serverProcesses : 0, cpuAccounting },
       setup: { seconds: setupSeconds, startSeconds, clustersSetUp: active.length },
       changes: {
         started: main.started,
@@ -977,17 +991,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         forwarder: forwarderDynamo,
       },
       invocations: { total: invocationsTotal, perChange: per(invocationsTotal), floorPerChange: floor.invocations, byFunction },
-      cpu: {
-        planeMs: processes.planeCpuMs,
-        functionsMs: functionsCpuMs,
-        otherMs: Math.max(0, processes.planeCpuMs - functionsCpuMs),
-        serversMs: processes.serversCpuMs,
-        perChangeMs: { plane: per(processes.planeCpuMs), functions: per(functionsCpuMs), servers: processes.serversCpuMs === null ? null : per(processes.serversCpuMs) },
-        note: CPU_NOTE,
-      },
+      cpu: cpuOf(processes, cpuAccounting ? functionsCpuMs : null, per),
       loopDelayMs: { plane: processes.planeLoopDelayMs, servers: processes.serversLoopDelayMs, serversWorst: worstLoopDelay(processes.serversLoopDelayMs ?? []) },
       events: { hintEntries: eventIds.size, perChange: per(eventIds.size) },
       forwarderEvents,
+      functionWarnings,
       logs: { bytes: logBytes, perChange: per(logBytes) },
       memory: memoryOf(memoryBefore, memoryAfterStart, serversAfterStart, options.clusters),
       floors: { ...CHANGE_FLOORS },
@@ -1004,6 +1012,21 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   }
 }
 
+/** Of a logged error's message, what names a warning (the rest is usually ids and objects). */
+const WARNING_CAUSE_CHARS = 120;
+
+/** A function's JSON log line at WARN or above as `<level> <message>[: <error's message>]`; undefined for the rest. */
+export function warningOf(line: string): string | undefined {
+  if (!/^\{"level":"(WARN|ERROR|CRITICAL)"/.test(line)) return undefined;
+  try {
+    const { level, message, error } = JSON.parse(line) as { level?: string; message?: unknown; error?: { message?: unknown } };
+    const cause = typeof error?.message === 'string' ? `: ${error.message.slice(0, WARNING_CAUSE_CHARS)}` : '';
+    return `${level} ${typeof message === 'string' ? message : JSON.stringify(message)}${cause}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The plane's rss growth over the start, per cluster, and the API servers' processes' rss when they run apart. */
 function memoryOf(before: NodeJS.MemoryUsage, afterStart: NodeJS.MemoryUsage, servers: readonly HostStats[] | undefined, clusters: number): SimulationReport['memory'] {
   const perClusterBytes = Math.max(0, (afterStart.rss - before.rss) / clusters);
@@ -1017,6 +1040,19 @@ function memoryOf(before: NodeJS.MemoryUsage, afterStart: NodeJS.MemoryUsage, se
     serversRssBytes,
     serversPerClusterBytes: serversRssBytes / clusters,
     note: "the plane's process: rss growth from before the start to every forwarder watching, per cluster (the API servers run apart: serversRssBytes is their processes' rss after the start)",
+  };
+}
+
+/** The window's CPU figures; `functionsMs` null when the invocations were not timed. */
+function cpuOf(processes: { planeCpuMs: number; serversCpuMs: number | null }, functionsMs: number | null, per: (count: number) => number): NonNullable<SimulationReport['cpu']> {
+  const { planeCpuMs, serversCpuMs } = processes;
+  return {
+    planeMs: planeCpuMs,
+    functionsMs,
+    otherMs: functionsMs === null ? null : Math.max(0, planeCpuMs - functionsMs),
+    serversMs: serversCpuMs,
+    perChangeMs: { plane: per(planeCpuMs), functions: functionsMs === null ? null : per(functionsMs), servers: serversCpuMs === null ? null : per(serversCpuMs) },
+    note: CPU_NOTE,
   };
 }
 

@@ -4,7 +4,7 @@
  * under the injected latency and the functions' rate limit.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dynamoDbCallOf, forwarderDynamoDbOf, forwarderEventOf, runSimulation } from '../../scripts/simulate/run-simulation';
+import { dynamoDbCallOf, forwarderDynamoDbOf, forwarderEventOf, runSimulation, warningOf } from '../../scripts/simulate/run-simulation';
 import type { SimulationReport } from '../../scripts/simulate/run-simulation';
 import type { SweepReport } from '../../scripts/simulate/sweeps';
 import { formatSimulationReport } from '../../scripts/simulate';
@@ -51,6 +51,15 @@ describe('Rule: dynamoDbCallOf names a call by command and item kind', () => {
     const split = forwarderDynamoDbOf({ 'UpdateItem LEASE': 12, 'PutItem CHECKPOINT': 30, 'Query CHECKPOINT': 6, 'BatchGetItem CHECKPOINT': 4, 'Query REGISTRY': 8 }, 2, 60);
     expect(split).toEqual({ operations: 60, lease: 12, checkpointSaves: 30, checkpointLoads: 10, registryReads: 8, shardMinutes: 2, perShardMinute: 30, checkpointSavesPerChange: 0.5 });
     expect(forwarderDynamoDbOf({}, 0, 0)).toMatchObject({ operations: 0, perShardMinute: 0, checkpointSavesPerChange: 0 });
+  });
+
+  it.each<[string, string | undefined]>([
+    ['{"level":"WARN","message":"lease held","timestamp":"t"}', 'WARN lease held'],
+    ['{"level":"ERROR","message":"review failed","error":{"name":"UnavailableError","message":"timed out"}}', 'ERROR review failed: timed out'],
+    ['{"level":"INFO","message":"pinned"}', undefined],
+    ['{"level":"ERROR", not json', undefined],
+  ])('reads a function log line %s as the warning %s', (line, warning) => {
+    expect(warningOf(line)).toBe(warning);
   });
 
   it('reads a forwarder log line as its event, without cluster or details', () => {
