@@ -680,7 +680,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         return await cpu.run(owner, () => callerOfWork.run(functionName, () => target(event, context)));
       } finally {
         if (counted) {
-          const entry = (byFunction[functionName] ??= { invocations: 0, durationMs: 0, cpuMs: 0, cpuMsPerInvocation: { p50: null, p99: null } });
+          const entry = (byFunction[functionName] ??= { invocations: 0, durationMs: 0 });
           entry.invocations += 1;
           entry.durationMs += Date.now() - began;
         }
@@ -928,6 +928,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const kubeByCaller = await kubernetesCallers(plane, accessFrom);
     // The window's DynamoDB calls; the sweeps' come after.
     const dynamoOfWindow = { ...dynamo, byCommand: { ...dynamo.byCommand }, byCaller: structuredClone(dynamo.byCaller) };
+    cpu.flush();
     const functionsCpuMs = chargeCpu(byFunction, owned);
 
     // The sweeps, after the window (their requests and invocations are their own figures).
