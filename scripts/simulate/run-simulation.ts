@@ -937,11 +937,15 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     // Late changes written during the sweeps were seen by the watch; one last look for the rest.
     await readBack();
     const unwrittenAtEnd = clusters.reduce((sum, cluster) => sum + cluster.late.filter((late) => late.tally === main).length, 0);
+    // As at that look: the rate search's windows may see more of the window's late changes written.
+    const mainLateLatencies = [...main.lateLatencies];
 
     const rateSearch = options.findRate
       ? await searchRate(options.findRate, options.rate, async (rate, windowMs) => {
-          // The last window's late changes are written, or given up on, before the next.
+          // The last window's late changes are written, or given up on, and the bus has
+          // delivered what it holds (hints waiting for a redelivery), before the next.
           await waitUntil(() => clusters.every((cluster) => cluster.late.length === 0), CHANGE_TIMEOUT_MS);
+          await Promise.race([plane!.bus.drain(), delay(CHANGE_TIMEOUT_MS)]);
           await delay(SEARCH_PAUSE_MS);
           const windowProbe = await startProbe(plane!);
           const { tally, seconds } = await runWindow(rate, windowMs, `rate ${rate}/s: `);
@@ -971,8 +975,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         started: main.started,
         completed,
         lost: main.lost,
-        lateWritten: main.lateLatencies.length,
-        lateLatencyMs: medianAndMax(main.lateLatencies),
+        lateWritten: mainLateLatencies.length,
+        lateLatencyMs: medianAndMax(mainLateLatencies),
         unwrittenAtEnd,
         failedToStart: main.failedToStart,
         byKind: main.completedByKind,
@@ -1119,7 +1123,8 @@ async function searchRate(
   const windows: RateSearchWindow[] = [];
   let stoppedBy: RateSearchReport['stoppedBy'] = 'bracket';
   for (let rate = nextRate([], limits); rate !== undefined; rate = nextRate(windows, limits)) {
-    if (Date.now() - began + search.windowMs + CHANGE_TIMEOUT_MS + SEARCH_PAUSE_MS > search.budgetMs) {
+    // The waits before a window (late changes, the bus) and its drain: 60 s each at most.
+    if (Date.now() - began + search.windowMs + 3 * CHANGE_TIMEOUT_MS + SEARCH_PAUSE_MS > search.budgetMs) {
       stoppedBy = 'budget';
       progress(`simulate  rate search: the time budget (${search.budgetMs / 60_000} min) leaves no room for a window at ${rate}/s`);
       break;
