@@ -25,8 +25,9 @@ beforeAll(async () => {
     fanOut: FAN_OUT,
     gcRevisions: GC_REVISIONS,
     serverProcesses: 2,
-    // Bounded: the budget leaves room for windows started in the first ~30 s only.
-    findRate: { windowMs: 2_000, budgetMs: 100_000, max: 10 },
+    // Bounded: a window is started only if it and the waits around it (up to 3 min) fit the
+    // budget, so here only in the first ~13 s.
+    findRate: { windowMs: 2_000, budgetMs: 200_000, max: 10 },
     progress: (line) => progress.push(line),
   });
 }, 360_000);
@@ -174,7 +175,7 @@ describe('Fleet simulation: 3 clusters for 5 s, then the sweeps', () => {
       expect(window.passed).toBe(window.late === 0 && window.refused === 0 && window.started >= 0.95 * window.offered);
     }
     if (search.highestPassed !== null && search.lowestFailed !== null) expect(search.highestPassed).toBeLessThan(search.lowestFailed);
-    expect(search.seconds).toBeLessThan(100);
+    expect(search.seconds).toBeLessThan(200);
     expect(printedReport()).toContain('highest rate with none late or refused');
   });
 
