@@ -37,7 +37,9 @@ import type { ClusterMode, ClusterRecord, Stores } from '../shared/ports/store';
 import { startLocalBus } from './bus';
 import type { DeliveryFaults, LocalBus, TargetHandler } from './bus';
 import { startEmbeddedCluster } from './cluster';
-import type { AccessRecord, EmbeddedCluster, EngineMetrics, PruneRecord, RequestCounts } from './cluster';
+import type { AccessRecord, EmbeddedCluster, EmbeddedClusterOptions, EngineMetrics, PruneRecord, RequestCounts } from './cluster';
+import { startClusterHosts } from './cluster-host';
+import type { AccessLogPage, ClusterHosts, ClusterObservation, HostStats } from './cluster-host';
 import { identityKubeconfigPathOf } from './function-identity';
 import { startRealCluster } from './real-cluster';
 import type { RealCluster } from './real-cluster';
@@ -125,6 +127,14 @@ export interface ControlPlaneOptions {
   clusterLatencyMs?: number;
   /** Passed to each embedded cluster: how often a watch gets a bookmark (its default 5 s; kube-apiserver's cache sends one a minute). */
   clusterBookmarkIntervalMs?: number;
+  /**
+   * Run the embedded API servers in this many child processes of their own (local/cluster-host,
+   * the clusters spread round-robin) instead of this one; default 0, in this process. The
+   * fleet simulation asks for it so that this process's CPU time and event-loop delay are the
+   * plane's alone. Their clusters have `observe` (async) but no synchronous `accessLog`,
+   * `requestCounts`, `prunedWrites` or `engineMetrics`.
+   */
+  clusterProcesses?: number;
   /** Passed to each embedded cluster: prune fields its CRDs do not declare (default) or refuse the write. */
   unknownFields?: 'prune' | 'refuse';
   /** Misbehaviour of the bus (duplicates, reordering, delays, throttling), for tests. */
@@ -180,6 +190,8 @@ export interface ControlPlaneCluster {
   prunedWrites?: () => readonly PruneRecord[];
   /** An embedded cluster's requests received over HTTP (the simulation's cost figures). */
   requestCounts?: () => RequestCounts;
+  /** An embedded cluster's counters, access log and pruned writes, read alike wherever its API server runs. */
+  observe?: ClusterObservation;
   /** The forwarder shard that watches it (`assignShard`). */
   shard: number;
   /** An embedded cluster's simulated engine pods' metrics: raise a revision's error ratio here (tests). */
@@ -204,6 +216,8 @@ export interface ControlPlane {
   webhook?: { frontDoor: FrontDoor; functionUrl: string; invocations(): FunctionUrlCounts };
   /** The local Prometheus, when asked for and installed (tests pause and resume it). */
   prometheus?: LocalPrometheus;
+  /** The API servers' processes, with `clusterProcesses`: each one's CPU time, rss and event-loop delay. */
+  clusterHosts?: { stats(resetLoopDelay?: boolean): Promise<HostStats[]> };
   /** Stops everything in reverse order of start; safe to call more than once. */
   stop(): Promise<void>;
 }
@@ -272,15 +286,17 @@ async function startParts(
       return started;
     }),
     options.kubeconfig
-      ? connectRealCluster(options.kubeconfig, options.context, options.clusterMode ?? 'delegate', log).then((cluster) => [cluster])
+      ? connectRealCluster(options.kubeconfig, options.context, options.clusterMode ?? 'delegate', log).then((cluster) => ({ clusters: [cluster] }))
       : options.realCluster
-        ? startLocalRealCluster(options, dataDir, log, stoppers).then((cluster) => [cluster])
-        : startEmbeddedClusters(options, dataDir, log, stoppers),
+        ? startLocalRealCluster(options, dataDir, log, stoppers).then((cluster) => ({ clusters: [cluster] }))
+        : (options.clusterProcesses ?? 0) > 0
+          ? startHostedClusters(options, dataDir, log, stoppers)
+          : startEmbeddedClusters(options, dataDir, log, stoppers),
   ]);
   if (dynamoStart.status === 'rejected') throw dynamoStart.reason;
   if (clustersStart.status === 'rejected') throw clustersStart.reason;
   const dynamo = dynamoStart.value;
-  const clusters = clustersStart.value;
+  const { clusters, hosts } = clustersStart.value as { clusters: StartedCluster[]; hosts?: ClusterHosts };
   const stores = createDynamoStores(dynamo.client, { tableName: LOCAL_TABLE_NAME });
   for (const cluster of clusters) await stores.clusters.putCluster(cluster.record);
   const prometheus = options.prometheus ? await startLocalPrometheus(options.prometheus, clusters, log, stoppers) : undefined;
@@ -342,7 +358,7 @@ async function startParts(
   }
 
   return {
-    clusters: clusters.map(({ id, kubeconfigPath, identityKubeconfigPath, url, client, embedded, real }) => ({
+    clusters: clusters.map(({ id, kubeconfigPath, identityKubeconfigPath, url, client, embedded, real, observe }) => ({
       id,
       shard: assignShard(id, shardCount),
       kubeconfigPath,
@@ -350,8 +366,9 @@ async function startParts(
       ...(url ? { url } : {}),
       ...(client ? { client } : {}),
       ...(embedded
-        ? { accessLog: () => embedded.accessLog(), prunedWrites: () => embedded.prunedWrites(), requestCounts: () => embedded.requestCounts(), engineMetrics: embedded.engineMetrics }
+        ? { accessLog: () => embedded.accessLog(), prunedWrites: () => embedded.prunedWrites(), requestCounts: () => embedded.requestCounts(), engineMetrics: embedded.engineMetrics, observe: observeInProcess(embedded) }
         : {}),
+      ...(observe ? { observe } : {}),
       ...(real ? { real, accessLog: () => real.accessLog() } : {}),
     })),
     functions,
@@ -363,6 +380,7 @@ async function startParts(
     app,
     ...(webhook ? { webhookUrl: webhook.frontDoor.url, webhook } : {}),
     ...(prometheus ? { prometheus } : {}),
+    ...(hosts ? { clusterHosts: { stats: (reset?: boolean) => hosts.stats(reset) } } : {}),
     stop,
   };
 }
@@ -423,7 +441,7 @@ async function startLocalPrometheus(
   log: (line: string) => void,
   stoppers: Stopper[],
 ): Promise<LocalPrometheus | undefined> {
-  const targets = clusters.flatMap((cluster) => (cluster.embedded ? [cluster.embedded.engineMetrics.target] : []));
+  const targets = clusters.flatMap((cluster) => (cluster.embedded ? [cluster.embedded.engineMetrics.target] : cluster.metricsTarget ? [cluster.metricsTarget] : []));
   const parks = 'canary analysis steps without a Prometheus of their own will park';
   if (targets.length === 0) {
     log(`prometheus   not started: a real cluster has no simulated engine pods; ${parks} unless ${PROMETHEUS_ADDRESS_ENV} names one`);
@@ -465,6 +483,9 @@ interface StartedCluster {
   url?: string;
   client?: ClusterClient;
   embedded?: EmbeddedCluster;
+  /** An embedded cluster in a cluster host: what is read of it, and its engine pods' scrape target. */
+  observe?: ClusterObservation;
+  metricsTarget?: string;
   real?: RealCluster;
   record: ClusterRecord;
 }
@@ -479,24 +500,82 @@ export function kubeconfigPathOf(dataDir: string, index: number): string {
   return index === 0 ? join(dataDir, 'kubeconfig') : join(dataDir, `kubeconfig-${clusterIdOf(index)}`);
 }
 
+function clusterCountOf(options: ControlPlaneOptions): number {
+  const count = options.clusters ?? 1;
+  if (!Number.isInteger(count) || count < 1) throw new ControlPlaneStartError(`--clusters must be a whole number of at least 1 (got ${count})`);
+  return count;
+}
+
+function embeddedClusterOptionsOf(options: ControlPlaneOptions): EmbeddedClusterOptions {
+  return {
+    ...(options.workloadReadyDelayMs === undefined ? {} : { workloadReadyDelayMs: options.workloadReadyDelayMs }),
+    ...(options.unknownFields === undefined ? {} : { unknownFields: options.unknownFields }),
+    ...(options.clusterLatencyMs === undefined ? {} : { latencyMs: options.clusterLatencyMs }),
+    ...(options.clusterBookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: options.clusterBookmarkIntervalMs }),
+  };
+}
+
+/** An embedded cluster's counters and log, read as a cluster host's are. */
+function observeInProcess(embedded: EmbeddedCluster): ClusterObservation {
+  return {
+    requestCounts: async () => embedded.requestCounts(),
+    accessLog: async (from = 0): Promise<AccessLogPage> => {
+      const log = embedded.accessLog();
+      return { records: log.slice(from), length: log.length };
+    },
+    prunedWrites: async () => [...embedded.prunedWrites()],
+  };
+}
+
+/** The record of an embedded cluster: the identity kubeconfig's file, not its content (no token goes into DynamoDB Local). */
+function embeddedRecordOf(id: string, options: ControlPlaneOptions, httpsUrl: string, identityKubeconfigPath: string): ClusterRecord {
+  return { id, mode: options.clusterMode ?? 'standalone', server: httpsUrl, credentials: { kind: 'kubeconfig-file', path: identityKubeconfigPath }, omeNamespace: OME_NAMESPACE };
+}
+
+/** The embedded clusters in `clusterProcesses` cluster hosts (local/cluster-host). */
+async function startHostedClusters(options: ControlPlaneOptions, dataDir: string, log: (line: string) => void, stoppers: Stopper[]): Promise<{ clusters: StartedCluster[]; hosts: ClusterHosts }> {
+  const count = clusterCountOf(options);
+  const clusterOptions = embeddedClusterOptionsOf(options);
+  const specs = Array.from({ length: count }, (_, index) => ({
+    index,
+    options: clusterOptions,
+    kubeconfigPath: kubeconfigPathOf(dataDir, index),
+    identityKubeconfigPath: identityKubeconfigPathOf(dataDir, clusterIdOf(index)),
+  }));
+  const hosts = await startClusterHosts(specs, options.clusterProcesses ?? 1, (info) =>
+    log(`cluster      ${clusterIdOf(info.index).padEnd(9)} ${info.url}  kubeconfig ${kubeconfigPathOf(dataDir, info.index)}  mode ${options.clusterMode ?? 'standalone'}  (${(info.startMs / 1000).toFixed(1)} s, in a cluster host)`),
+  );
+  stoppers.push({ name: 'cluster hosts', stop: () => hosts.stop() });
+  const clusters = hosts.clusters.map((hosted): StartedCluster => {
+    const id = clusterIdOf(hosted.index);
+    const identityKubeconfigPath = identityKubeconfigPathOf(dataDir, id);
+    return {
+      id,
+      kubeconfigPath: kubeconfigPathOf(dataDir, hosted.index),
+      identityKubeconfigPath,
+      url: hosted.url,
+      client: hosted.client,
+      observe: hosted.observe,
+      metricsTarget: hosted.metricsTarget,
+      record: embeddedRecordOf(id, options, hosted.httpsUrl, identityKubeconfigPath),
+    };
+  });
+  log(`cluster      ${count} embedded API server(s) in ${Math.min(options.clusterProcesses ?? 1, count)} cluster host process(es)`);
+  return { clusters, hosts };
+}
+
 async function startEmbeddedClusters(
   options: ControlPlaneOptions,
   dataDir: string,
   log: (line: string) => void,
   stoppers: Stopper[],
-): Promise<StartedCluster[]> {
-  const count = options.clusters ?? 1;
-  if (!Number.isInteger(count) || count < 1) throw new ControlPlaneStartError(`--clusters must be a whole number of at least 1 (got ${count})`);
+): Promise<{ clusters: StartedCluster[] }> {
+  const count = clusterCountOf(options);
   const clusters: StartedCluster[] = [];
   for (let index = 0; index < count; index += 1) {
     const id = clusterIdOf(index);
     const started = Date.now();
-    const embedded = await startEmbeddedCluster({
-      ...(options.workloadReadyDelayMs === undefined ? {} : { workloadReadyDelayMs: options.workloadReadyDelayMs }),
-      ...(options.unknownFields === undefined ? {} : { unknownFields: options.unknownFields }),
-      ...(options.clusterLatencyMs === undefined ? {} : { latencyMs: options.clusterLatencyMs }),
-      ...(options.clusterBookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: options.clusterBookmarkIntervalMs }),
-    });
+    const embedded = await startEmbeddedCluster(embeddedClusterOptionsOf(options));
     stoppers.push({ name: `cluster ${id}`, stop: () => embedded.stop() });
     const kubeconfigPath = kubeconfigPathOf(dataDir, index);
     await embedded.writeKubeconfig(kubeconfigPath);
@@ -510,12 +589,11 @@ async function startEmbeddedClusters(
       url: embedded.url,
       client: embedded.client,
       embedded,
-      // The file, not its content: no token goes into DynamoDB Local. Its contexts are the
-      // functions' ServiceAccounts, so each function reaches the cluster as itself.
-      record: { id, mode: options.clusterMode ?? 'standalone', server: embedded.httpsUrl, credentials: { kind: 'kubeconfig-file', path: identityKubeconfigPath }, omeNamespace: OME_NAMESPACE },
+      // Its contexts are the functions' ServiceAccounts, so each function reaches the cluster as itself.
+      record: embeddedRecordOf(id, options, embedded.httpsUrl, identityKubeconfigPath),
     });
   }
-  return clusters;
+  return { clusters };
 }
 
 async function startLocalRealCluster(options: ControlPlaneOptions, dataDir: string, log: (line: string) => void, stoppers: Stopper[]): Promise<StartedCluster> {
@@ -954,7 +1032,7 @@ async function registerWebhook(clusters: StartedCluster[], frontDoor: FrontDoor,
     // A cluster given by --kubeconfig cannot reach this process: leave it alone. A local real
     // cluster calls it over TLS, trusting its own CA. In a delegate cluster upstream OME's own
     // webhooks judge (docs/admission.md).
-    const client = cluster.embedded?.client ?? cluster.real?.client;
+    const client = cluster.client;
     if (!client || cluster.record.mode === 'delegate') continue;
     const entry = frontDoorEntryOf(cluster.id, deriveWebhookToken(key, cluster.id));
     await createFileFrontDoorStore(frontDoor.storePath).put(entry.key, entry.value);

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
-import { computeCost } from './cost/cost-model';
+import { computeCost, DYNAMODB_ROUND_TRIP_MS } from './cost/cost-model';
 import type { CostTable, Deployment, MeasuredCounts, Prices } from './cost/cost-model';
 import type { SimulationReport } from './simulate/run-simulation';
 
@@ -40,11 +40,21 @@ export function deploymentOf(serverlessYml: string, shards: number | undefined):
   };
 }
 
+const sum = (counts: Record<string, number> | undefined): number => Object.values(counts ?? {}).reduce((total, count) => total + count, 0);
+
 export function countsOf(report: SimulationReport): MeasuredCounts {
+  // Each function's calls of the window, from the API servers' access logs and the DynamoDB callers.
+  const functions = Object.fromEntries(
+    Object.entries(report.invocations.byFunction).map(([name, entry]) => [
+      name,
+      { ...entry, kubernetesRequests: sum(report.kubernetes.byCaller?.[name]), dynamoDbCalls: sum(report.dynamoDb.byCaller?.[name]) },
+    ]),
+  );
   return {
     changes: report.changes.completed,
     clusters: report.options.clusters,
-    functions: report.invocations.byFunction,
+    functions,
+    kubernetesLatencyMs: report.options.latencyMs,
     hintEntries: report.events.hintEntries,
     readUnits: report.dynamoDb.readUnits,
     writeUnits: report.dynamoDb.writeUnits,
@@ -62,6 +72,9 @@ export function formatCostTable(table: CostTable, prices: Prices, deployment: De
     ...table.lines.map((line) => `  ${line.item.padEnd(width)}  ${dollars(line.perMillionChanges)}`),
     `  ${'total'.padEnd(width)}  ${dollars(table.perMillionChanges)}`,
     '',
+    table.compute.basis === 'wall time'
+      ? '  Lambda compute from the invocations\' wall time in the simulation, an upper bound: there they share one event loop and wait for each other (this report has no CPU time)'
+      : `  Lambda compute from each invocation's CPU time plus its round trips one after another (Kubernetes at the run's latency, DynamoDB at ${DYNAMODB_ROUND_TRIP_MS} ms); bounds: CPU alone ${table.compute.cpuOnlyPerMillionChanges === null ? '-' : dollars(table.compute.cpuOnlyPerMillionChanges)}, the simulation's wall time ${dollars(table.compute.wallTimePerMillionChanges)}`,
     `  per cluster-month at ${table.changesPerClusterMonth} changes: ${dollars(table.perClusterMonth)} (changes ${dollars(table.perClusterMonth - table.forwarderPerClusterMonth)} + forwarder ${dollars(table.forwarderPerClusterMonth)}: ${deployment.forwarderShards} shard(s) × ${deployment.forwarderMemoryMb} MB always on, over ${clusters} clusters)`,
     `  in-cluster controller per cluster-month: ${dollars(table.inCluster.perClusterMonth)} (${prices.inClusterController.replicas} replicas × ${prices.inClusterController.cpuRequest} CPU / ${prices.inClusterController.memoryRequestGiB} GiB requested = ${table.inCluster.instancesPerReplica} ${prices.ec2.instanceType} each at ${dollars(prices.ec2.perHour)}/h)`,
   ].join('\n');

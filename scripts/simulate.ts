@@ -1,5 +1,6 @@
 /**
- * `npm run simulate -- --clusters 1000 [--latency 5ms] [--duration 60s] [--rate N] [--seed N] [--shards N] [--fan-out 100] [--gc-revisions 40]`:
+ * `npm run simulate -- --clusters 1000 [--latency 5ms] [--duration 60s] [--rate N] [--seed N] [--shards N] [--fan-out 100] [--gc-revisions 40]
+ *   [--server-processes 2] [--no-cpu-accounting] [--find-rate [--search-window 20s] [--search-budget 15m] [--search-max 400]]`:
  * the fleet simulation (scripts/simulate/run-simulation.ts). Progress goes to stderr; the
  * figures, each beside its floor, to stdout; the whole report to
  * `reports/simulate-<timestamp>.json`, which `npm run cost` reads. docs/cost.md has a run.
@@ -9,8 +10,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseMilliseconds } from './simulate/figures';
-import { runSimulation } from './simulate/run-simulation';
-import type { SimulationReport } from './simulate/run-simulation';
+import { DEFAULT_SERVER_PROCESSES, runSimulation } from './simulate/run-simulation';
+import type { SimulationOptions, SimulationReport } from './simulate/run-simulation';
+import type { LoopDelay } from '../local/cluster-host';
+
+const DEFAULT_SEARCH_WINDOW = '20s';
+const DEFAULT_SEARCH_BUDGET = '15m';
 
 const REPORTS_DIR = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'reports');
 
@@ -20,7 +25,9 @@ function wholeNumber(flag: string, text: string | undefined, fallback: number): 
   return value;
 }
 
-function parseFlags(argv: string[]): { clusters: number; latencyMs: number; durationMs: number; rate: number; seed: number; shards: number | undefined; fanOut: number; gcRevisions: number } {
+type Flags = Omit<SimulationOptions, 'progress'>;
+
+function parseFlags(argv: string[]): Flags {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -32,6 +39,12 @@ function parseFlags(argv: string[]): { clusters: number; latencyMs: number; dura
       shards: { type: 'string' },
       'fan-out': { type: 'string' },
       'gc-revisions': { type: 'string' },
+      'server-processes': { type: 'string' },
+      'find-rate': { type: 'boolean' },
+      'no-cpu-accounting': { type: 'boolean' },
+      'search-window': { type: 'string' },
+      'search-budget': { type: 'string' },
+      'search-max': { type: 'string' },
     },
     strict: true,
   });
@@ -40,6 +53,9 @@ function parseFlags(argv: string[]): { clusters: number; latencyMs: number; dura
   const rate = Number(values.rate ?? 10);
   if (!(rate > 0)) throw new Error(`--rate must be a positive number of changes per second (got ${values.rate})`);
   const shards = values.shards === undefined ? undefined : Number(values.shards);
+  const searchMax = values['search-max'] === undefined ? undefined : Number(values['search-max']);
+  if (searchMax !== undefined && !(searchMax >= rate)) throw new Error(`--search-max must be a rate of at least --rate (got ${values['search-max']})`);
+  if (!values['find-rate'] && (values['search-window'] ?? values['search-budget'] ?? values['search-max']) !== undefined) throw new Error('--search-window, --search-budget and --search-max need --find-rate');
   return {
     clusters,
     latencyMs: parseMilliseconds('--latency', values.latency ?? '5ms'),
@@ -49,6 +65,17 @@ function parseFlags(argv: string[]): { clusters: number; latencyMs: number; dura
     shards,
     fanOut: wholeNumber('--fan-out', values['fan-out'], 100),
     gcRevisions: wholeNumber('--gc-revisions', values['gc-revisions'], 40),
+    serverProcesses: wholeNumber('--server-processes', values['server-processes'], DEFAULT_SERVER_PROCESSES),
+    cpuAccounting: !values['no-cpu-accounting'],
+    ...(values['find-rate']
+      ? {
+          findRate: {
+            windowMs: parseMilliseconds('--search-window', values['search-window'] ?? DEFAULT_SEARCH_WINDOW),
+            budgetMs: parseMilliseconds('--search-budget', values['search-budget'] ?? DEFAULT_SEARCH_BUDGET),
+            ...(searchMax === undefined ? {} : { max: searchMax }),
+          },
+        }
+      : {}),
   };
 }
 
@@ -58,6 +85,47 @@ const ms = (value: number | null): string => (value === null ? '-' : `${Math.rou
 /** Seconds, or milliseconds under one second. */
 const duration = (seconds: number): string => (seconds < 1 ? ms(seconds * 1000) : `${seconds.toFixed(1)} s`);
 const num = (value: number): string => (Number.isInteger(value) ? String(value) : value.toFixed(2));
+const delays = (delay: LoopDelay): string => `${ms(delay.p50)} / ${ms(delay.p99)} / ${ms(delay.max)}`;
+
+/** CPU time and event-loop delay of the plane's process and of the API servers' (when apart). */
+function processRows(report: SimulationReport): Array<[string, string, string]> {
+  const rows: Array<[string, string, string]> = [];
+  const { cpu, loopDelayMs } = report;
+  const apart = (report.options.serverProcesses ?? 0) > 0;
+  if (cpu) {
+    const split = cpu.functionsMs === null || cpu.otherMs === null ? 'invocations not timed (--no-cpu-accounting)' : `functions ${num(cpu.functionsMs / 1000)} s, the rest (forwarders, bus, webhook, simulator) ${num(cpu.otherMs / 1000)} s`;
+    rows.push(['CPU / change, plane process', `${num(cpu.perChangeMs.plane)} ms`, `${num(cpu.planeMs / 1000)} s in the window: ${split}`]);
+    if (cpu.perChangeMs.functions !== null) rows.push(['  of the functions / change', `${num(cpu.perChangeMs.functions)} ms`, 'the synchronous slices of their invocations']);
+    if (cpu.serversMs !== null && cpu.perChangeMs.servers !== null) rows.push(['CPU / change, API servers', `${num(cpu.perChangeMs.servers)} ms`, `${num(cpu.serversMs / 1000)} s in ${report.options.serverProcesses} processes`]);
+    const functions = Object.entries(report.invocations.byFunction).filter(([, entry]) => entry.cpuMs !== undefined);
+    for (const [name, entry] of functions) {
+      rows.push([`  ${name} CPU / invocation`, `${num((entry.cpuMs ?? 0) / Math.max(1, entry.invocations))} ms`, `p50 ${ms(entry.cpuMsPerInvocation?.p50 ?? null)}, p99 ${ms(entry.cpuMsPerInvocation?.p99 ?? null)}; wall ${num(entry.durationMs / Math.max(1, entry.invocations))} ms`]);
+    }
+  }
+  if (loopDelayMs) {
+    rows.push(['event-loop delay, plane p50 / p99 / max', delays(loopDelayMs.plane), apart ? "the plane's process alone" : 'the one process, API servers included']);
+    if (loopDelayMs.serversWorst) rows.push(['event-loop delay, API servers', delays(loopDelayMs.serversWorst), `the worst of ${loopDelayMs.servers?.length ?? 0} processes`]);
+  }
+  return rows;
+}
+
+/** The rate search's windows, one a line, and its answer. */
+function rateSearchRows(report: SimulationReport): Array<[string, string, string]> {
+  const search = report.rateSearch;
+  if (!search) return [];
+  const rows: Array<[string, string, string]> = search.windows.map((window) => [
+    `  rate ${num(window.rate)}/s`,
+    window.passed ? 'passed' : 'failed',
+    `${window.written} written, ${window.late} late, ${window.refused} refused of ${window.started} started (${window.offered} offered); p50 ${ms(window.latencyMs.p50)}, p99 ${ms(window.latencyMs.p99)}; loop delay p99 plane ${ms(window.loopDelayMs.plane.p99)}${window.loopDelayMs.serversWorst ? `, servers ${ms(window.loopDelayMs.serversWorst.p99)}` : ''}`,
+  ]);
+  const stopped = { bracket: 'bracket within 10 % or at a limit', windows: `${search.windows.length} windows`, budget: 'time budget' }[search.stoppedBy];
+  rows.unshift([
+    'highest rate with none late or refused',
+    search.highestPassed === null ? 'none' : `${num(search.highestPassed)}/s`,
+    `${search.lowestFailed === null ? 'no window failed' : `${num(search.lowestFailed)}/s failed`}; ${search.windows.length} windows of ${search.windowMs / 1000} s in ${duration(search.seconds)}, ended by the ${stopped}`,
+  ]);
+  return rows;
+}
 
 /** The figures, one a line, each beside its floor. */
 export function formatSimulationReport(report: SimulationReport): string {
@@ -84,7 +152,10 @@ export function formatSimulationReport(report: SimulationReport): string {
     ['invocations / change', num(invocations.perChange), `floor ${num(invocations.floorPerChange)} one at a time (batches of up to 10 go below it)`],
     ['hint events / change', num(events.perChange), 'floor 1'],
     ['log bytes / change', num(logs.perChange), 'floor 0'],
-    ['memory / watched cluster', `${(memory.perClusterBytes / 1e6).toFixed(2)} MB`, 'rss growth ÷ clusters (API servers included)'],
+    memory.serversPerClusterBytes === undefined
+      ? ['memory / watched cluster', `${(memory.perClusterBytes / 1e6).toFixed(2)} MB`, 'rss growth ÷ clusters (API servers included)']
+      : ['memory / watched cluster', `${(memory.perClusterBytes / 1e6).toFixed(2)} MB`, `the plane's rss growth ÷ clusters; the API servers' processes ${(memory.serversPerClusterBytes / 1e6).toFixed(2)} MB a cluster apart`],
+    ...processRows(report),
   ];
   const sweeps = report.sweeps;
   if (sweeps) {
@@ -111,10 +182,12 @@ export function formatSimulationReport(report: SimulationReport): string {
     rows.push([`  Kubernetes ${caller}`, String(count), requests.map(([request, n]) => `${request} ${n}`).join(', ')]);
   }
   for (const [event, count] of Object.entries(report.forwarderEvents ?? {}).sort(([, left], [, right]) => right - left).slice(0, CALLER_ROWS / 2)) rows.push([`  forwarder: ${event.slice(0, 60)}`, String(count), 'log lines in the window']);
+  for (const [warning, count] of Object.entries(report.functionWarnings ?? {}).sort(([, left], [, right]) => right - left).slice(0, CALLER_ROWS / 2)) rows.push([`  function log: ${warning.slice(0, 60)}`, String(count), 'WARN and ERROR lines in the window']);
+  rows.push(...rateSearchRows(report));
   const width = Math.max(...rows.map(([name]) => name.length));
   const valueWidth = Math.max(...rows.map(([, value]) => value.length));
   return [
-    `simulate  ${options.clusters} clusters, ${options.latencyMs} ms per request, ${changes.measuredSeconds.toFixed(1)} s measured, ${Object.entries(changes.byKind).map(([kind, count]) => `${kind} ${count}`).join(', ')}`,
+    `simulate  ${options.clusters} clusters (API servers ${(options.serverProcesses ?? 0) > 0 ? `in ${options.serverProcesses} processes of their own` : "in the plane's process"}), ${options.latencyMs} ms per request, ${changes.measuredSeconds.toFixed(1)} s measured, ${Object.entries(changes.byKind).map(([kind, count]) => `${kind} ${count}`).join(', ')}`,
     ...rows.map(([name, value, floor]) => `  ${name.padEnd(width)}  ${value.padStart(valueWidth)}  ${floor}`),
   ].join('\n');
 }

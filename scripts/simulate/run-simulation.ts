@@ -13,6 +13,9 @@ import { join } from 'node:path';
 import { isSqsEvent } from '../../local/bus';
 import type { TargetHandler } from '../../local/bus';
 import { startControlPlane } from '../../local/control-plane';
+import { loopDelayOf, startLoopDelay } from '../../local/cluster-host';
+import type { HostStats, LoopDelay } from '../../local/cluster-host';
+import type { RequestCounts } from '../../local/cluster';
 import { runRevisionGc } from '../../functions/revision-gc/handler';
 import { runAsFunction } from '../../shared/app/context';
 import type { ControlPlane } from '../../local/control-plane';
@@ -24,6 +27,10 @@ import { buildSeedRuntimeSpec } from '../../test/runtime/fixtures/seed-runtime';
 import { FAN_OUT_RUNTIME, prepareFanOut, runSweeps } from './sweeps';
 import type { SweepCluster, SweepReport } from './sweeps';
 import { CHANGE_FLOORS, CHANGE_KINDS, createPrng, drawChangeKind, floorOfMix, percentile } from './figures';
+import { CpuAccountant, processCpuMicros } from './cpu-accounting';
+import type { CpuOwner } from './cpu-accounting';
+import { bracketOf, DEFAULT_RATE_SEARCH, nextRate } from './rate-search';
+import type { RateSearchLimits } from './rate-search';
 import type { ChangeFloor, ChangeKind } from './figures';
 
 const NAMESPACE = 'sim';
@@ -51,6 +58,15 @@ const DEFAULT_FAN_OUT = 100;
 const BOOKMARK_INTERVAL_MS = 60_000;
 const DEFAULT_GC_REVISIONS = 40;
 const SETUP_ATTEMPTS = 12;
+/**
+ * Cluster host processes the API servers run in (`--server-processes`): two, as the machine
+ * the figures come from has two cores; 0 runs them in the plane's process, as before.
+ */
+export const DEFAULT_SERVER_PROCESSES = 2;
+/** A search window passes only if it started at least this share of the changes its rate offered. */
+const OFFERED_SHARE = 0.95;
+/** Quiet time between two windows of the rate search, after the last one's late changes. */
+const SEARCH_PAUSE_MS = 5_000;
 /** Not a bus target: its requests are named apart. */
 const FORWARDER_FUNCTION = 'forward-watch-events';
 const CAPACITY_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'ScanCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand', 'TransactGetItemsCommand']);
@@ -68,20 +84,66 @@ export interface SimulationOptions {
   fanOut?: number;
   /** Old revisions the GC sweep finds (default 40). */
   gcRevisions?: number;
+  /** Processes the embedded API servers run in, apart from the plane's (default 2; 0: in the plane's process). */
+  serverProcesses?: number;
+  /**
+   * Time each invocation's CPU (default true). Its async hook costs every promise of the
+   * plane's process some time; false measures the process's CPU and loop delay without it.
+   */
+  cpuAccounting?: boolean;
+  /**
+   * After the sweeps, search for the highest rate with none late and none refused: windows of
+   * `windowMs` at rates from `rate` (rate-search.ts), none started once the budget would be overrun.
+   */
+  findRate?: { windowMs: number; budgetMs: number; max?: number };
   /** Progress lines (stderr in the command). */
   progress: (line: string) => void;
 }
 
 interface FunctionCount {
   invocations: number;
+  /** Wall time from the target's start to its end, summed: on a shared event loop, waits for other work included. */
   durationMs: number;
+  /** CPU time of the invocations' own synchronous slices, summed (cpu-accounting.ts); absent in older reports. */
+  cpuMs?: number;
+  cpuMsPerInvocation?: { p50: number | null; p99: number | null };
+}
+
+/** One window of the rate search. */
+export interface RateSearchWindow {
+  rate: number;
+  /** The window and its drain. */
+  seconds: number;
+  /** Changes the rate offered over the window; `started` falls short when every tried cluster was busy. */
+  offered: number;
+  started: number;
+  written: number;
+  late: number;
+  refused: number;
+  passed: boolean;
+  latencyMs: { p50: number | null; p99: number | null };
+  loopDelayMs: { plane: LoopDelay; serversWorst: LoopDelay | null };
+  cpuPerChangeMs: { plane: number | null; servers: number | null };
+}
+
+export interface RateSearchReport {
+  windowMs: number;
+  budgetMs: number;
+  limits: RateSearchLimits;
+  windows: RateSearchWindow[];
+  /** The highest rate that passed below every rate that failed; null when none passed. */
+  highestPassed: number | null;
+  lowestFailed: number | null;
+  /** Why it ended: the bracket within its precision (or at a limit), the windows' number, or the time budget. */
+  stoppedBy: 'bracket' | 'windows' | 'budget';
+  seconds: number;
 }
 
 /** Everything the cost step and the printout read; figures per change sit beside their floor. */
 export interface SimulationReport {
   version: 1;
   startedAt: string;
-  options: { clusters: number; latencyMs: number; durationMs: number; rate: number; seed: number; shards: number };
+  options: { clusters: number; latencyMs: number; durationMs: number; rate: number; seed: number; shards: number; serverProcesses?: number; cpuAccounting?: boolean };
   setup: { seconds: number; startSeconds: number; clustersSetUp: number };
   changes: {
     started: number;
@@ -126,14 +188,40 @@ export interface SimulationReport {
     forwarder?: ForwarderDynamoDb;
   };
   invocations: { total: number; perChange: number; floorPerChange: number; byFunction: Record<string, FunctionCount> };
+  /** CPU milliseconds over the window: the plane's process, its functions' invocations, the API servers' processes (see `note`). */
+  cpu?: {
+    planeMs: number;
+    /** Null with `cpuAccounting` off. */
+    functionsMs: number | null;
+    otherMs: number | null;
+    serversMs: number | null;
+    perChangeMs: { plane: number; functions: number | null; servers: number | null };
+    note: string;
+  };
+  /** Event-loop delay over the window: the plane's process, and each API server process (null when they share the plane's). */
+  loopDelayMs?: { plane: LoopDelay; servers: LoopDelay[] | null; serversWorst: LoopDelay | null };
   events: { hintEntries: number; perChange: number };
   /** The forwarders' log lines in the window, by message (cluster and details left out): lease losses, restarts. */
   forwarderEvents: Record<string, number>;
+  /** The functions' WARN and ERROR log lines in the window, by level and message (the cause of a refusal shows here). */
+  functionWarnings?: Record<string, number>;
   logs: { bytes: number; perChange: number };
-  memory: { rssBeforeBytes: number; rssAfterStartBytes: number; heapBeforeBytes: number; heapAfterStartBytes: number; perClusterBytes: number; note: string };
+  memory: {
+    rssBeforeBytes: number;
+    rssAfterStartBytes: number;
+    heapBeforeBytes: number;
+    heapAfterStartBytes: number;
+    perClusterBytes: number;
+    /** The API servers' processes after the start, when they run apart. */
+    serversRssBytes?: number;
+    serversPerClusterBytes?: number;
+    note: string;
+  };
   floors: Record<ChangeKind, ChangeFloor>;
   /** The drift fan-out and GC sweeps in one cluster after the measured window; null when left out. */
   sweeps: SweepReport | null;
+  /** `--find-rate`: the windows and the highest rate with none late. */
+  rateSearch?: RateSearchReport;
 }
 
 interface Pending {
@@ -145,6 +233,8 @@ interface Pending {
   isvc: string;
   forwardedAt?: number;
   done: (isvc: KubeObject) => boolean;
+  /** The window it counts for. */
+  tally: WindowTally;
 }
 
 interface SimCluster {
@@ -244,11 +334,12 @@ export function forwarderEventOf(line: string): string | undefined {
  * (`system:serviceaccount:ome-pinning-system:ome-pinning-pin` → `pin`) or else user, then by
  * verb and resource (`get inferenceservices`, `update inferenceservices/status`).
  */
-function kubernetesCallers(plane: ControlPlane, from: ReadonlyMap<string, number>): Record<string, Record<string, number>> {
+async function kubernetesCallers(plane: ControlPlane, from: ReadonlyMap<string, number>): Promise<Record<string, Record<string, number>>> {
   const byCaller: Record<string, Record<string, number>> = {};
   const functions = [...plane.functions, FORWARDER_FUNCTION];
-  for (const cluster of plane.clusters) {
-    for (const record of cluster.accessLog?.().slice(from.get(cluster.id) ?? 0) ?? []) {
+  const pages = await Promise.all(plane.clusters.map(async (cluster) => (await cluster.observe?.accessLog(from.get(cluster.id) ?? 0))?.records ?? []));
+  for (const records of pages) {
+    for (const record of records) {
       if (record.verb === 'watch') continue;
       const account = record.username.slice(record.username.lastIndexOf(':') + 1) || record.username;
       // `ome-pinning-pin` → `pin`: the longest function name the ServiceAccount ends with.
@@ -266,13 +357,13 @@ function medianAndMax(values: number[]): { p50: number | null; max: number | nul
   return { p50: percentile(values, 50) ?? null, max: percentile(values, 100) ?? null };
 }
 
-/** Takes the cluster's late changes that `object` shows written off its list, with their time since start. */
-function settleLate(cluster: SimCluster, object: KubeObject, lateLatencies: number[]): void {
+/** Takes the cluster's late changes that `object` shows written off its list, with their time since start (counted for their window). */
+function settleLate(cluster: SimCluster, object: KubeObject): void {
   if (cluster.late.length === 0) return;
   const now = Date.now();
   cluster.late = cluster.late.filter((late) => {
     if (!late.done(object)) return true;
-    lateLatencies.push(now - late.startedAt);
+    late.tally.lateLatencies.push(now - late.startedAt);
     return false;
   });
 }
@@ -376,8 +467,8 @@ function countDynamoDb(plane: ControlPlane): SimulationReport['dynamoDb'] {
 async function prepareSweepCluster(plane: ControlPlane, cluster: SimCluster | undefined, options: SimulationOptions, progress: (line: string) => void): Promise<SweepCluster | undefined> {
   const fanOut = options.fanOut ?? DEFAULT_FAN_OUT;
   const served = plane.clusters.find((candidate) => candidate.id === cluster?.id);
-  if (fanOut <= 0 || !served?.client || !served.accessLog || !served.requestCounts) return undefined;
-  const sweepCluster: SweepCluster = { id: served.id, client: served.client, accessLog: served.accessLog, requestCounts: served.requestCounts };
+  if (fanOut <= 0 || !served?.client || !served.observe) return undefined;
+  const sweepCluster: SweepCluster = { id: served.id, client: served.client, observe: served.observe };
   progress(`simulate  setting up the drift fan-out in ${sweepCluster.id}: ${FAN_OUT_RUNTIME} and ${fanOut} InferenceServices`);
   await ensure(sweepCluster.client, Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   await prepareFanOut(
@@ -486,10 +577,77 @@ async function setUpFleet(clusters: SimCluster[], progress: (line: string) => vo
 }
 
 /** Runs the simulation and returns its report; stops everything it started. */
+/** Where a window's changes are counted: the main window's, or one of the rate search's. */
+interface WindowTally {
+  started: number;
+  latencies: number[];
+  lags: number[];
+  completedByKind: Partial<Record<ChangeKind, number>>;
+  /** Late (not written within CHANGE_TIMEOUT_MS) or refused. */
+  lost: number;
+  failedToStart: number;
+  /** Of the late ones, the time each took when seen written later. */
+  lateLatencies: number[];
+}
+
+const newTally = (): WindowTally => ({ started: 0, latencies: [], lags: [], completedByKind: {}, lost: 0, failedToStart: 0, lateLatencies: [] });
+
+/** Sums the API servers' counters. */
+function sumRequestCounts(all: ReadonlyArray<RequestCounts | undefined>): RequestCounts {
+  const sum: RequestCounts = { requests: 0, watches: 0, byMethod: {} };
+  for (const counts of all) {
+    if (!counts) continue;
+    sum.requests += counts.requests;
+    sum.watches += counts.watches;
+    for (const [method, count] of Object.entries(counts.byMethod)) sum.byMethod[method] = (sum.byMethod[method] ?? 0) + count;
+  }
+  return sum;
+}
+
+/** The worst of the hosts' delays, figure by figure (each host's are in the report). */
+function worstLoopDelay(delays: readonly LoopDelay[]): LoopDelay | null {
+  if (delays.length === 0) return null;
+  return { p50: Math.max(...delays.map((d) => d.p50)), p99: Math.max(...delays.map((d) => d.p99)), max: Math.max(...delays.map((d) => d.max)) };
+}
+
+const hostCpuMicros = (stats: readonly HostStats[]): number => stats.reduce((sum, host) => sum + host.cpuUserMicros + host.cpuSystemMicros, 0);
+
+/** The plane's process and the API servers' processes, read at a window's start and end. */
+interface ProcessProbe {
+  /** Ends the window's readings: CPU milliseconds in each and the event loops' delay. */
+  read(): Promise<{ planeCpuMs: number; serversCpuMs: number | null; planeLoopDelayMs: LoopDelay; serversLoopDelayMs: LoopDelay[] | null }>;
+}
+
+async function startProbe(plane: ControlPlane): Promise<ProcessProbe> {
+  const planeCpuBefore = processCpuMicros();
+  const hostsBefore = plane.clusterHosts ? await plane.clusterHosts.stats(true) : undefined;
+  const loop = startLoopDelay();
+  return {
+    async read() {
+      const planeCpuMs = (processCpuMicros() - planeCpuBefore) / 1000;
+      const planeLoopDelayMs = loopDelayOf(loop);
+      loop.disable();
+      const hostsAfter = plane.clusterHosts && hostsBefore ? await plane.clusterHosts.stats() : undefined;
+      return {
+        planeCpuMs,
+        serversCpuMs: hostsAfter && hostsBefore ? (hostCpuMicros(hostsAfter) - hostCpuMicros(hostsBefore)) / 1000 : null,
+        planeLoopDelayMs,
+        serversLoopDelayMs: hostsAfter ? hostsAfter.map((host) => host.loopDelayMs) : null,
+      };
+    },
+  };
+}
+
+/** Runs the simulation and returns its report; stops everything it started. */
 export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
   const startedAt = new Date();
   const dataDir = await mkdtemp(join(tmpdir(), 'ome-simulate-'));
+  const serverProcesses = options.serverProcesses ?? DEFAULT_SERVER_PROCESSES;
+  const cpuAccounting = options.cpuAccounting ?? true;
   const byFunction: Record<string, FunctionCount> = {};
+  /** The window's invocations, each with its CPU owner, summed at the window's end (late callbacks included). */
+  const owned: Array<{ functionName: string; owner: CpuOwner }> = [];
+  const cpu = new CpuAccountant();
   const eventIds = new Set<string>();
   /** Every invocation, measured or not, by `<function>@<cluster>` of the hints it carried (the sweeps count their cluster's). */
   const invocationCounts: Record<string, number> = {};
@@ -497,11 +655,13 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   let logBytes = 0;
   let measuring = false;
   const forwarderEvents: Record<string, number> = {};
+  const functionWarnings: Record<string, number> = {};
   const wrapTarget = (functionName: string, target: TargetHandler | undefined): TargetHandler | undefined =>
     target &&
     (async (event, context) => {
       const began = Date.now();
-      if (measuring) {
+      const counted = measuring;
+      if (counted) {
         const ids = isSqsEvent(event) ? event.Records.map((record) => (JSON.parse(record.body) as { id?: string }).id ?? record.messageId) : [(event as { id?: string }).id ?? ''];
         for (const id of ids) eventIds.add(id);
         for (const hint of hintsOf(event)) {
@@ -515,10 +675,12 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         const key = `${functionName}@${clusterId}`;
         invocationCounts[key] = (invocationCounts[key] ?? 0) + 1;
       }
+      const owner: CpuOwner = { cpuMicros: 0 };
+      if (counted && cpuAccounting) owned.push({ functionName, owner });
       try {
-        return await callerOfWork.run(functionName, () => target(event, context));
+        return await cpu.run(owner, () => callerOfWork.run(functionName, () => target(event, context)));
       } finally {
-        if (measuring) {
+        if (counted) {
           const entry = (byFunction[functionName] ??= { invocations: 0, durationMs: 0 });
           entry.invocations += 1;
           entry.durationMs += Date.now() - began;
@@ -537,7 +699,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
       if (!text.startsWith('{"level"')) return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
-      if (measuring) logBytes += Buffer.byteLength(text);
+      if (measuring) {
+        logBytes += Buffer.byteLength(text);
+        const warning = warningOf(text);
+        if (warning) functionWarnings[warning] = (functionWarnings[warning] ?? 0) + 1;
+      }
       if (process.env.SIMULATE_SHOW_LOGS) return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
       (rest.find((arg) => typeof arg === 'function') as (() => void) | undefined)?.();
       return true;
@@ -557,6 +723,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       clusterLatencyMs: options.latencyMs,
       // As kube-apiserver's watch cache: six watches a cluster at the embedded 5 s would be 1,200 bookmarks a second at 1,000 clusters.
       clusterBookmarkIntervalMs: BOOKMARK_INTERVAL_MS,
+      clusterProcesses: serverProcesses,
       schedules: false,
       functionLogLevel: 'INFO',
       workloadReadyDelayMs: 50,
@@ -576,6 +743,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     });
     const startSeconds = (Date.now() - startBegan) / 1000;
     const memoryAfterStart = process.memoryUsage();
+    const serversAfterStart = plane.clusterHosts ? await plane.clusterHosts.stats() : undefined;
     const dynamo = countDynamoDb(plane);
     const clusters: SimCluster[] = plane.clusters.map((cluster, index) => ({
       index,
@@ -589,23 +757,17 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       late: [],
     }));
     for (const cluster of clusters) clusterByIdMap.set(cluster.id, cluster);
-    const latencies: number[] = [];
-    const lags: number[] = [];
-    const completedByKind: Partial<Record<ChangeKind, number>> = {};
-    let lost = 0;
-    let failedToStart = 0;
-    const lateLatencies: number[] = [];
     const onIsvc = (cluster: SimCluster) => (event: { type: WatchEvent['type']; object: KubeObject }): void => {
       if (event.type === 'BOOKMARK') return;
-      settleLate(cluster, event.object, lateLatencies);
+      settleLate(cluster, event.object);
       const pending = cluster.pending;
       if (!pending || !pending.done(event.object)) return;
       const now = Date.now();
       cluster.pending = undefined;
-      if (!measuring) return;
-      latencies.push(now - pending.startedAt);
-      if (pending.forwardedAt !== undefined) lags.push(pending.forwardedAt - pending.startedAt);
-      completedByKind[pending.kind] = (completedByKind[pending.kind] ?? 0) + 1;
+      const { tally } = pending;
+      tally.latencies.push(now - pending.startedAt);
+      if (pending.forwardedAt !== undefined) tally.lags.push(pending.forwardedAt - pending.startedAt);
+      tally.completedByKind[pending.kind] = (tally.completedByKind[pending.kind] ?? 0) + 1;
     };
     const watchCluster = async (cluster: SimCluster): Promise<void> => {
       while (!abort.signal.aborted) {
@@ -625,9 +787,6 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     };
     const readBackTimer = setInterval(() => void readBack(), READ_BACK_AFTER_MS);
     abort.signal.addEventListener('abort', () => clearInterval(readBackTimer));
-    const begin = (cluster: SimCluster, pending: Omit<Pending, 'startedAt'>): void => {
-      cluster.pending = { ...pending, startedAt: Date.now() };
-    };
 
     // Setup: a runtime and two pinned InferenceServices per cluster, not measured.
     const setupBegan = Date.now();
@@ -649,46 +808,31 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       `simulate  ${setUpClusters.length} of ${clusters.length} clusters set up in ${setupSeconds.toFixed(1)} s; measuring ${options.durationMs / 1000} s at ${options.rate} changes/s over ${active.length}${sweepCluster ? ` (${sweepCluster.id} kept for the sweeps)` : ''}`,
     );
 
-    // Measurement.
-    const countsOf = () =>
-      plane!.clusters.reduce(
-        (sum, cluster) => {
-          const counts = cluster.requestCounts?.();
-          if (!counts) return sum;
-          sum.requests += counts.requests;
-          sum.watches += counts.watches;
-          for (const [method, count] of Object.entries(counts.byMethod)) sum.byMethod[method] = (sum.byMethod[method] ?? 0) + count;
-          return sum;
-        },
-        { requests: 0, watches: 0, byMethod: {} as Record<string, number> },
-      );
-    const kubeBefore = countsOf();
-    const accessFrom = new Map(plane.clusters.map((cluster) => [cluster.id, cluster.accessLog?.().length ?? 0]));
-    Object.assign(dynamo, { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, byCommand: {}, byCaller: {} });
-    measuring = true;
     const random = createPrng(options.seed);
-    let started = 0;
-    const measureBegan = Date.now();
-    const startChange = async (cluster: SimCluster): Promise<void> => {
+    let changeSequence = 0;
+    const startChange = async (cluster: SimCluster, tally: WindowTally): Promise<void> => {
       const allowed = CHANGE_KINDS.filter((kind) =>
         kind === 'runtimeEdit' ? !cluster.drifted : kind === 'syncToken' ? cluster.drifted : kind === 'repin' ? cluster.revisions.length >= 2 : true,
       );
       const kind = drawChangeKind(random, allowed);
       if (!kind) return;
-      started += 1;
+      changeSequence += 1;
+      tally.started += 1;
       const client = cluster.client;
+      const begin = (pending: Omit<Pending, 'startedAt' | 'tally' | 'kind'>): void => {
+        cluster.pending = { ...pending, kind, tally, startedAt: Date.now() };
+      };
       switch (kind) {
         case 'runtimeEdit': {
           cluster.edits += 1;
-          begin(cluster, { kind, subject: RUNTIME, isvc: MAIN, done: (isvc) => isvc.metadata.name === MAIN && isDrifted(isvc) });
+          begin({ subject: RUNTIME, isvc: MAIN, done: (isvc) => isvc.metadata.name === MAIN && isDrifted(isvc) });
           cluster.drifted = true;
           await client.patch(Resources.servingRuntimes, NAMESPACE, RUNTIME, { spec: runtimeSpec(cluster.edits) }, { type: 'merge' });
           return;
         }
         case 'syncToken': {
-          const token = `sim-${started}`;
-          begin(cluster, {
-            kind,
+          const token = `sim-${changeSequence}`;
+          begin({
             subject: MAIN,
             isvc: MAIN,
             done: (isvc) => {
@@ -705,7 +849,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         case 'repin': {
           const choices = cluster.revisions.filter((revision) => revision !== cluster.pinnedRevision);
           const target = choices[Math.floor(random() * choices.length)] ?? cluster.revisions[0] ?? '';
-          begin(cluster, { kind, subject: PINNED, isvc: PINNED, done: (isvc) => isvc.metadata.name === PINNED && statusOf(isvc).pinnedRevisionName === target });
+          begin({ subject: PINNED, isvc: PINNED, done: (isvc) => isvc.metadata.name === PINNED && statusOf(isvc).pinnedRevisionName === target });
           cluster.pinnedRevision = target;
           await client.patch(Resources.inferenceServices, NAMESPACE, PINNED, { spec: { runtime: { revision: target } } }, { type: 'merge' });
           return;
@@ -713,7 +857,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         case 'newInferenceService': {
           cluster.services += 1;
           const name = `isvc-${cluster.services}`;
-          begin(cluster, { kind, subject: name, isvc: name, done: (isvc) => isvc.metadata.name === name && Boolean(statusOf(isvc).pinnedRevisionName) });
+          begin({ subject: name, isvc: name, done: (isvc) => isvc.metadata.name === name && Boolean(statusOf(isvc).pinnedRevisionName) });
           await client.create(Resources.inferenceServices, inferenceService(name));
           return;
         }
@@ -725,60 +869,98 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         if (cluster.pending && now - cluster.pending.startedAt > CHANGE_TIMEOUT_MS) {
           progress(`simulate  ${cluster.id}: ${cluster.pending.kind} not written within ${CHANGE_TIMEOUT_MS / 1000} s; counted late`);
           cluster.late.push(cluster.pending);
+          cluster.pending.tally.lost += 1;
           cluster.pending = undefined;
-          lost += 1;
         }
       }
     };
-    const interval = 1000 / options.rate;
-    let lastProgress = measureBegan;
-    for (let tick = 0; Date.now() - measureBegan < options.durationMs; tick += 1) {
-      const due = measureBegan + tick * interval;
-      if (due > Date.now()) await delay(due - Date.now());
-      timeouts();
-      // A free cluster at random; a tick with every tried cluster busy makes no change.
-      for (let attempt = 0; attempt < 8; attempt += 1) {
-        const cluster = active[Math.floor(random() * active.length)];
-        if (cluster && !cluster.pending) {
-          startChange(cluster).catch((error: unknown) => {
-            progress(`simulate  ${cluster.id}: change failed: ${error instanceof Error ? error.message : String(error)}`);
-            if (cluster.pending) {
-              lost += 1;
-              failedToStart += 1;
-            }
-            cluster.pending = undefined;
-          });
-          break;
+    /** One window: a change every 1/rate s on a free cluster for `durationMs`, then until every one is written or late. */
+    const runWindow = async (rate: number, durationMs: number, label: string): Promise<{ tally: WindowTally; seconds: number }> => {
+      const tally = newTally();
+      const began = Date.now();
+      const interval = 1000 / rate;
+      let lastProgress = began;
+      for (let tick = 0; Date.now() - began < durationMs; tick += 1) {
+        const due = began + tick * interval;
+        if (due > Date.now()) await delay(due - Date.now());
+        timeouts();
+        // A free cluster at random; a tick with every tried cluster busy makes no change.
+        for (let attempt = 0; attempt < 8; attempt += 1) {
+          const cluster = active[Math.floor(random() * active.length)];
+          if (cluster && !cluster.pending) {
+            startChange(cluster, tally).catch((error: unknown) => {
+              progress(`simulate  ${cluster.id}: change failed: ${error instanceof Error ? error.message : String(error)}`);
+              if (cluster.pending) {
+                tally.lost += 1;
+                tally.failedToStart += 1;
+              }
+              cluster.pending = undefined;
+            });
+            break;
+          }
+        }
+        if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+          lastProgress = Date.now();
+          const { latencies } = tally;
+          progress(
+            `simulate  ${label}${((lastProgress - began) / 1000).toFixed(0)} s: ${tally.started} started, ${latencies.length} written, ${clusters.filter((c) => c.pending).length} in flight, ${tally.lost} lost; p50 ${percentile(latencies, 50) ?? '-'} ms p99 ${percentile(latencies, 99) ?? '-'} ms`,
+          );
         }
       }
-      if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
-        lastProgress = Date.now();
-        const done = latencies.length;
-        progress(
-          `simulate  ${((lastProgress - measureBegan) / 1000).toFixed(0)} s: ${started} started, ${done} written, ${clusters.filter((c) => c.pending).length} in flight, ${lost} lost; p50 ${percentile(latencies, 50) ?? '-'} ms p99 ${percentile(latencies, 99) ?? '-'} ms`,
-        );
+      // Let the changes in flight finish (or time out).
+      while (clusters.some((cluster) => cluster.pending)) {
+        timeouts();
+        await delay(100);
       }
-    }
-    // Let the changes in flight finish (or time out).
-    while (clusters.some((cluster) => cluster.pending)) {
-      timeouts();
-      await delay(100);
-    }
-    const measuredSeconds = (Date.now() - measureBegan) / 1000;
+      return { tally, seconds: (Date.now() - began) / 1000 };
+    };
+
+    // Measurement.
+    const kubeBefore = sumRequestCounts(await Promise.all(plane.clusters.map((cluster) => cluster.observe?.requestCounts())));
+    const accessFrom = new Map(await Promise.all(plane.clusters.map(async (cluster) => [cluster.id, (await cluster.observe?.accessLog(Number.MAX_SAFE_INTEGER))?.length ?? 0] as const)));
+    Object.assign(dynamo, { operations: 0, reads: 0, writes: 0, readUnits: 0, writeUnits: 0, byCommand: {}, byCaller: {} });
+    if (cpuAccounting) cpu.enable();
+    const probe = await startProbe(plane);
+    measuring = true;
+    const { tally: main, seconds: measuredSeconds } = await runWindow(options.rate, options.durationMs, '');
     measuring = false;
-    const kubeAfter = countsOf();
-    const kubeByCaller = kubernetesCallers(plane, accessFrom);
+    const processes = await probe.read();
+    const kubeAfter = sumRequestCounts(await Promise.all(plane.clusters.map((cluster) => cluster.observe?.requestCounts())));
+    const kubeByCaller = await kubernetesCallers(plane, accessFrom);
     // The window's DynamoDB calls; the sweeps' come after.
     const dynamoOfWindow = { ...dynamo, byCommand: { ...dynamo.byCommand }, byCaller: structuredClone(dynamo.byCaller) };
+    cpu.flush();
+    const functionsCpuMs = chargeCpu(byFunction, owned);
 
     // The sweeps, after the window (their requests and invocations are their own figures).
     const sweeps = sweepCluster ? await runSweeps(sweepInputOf(plane, sweepCluster, options, (functionName) => invocationCounts[`${functionName}@${sweepCluster.id}`] ?? 0)) : null;
 
     // Late changes written during the sweeps were seen by the watch; one last look for the rest.
     await readBack();
-    const unwrittenAtEnd = clusters.reduce((sum, cluster) => sum + cluster.late.length, 0);
-    const completed = latencies.length;
-    const floor = floorOfMix(completedByKind);
+    const unwrittenAtEnd = clusters.reduce((sum, cluster) => sum + cluster.late.filter((late) => late.tally === main).length, 0);
+    // As at that look: the rate search's windows may see more of the window's late changes written.
+    const mainLateLatencies = [...main.lateLatencies];
+
+    const rateSearch = options.findRate
+      ? await searchRate(options.findRate, options.rate, async (rate, windowMs) => {
+          // The last window's late changes are written, or given up on, and the bus has
+          // delivered what it holds (hints waiting for a redelivery), before the next.
+          await waitUntil(() => clusters.every((cluster) => cluster.late.length === 0), CHANGE_TIMEOUT_MS);
+          await Promise.race([plane!.bus.drain(), delay(CHANGE_TIMEOUT_MS)]);
+          await delay(SEARCH_PAUSE_MS);
+          const windowProbe = await startProbe(plane!);
+          const { tally, seconds } = await runWindow(rate, windowMs, `rate ${rate}/s: `);
+          const read = await windowProbe.read();
+          const window = searchWindowOf(rate, windowMs, tally, seconds, read);
+          progress(
+            `simulate  rate ${rate}/s: ${window.passed ? 'passed' : 'failed'} — ${window.written} written, ${window.late} late, ${window.refused} refused of ${window.started} (offered ${window.offered}); p99 ${window.latencyMs.p99 ?? '-'} ms; plane loop delay p99 ${window.loopDelayMs.plane.p99.toFixed(0)} ms`,
+          );
+          return window;
+        }, progress)
+      : undefined;
+
+    const completed = main.latencies.length;
+    const floor = floorOfMix(main.completedByKind);
     const per = (count: number): number => (completed === 0 ? 0 : count / completed);
     const kubernetesRequests = kubeAfter.requests - kubeBefore.requests;
     const byMethod = Object.fromEntries(Object.entries(kubeAfter.byMethod).map(([method, count]) => [method, count - (kubeBefore.byMethod[method] ?? 0)]));
@@ -788,24 +970,24 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     return {
       version: 1,
       startedAt: startedAt.toISOString(),
-      options: { clusters: options.clusters, latencyMs: options.latencyMs, durationMs: options.durationMs, rate: options.rate, seed: options.seed, shards },
+      options: { clusters: options.clusters, latencyMs: options.latencyMs, durationMs: options.durationMs, rate: options.rate, seed: options.seed, shards, serverProcesses: plane.clusterHosts ? serverProcesses : 0, cpuAccounting },
       setup: { seconds: setupSeconds, startSeconds, clustersSetUp: active.length },
       changes: {
-        started,
+        started: main.started,
         completed,
-        lost,
-        lateWritten: lateLatencies.length,
-        lateLatencyMs: medianAndMax(lateLatencies),
+        lost: main.lost,
+        lateWritten: mainLateLatencies.length,
+        lateLatencyMs: medianAndMax(mainLateLatencies),
         unwrittenAtEnd,
-        failedToStart,
-        byKind: completedByKind,
+        failedToStart: main.failedToStart,
+        byKind: main.completedByKind,
         measuredSeconds,
         perSecond: completed / measuredSeconds,
         offeredPerSecond: options.rate,
       },
-      latencyMs: { p50: percentile(latencies, 50) ?? null, p99: percentile(latencies, 99) ?? null, max: percentile(latencies, 100) ?? null, floor: options.latencyMs * floor.kubernetesRequests },
+      latencyMs: { p50: percentile(main.latencies, 50) ?? null, p99: percentile(main.latencies, 99) ?? null, max: percentile(main.latencies, 100) ?? null, floor: options.latencyMs * floor.kubernetesRequests },
       // The hint's floor: the forwarder's one PutEvents after the watch event, no Kubernetes request in between.
-      forwarderLagMs: { p50: percentile(lags, 50) ?? null, p99: percentile(lags, 99) ?? null, floor: 0 },
+      forwarderLagMs: { p50: percentile(main.lags, 50) ?? null, p99: percentile(main.lags, 99) ?? null, floor: 0 },
       kubernetes: { requests: kubernetesRequests, watches: kubeAfter.watches - kubeBefore.watches, byMethod, byCaller: kubeByCaller, perChange: per(kubernetesRequests), floorPerChange: floor.kubernetesRequests },
       dynamoDb: {
         ...dynamoOfWindow,
@@ -815,25 +997,142 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         forwarder: forwarderDynamo,
       },
       invocations: { total: invocationsTotal, perChange: per(invocationsTotal), floorPerChange: floor.invocations, byFunction },
+      cpu: cpuOf(processes, cpuAccounting ? functionsCpuMs : null, per),
+      loopDelayMs: { plane: processes.planeLoopDelayMs, servers: processes.serversLoopDelayMs, serversWorst: worstLoopDelay(processes.serversLoopDelayMs ?? []) },
       events: { hintEntries: eventIds.size, perChange: per(eventIds.size) },
       forwarderEvents,
+      functionWarnings,
       logs: { bytes: logBytes, perChange: per(logBytes) },
-      memory: {
-        rssBeforeBytes: memoryBefore.rss,
-        rssAfterStartBytes: memoryAfterStart.rss,
-        heapBeforeBytes: memoryBefore.heapUsed,
-        heapAfterStartBytes: memoryAfterStart.heapUsed,
-        perClusterBytes: Math.max(0, (memoryAfterStart.rss - memoryBefore.rss) / options.clusters),
-        note: 'rss growth from before the start to every forwarder watching, per cluster; the embedded API servers share the process, so this bounds the forwarder from above',
-      },
+      memory: memoryOf(memoryBefore, memoryAfterStart, serversAfterStart, options.clusters),
       floors: { ...CHANGE_FLOORS },
       sweeps,
+      ...(rateSearch ? { rateSearch } : {}),
     };
   } finally {
     measuring = false;
+    cpu.disable();
     abort.abort();
     await plane?.stop();
     for (const restore of restoreStreams) restore();
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Of a logged error's message, what names a warning (the rest is usually ids and objects). */
+const WARNING_CAUSE_CHARS = 120;
+
+/** A function's JSON log line at WARN or above as `<level> <message>[: <error's message>]`; undefined for the rest. */
+export function warningOf(line: string): string | undefined {
+  if (!/^\{"level":"(WARN|ERROR|CRITICAL)"/.test(line)) return undefined;
+  try {
+    const { level, message, error } = JSON.parse(line) as { level?: string; message?: unknown; error?: { message?: unknown } };
+    const cause = typeof error?.message === 'string' ? `: ${error.message.slice(0, WARNING_CAUSE_CHARS)}` : '';
+    return `${level} ${typeof message === 'string' ? message : JSON.stringify(message)}${cause}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The plane's rss growth over the start, per cluster, and the API servers' processes' rss when they run apart. */
+function memoryOf(before: NodeJS.MemoryUsage, afterStart: NodeJS.MemoryUsage, servers: readonly HostStats[] | undefined, clusters: number): SimulationReport['memory'] {
+  const perClusterBytes = Math.max(0, (afterStart.rss - before.rss) / clusters);
+  const base = { rssBeforeBytes: before.rss, rssAfterStartBytes: afterStart.rss, heapBeforeBytes: before.heapUsed, heapAfterStartBytes: afterStart.heapUsed, perClusterBytes };
+  if (!servers) {
+    return { ...base, note: 'rss growth from before the start to every forwarder watching, per cluster; the embedded API servers share the process, so this bounds the forwarder from above' };
+  }
+  const serversRssBytes = servers.reduce((sum, host) => sum + host.rssBytes, 0);
+  return {
+    ...base,
+    serversRssBytes,
+    serversPerClusterBytes: serversRssBytes / clusters,
+    note: "the plane's process: rss growth from before the start to every forwarder watching, per cluster (the API servers run apart: serversRssBytes is their processes' rss after the start)",
+  };
+}
+
+/** The window's CPU figures; `functionsMs` null when the invocations were not timed. */
+function cpuOf(processes: { planeCpuMs: number; serversCpuMs: number | null }, functionsMs: number | null, per: (count: number) => number): NonNullable<SimulationReport['cpu']> {
+  const { planeCpuMs, serversCpuMs } = processes;
+  return {
+    planeMs: planeCpuMs,
+    functionsMs,
+    otherMs: functionsMs === null ? null : Math.max(0, planeCpuMs - functionsMs),
+    serversMs: serversCpuMs,
+    perChangeMs: { plane: per(planeCpuMs), functions: functionsMs === null ? null : per(functionsMs), servers: serversCpuMs === null ? null : per(serversCpuMs) },
+    note: CPU_NOTE,
+  };
+}
+
+const CPU_NOTE =
+  "CPU time (user + system) over the measured window. plane: the plane's process (functions, forwarders, bus, webhook and the simulation's own driver); functions: the synchronous slices run for the bus targets' invocations (scripts/simulate/cpu-accounting.ts); servers: the API servers' processes, when they run apart";
+
+/** Sums each invocation's CPU into its function's figures; returns the total in milliseconds. */
+function chargeCpu(byFunction: Record<string, FunctionCount>, owned: ReadonlyArray<{ functionName: string; owner: CpuOwner }>): number {
+  const perInvocation = new Map<string, number[]>();
+  for (const { functionName, owner } of owned) {
+    const list = perInvocation.get(functionName) ?? [];
+    list.push(owner.cpuMicros / 1000);
+    perInvocation.set(functionName, list);
+  }
+  let total = 0;
+  for (const [functionName, list] of perInvocation) {
+    const entry = byFunction[functionName];
+    if (!entry) continue;
+    entry.cpuMs = list.reduce((sum, ms) => sum + ms, 0);
+    entry.cpuMsPerInvocation = { p50: percentile(list, 50) ?? null, p99: percentile(list, 99) ?? null };
+    total += entry.cpuMs;
+  }
+  return total;
+}
+
+async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await delay(250);
+}
+
+function searchWindowOf(rate: number, windowMs: number, tally: WindowTally, seconds: number, read: Awaited<ReturnType<ProcessProbe['read']>>): RateSearchWindow {
+  const offered = Math.floor((rate * windowMs) / 1000);
+  const late = tally.lost - tally.failedToStart;
+  const written = tally.latencies.length;
+  return {
+    rate,
+    seconds,
+    offered,
+    started: tally.started,
+    written,
+    late,
+    refused: tally.failedToStart,
+    // A window whose ticks often found every tried cluster busy did not offer its rate.
+    passed: tally.lost === 0 && tally.started >= OFFERED_SHARE * offered,
+    latencyMs: { p50: percentile(tally.latencies, 50) ?? null, p99: percentile(tally.latencies, 99) ?? null },
+    loopDelayMs: { plane: read.planeLoopDelayMs, serversWorst: worstLoopDelay(read.serversLoopDelayMs ?? []) },
+    cpuPerChangeMs: { plane: written === 0 ? null : read.planeCpuMs / written, servers: read.serversCpuMs === null || written === 0 ? null : read.serversCpuMs / written },
+  };
+}
+
+/**
+ * The rate search: windows from `start` as `nextRate` says, each through `runWindow`, until
+ * it is done or the next window (with its drain) would overrun the time budget.
+ */
+async function searchRate(
+  search: NonNullable<SimulationOptions['findRate']>,
+  start: number,
+  runWindow: (rate: number, windowMs: number) => Promise<RateSearchWindow>,
+  progress: (line: string) => void,
+): Promise<RateSearchReport> {
+  const limits: RateSearchLimits = { ...DEFAULT_RATE_SEARCH, ...(search.max === undefined ? {} : { max: search.max }), start };
+  const began = Date.now();
+  const windows: RateSearchWindow[] = [];
+  let stoppedBy: RateSearchReport['stoppedBy'] = 'bracket';
+  for (let rate = nextRate([], limits); rate !== undefined; rate = nextRate(windows, limits)) {
+    // The waits before a window (late changes, the bus) and its drain: 60 s each at most.
+    if (Date.now() - began + search.windowMs + 3 * CHANGE_TIMEOUT_MS + SEARCH_PAUSE_MS > search.budgetMs) {
+      stoppedBy = 'budget';
+      progress(`simulate  rate search: the time budget (${search.budgetMs / 60_000} min) leaves no room for a window at ${rate}/s`);
+      break;
+    }
+    windows.push(await runWindow(rate, search.windowMs));
+  }
+  if (stoppedBy === 'bracket' && windows.length >= limits.maxTrials) stoppedBy = 'windows';
+  const { passed, failed } = bracketOf(windows);
+  return { windowMs: search.windowMs, budgetMs: search.budgetMs, limits, windows, highestPassed: passed ?? null, lowestFailed: failed ?? null, stoppedBy, seconds: (Date.now() - began) / 1000 };
 }

@@ -17,7 +17,7 @@
  * Requests are told apart by who made them (the API server's access log names each
  * function's ServiceAccount).
  */
-import type { AccessRecord, RequestCounts } from '../../local/cluster';
+import type { ClusterObservation } from '../../local/cluster-host';
 import { Resources } from '../../shared/domain/model/resources';
 import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
 import { buildControllerRevision } from '../../shared/domain/runtime/revision';
@@ -33,8 +33,8 @@ const CREATE_CONCURRENCY = 10;
 export interface SweepCluster {
   id: string;
   client: ClusterClient;
-  accessLog: () => readonly AccessRecord[];
-  requestCounts: () => RequestCounts;
+  /** Its API server's counters and access log, wherever it runs. */
+  observe: ClusterObservation;
 }
 
 export interface SweepLimits {
@@ -89,10 +89,10 @@ function isDrifted(object: KubeObject): boolean {
 const pinnedOf = (object: KubeObject): string => ((object.status ?? {}) as { pinnedRevisionName?: string }).pinnedRevisionName ?? '';
 
 /** The access records `function` made since `from` (an index into the log). */
-function requestsOf(cluster: SweepCluster, from: number, functionName: string): { requests: number; byVerb: Record<string, number> } {
+async function requestsOf(cluster: SweepCluster, from: number, functionName: string): Promise<{ requests: number; byVerb: Record<string, number> }> {
   const byVerb: Record<string, number> = {};
   let requests = 0;
-  for (const record of cluster.accessLog().slice(from)) {
+  for (const record of (await cluster.observe.accessLog(from)).records) {
     if (!record.username.includes(functionName) || record.verb === 'watch') continue;
     requests += 1;
     byVerb[record.verb] = (byVerb[record.verb] ?? 0) + 1;
@@ -100,7 +100,9 @@ function requestsOf(cluster: SweepCluster, from: number, functionName: string): 
   return { requests, byVerb };
 }
 
-const totalRequests = (cluster: SweepCluster): number => cluster.requestCounts().requests;
+const totalRequests = async (cluster: SweepCluster): Promise<number> => (await cluster.observe.requestCounts()).requests;
+/** Where the access log ends now: the index the next records will start at. */
+const logEnd = async (cluster: SweepCluster): Promise<number> => (await cluster.observe.accessLog(Number.MAX_SAFE_INTEGER)).length;
 
 /**
  * Creates the fan-out runtime and its `count` InferenceServices in `namespace`, and waits
@@ -163,8 +165,8 @@ export async function runSweeps(input: {
   const { cluster, namespace, omeNamespace, limits, progress } = input;
 
   // Drift fan-out: one edit, every InferenceService of the runtime drifts.
-  const fanFrom = cluster.accessLog().length;
-  const fanRequestsBefore = totalRequests(cluster);
+  const fanFrom = await logEnd(cluster);
+  const fanRequestsBefore = await totalRequests(cluster);
   const fanInvocationsBefore = input.invocationsOf('drift-check');
   const fanBegan = Date.now();
   await cluster.client.patch(Resources.servingRuntimes, namespace, FAN_OUT_RUNTIME, { spec: input.runtimeSpec(1) }, { type: 'merge' });
@@ -182,14 +184,14 @@ export async function runSweeps(input: {
     }
     await delay(POLL_MS);
   }
-  const fanRequests = requestsOf(cluster, fanFrom, 'drift-check');
+  const fanRequests = await requestsOf(cluster, fanFrom, 'drift-check');
   const fanFloor = input.fanOut + 2;
   const driftFanOut = {
     inferenceServices: input.fanOut,
     items: drifted,
     seconds: fanSeconds,
     ...fanRequests,
-    clusterRequests: totalRequests(cluster) - fanRequestsBefore,
+    clusterRequests: (await totalRequests(cluster)) - fanRequestsBefore,
     invocations: input.invocationsOf('drift-check') - fanInvocationsBefore,
     floorRequests: fanFloor,
     // The list, the revision read, then the writes side by side.
@@ -198,8 +200,8 @@ export async function runSweeps(input: {
   progress(`simulate  drift fan-out in ${cluster.id}: ${drifted}/${input.fanOut} drifted in ${fanSeconds === null ? '-' : fanSeconds.toFixed(1)} s, ${fanRequests.requests} drift-check requests (floor ${fanFloor})`);
 
   // Revision GC: old revisions appear at once; the cluster's sweep marks them.
-  const gcFrom = cluster.accessLog().length;
-  const gcRequestsBefore = totalRequests(cluster);
+  const gcFrom = await logEnd(cluster);
+  const gcRequestsBefore = await totalRequests(cluster);
   const gcInvocationsBefore = input.invocationsOf('revision-gc');
   const gcBegan = Date.now();
   for (let index = 0; index < input.gcRevisions; index += 1) {
@@ -225,7 +227,7 @@ export async function runSweeps(input: {
     await delay(POLL_MS);
   }
   await sweep;
-  const gcRequests = requestsOf(cluster, gcFrom, 'revision-gc');
+  const gcRequests = await requestsOf(cluster, gcFrom, 'revision-gc');
   const gcFloor = 2 + expectedMarks;
   const revisionGc = {
     revisionsCreated: input.gcRevisions,
@@ -233,7 +235,7 @@ export async function runSweeps(input: {
     items: marked,
     seconds: gcSeconds,
     ...gcRequests,
-    clusterRequests: totalRequests(cluster) - gcRequestsBefore,
+    clusterRequests: (await totalRequests(cluster)) - gcRequestsBefore,
     // The sweep invoked for the cluster, and any hint invocation besides it.
     invocations: 1 + input.invocationsOf('revision-gc') - gcInvocationsBefore,
     floorRequests: gcFloor,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { computeCost, HOURS_PER_MONTH, SQS_REQUESTS_PER_INVOCATION } from '../../scripts/cost/cost-model';
+import { billedMsOf, computeCost, DYNAMODB_ROUND_TRIP_MS, HOURS_PER_MONTH, SQS_REQUESTS_PER_INVOCATION } from '../../scripts/cost/cost-model';
 import type { Deployment, MeasuredCounts, Prices } from '../../scripts/cost/cost-model';
 import { deploymentOf } from '../../scripts/cost';
 
@@ -77,6 +77,37 @@ describe('Function: computeCost', () => {
     const table = computeCost(counts, deployment, { ...prices, inClusterController: { replicas: 3, cpuRequest, memoryRequestGiB } }, 0);
     expect(table.inCluster.instancesPerReplica).toBe(share);
     expect(table.inCluster.perClusterMonth).toBeCloseTo(3 * share * 0.1 * HOURS_PER_MONTH, 9);
+  });
+
+  it('prices compute from CPU time plus round trips when the report has CPU time, and gives both bounds', () => {
+    // Prepare: 10 pin invocations, 10 s of wall time, 2 s of CPU, 100 requests at 5 ms, 40 DynamoDB calls.
+    const measured: MeasuredCounts = { ...counts, kubernetesLatencyMs: 5, functions: { pin: { invocations: 10, durationMs: 10_000, cpuMs: 2_000, kubernetesRequests: 100, dynamoDbCalls: 40 } } };
+
+    // Act
+    const table = computeCost(measured, deployment, prices, 1_000);
+
+    // Assess: (2 s + 0.5 s + 40 × 5 ms) at 1 GB over 10 changes.
+    const billedSeconds = 2 + 0.5 + (40 * DYNAMODB_ROUND_TRIP_MS) / 1000;
+    expect(line(table, 'Lambda compute (arm64 GB-s: CPU time + round trips)')).toBeCloseTo((billedSeconds / 10) * 0.00001 * 1e6, 6);
+    expect(table.compute.basis).toBe('cpu and round trips');
+    expect(table.compute.cpuOnlyPerMillionChanges).toBeCloseTo(0.2 * 0.00001 * 1e6, 6);
+    expect(table.compute.wallTimePerMillionChanges).toBeCloseTo(1 * 0.00001 * 1e6, 6);
+  });
+
+  it('prices compute from wall time for a report without CPU time', () => {
+    const table = computeCost(counts, deployment, prices, 1_000);
+    expect(table.compute.basis).toBe('wall time');
+    expect(table.compute.cpuOnlyPerMillionChanges).toBeNull();
+    expect(line(table, 'Lambda compute (arm64 GB-s: measured wall time)')).toBeCloseTo(10, 6);
+  });
+
+  it.each<[string, Parameters<typeof billedMsOf>[0], number | undefined, { ms: number; basis: string }]>([
+    ['no CPU time: the wall time', { invocations: 1, durationMs: 900 }, 5, { ms: 900, basis: 'wall time' }],
+    ['CPU and requests', { invocations: 1, durationMs: 900, cpuMs: 20, kubernetesRequests: 4, dynamoDbCalls: 2 }, 5, { ms: 20 + 20 + 2 * DYNAMODB_ROUND_TRIP_MS, basis: 'cpu and round trips' }],
+    ['CPU without calls', { invocations: 1, durationMs: 900, cpuMs: 20 }, 5, { ms: 20, basis: 'cpu and round trips' }],
+    ['no latency known: the wall time', { invocations: 1, durationMs: 900, cpuMs: 20 }, undefined, { ms: 900, basis: 'wall time' }],
+  ])('billedMsOf: %s', (_, entry, latencyMs, expected) => {
+    expect(billedMsOf(entry, latencyMs)).toEqual(expected);
   });
 
   it('a run with no change written costs nothing per change', () => {

@@ -4,7 +4,7 @@
  * under the injected latency and the functions' rate limit.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dynamoDbCallOf, forwarderDynamoDbOf, forwarderEventOf, runSimulation } from '../../scripts/simulate/run-simulation';
+import { dynamoDbCallOf, forwarderDynamoDbOf, forwarderEventOf, runSimulation, warningOf } from '../../scripts/simulate/run-simulation';
 import type { SimulationReport } from '../../scripts/simulate/run-simulation';
 import type { SweepReport } from '../../scripts/simulate/sweeps';
 import { formatSimulationReport } from '../../scripts/simulate';
@@ -16,8 +16,21 @@ let report: SimulationReport;
 const progress: string[] = [];
 
 beforeAll(async () => {
-  report = await runSimulation({ clusters: 3, latencyMs: 5, durationMs: 5_000, rate: 5, seed: 1, fanOut: FAN_OUT, gcRevisions: GC_REVISIONS, progress: (line) => progress.push(line) });
-}, 240_000);
+  report = await runSimulation({
+    clusters: 3,
+    latencyMs: 5,
+    durationMs: 5_000,
+    rate: 5,
+    seed: 1,
+    fanOut: FAN_OUT,
+    gcRevisions: GC_REVISIONS,
+    serverProcesses: 2,
+    // Bounded: a window is started only if it and the waits around it (up to 3 min) fit the
+    // budget, so here only in the first ~13 s.
+    findRate: { windowMs: 2_000, budgetMs: 200_000, max: 10 },
+    progress: (line) => progress.push(line),
+  });
+}, 360_000);
 
 const printedReport = (): string => formatSimulationReport(report);
 
@@ -40,6 +53,15 @@ describe('Rule: dynamoDbCallOf names a call by command and item kind', () => {
     const split = forwarderDynamoDbOf({ 'UpdateItem LEASE': 12, 'PutItem CHECKPOINT': 10, 'BatchWriteItem CHECKPOINT': 20, 'Query CHECKPOINT': 6, 'BatchGetItem CHECKPOINT': 4, 'Query REGISTRY': 8 }, 2, 60);
     expect(split).toEqual({ operations: 60, lease: 12, checkpointSaves: 30, checkpointLoads: 10, registryReads: 8, shardMinutes: 2, perShardMinute: 30, checkpointSavesPerChange: 0.5 });
     expect(forwarderDynamoDbOf({}, 0, 0)).toMatchObject({ operations: 0, perShardMinute: 0, checkpointSavesPerChange: 0 });
+  });
+
+  it.each<[string, string | undefined]>([
+    ['{"level":"WARN","message":"lease held","timestamp":"t"}', 'WARN lease held'],
+    ['{"level":"ERROR","message":"review failed","error":{"name":"UnavailableError","message":"timed out"}}', 'ERROR review failed: timed out'],
+    ['{"level":"INFO","message":"pinned"}', undefined],
+    ['{"level":"ERROR", not json', undefined],
+  ])('reads a function log line %s as the warning %s', (line, warning) => {
+    expect(warningOf(line)).toBe(warning);
   });
 
   it('reads a forwarder log line as its event, without cluster or details', () => {
@@ -120,6 +142,42 @@ describe('Fleet simulation: 3 clusters for 5 s, then the sweeps', () => {
     expect(fan.requests).toBeGreaterThanOrEqual(fan.floorRequests);
     expect((fan.byVerb.patch ?? 0) + (fan.byVerb.update ?? 0)).toBeGreaterThanOrEqual(FAN_OUT);
     expect(fan.invocations).toBeGreaterThan(0);
+  });
+
+  it("measures the plane's CPU time per invocation and event-loop delay apart from the API servers' processes", () => {
+    expect(report.options.serverProcesses).toBe(2);
+    const cpu = report.cpu!;
+    expect(cpu.planeMs).toBeGreaterThan(0);
+    expect(cpu.functionsMs).toBeGreaterThan(0);
+    // The functions' slices are part of the plane's process time.
+    expect(cpu.functionsMs).toBeLessThanOrEqual(cpu.planeMs);
+    expect(cpu.serversMs).toBeGreaterThan(0);
+    const pin = report.invocations.byFunction.pin!;
+    expect(pin.cpuMs).toBeGreaterThan(0);
+    // An invocation's own CPU is part of its wall time.
+    expect(pin.cpuMs!).toBeLessThanOrEqual(pin.durationMs + 1);
+    expect(pin.cpuMsPerInvocation?.p50).not.toBeNull();
+    const delays = report.loopDelayMs!;
+    expect(delays.plane.p99).toBeGreaterThanOrEqual(delays.plane.p50);
+    expect(delays.servers).toHaveLength(2);
+    expect(delays.serversWorst).not.toBeNull();
+    expect(report.memory.serversRssBytes).toBeGreaterThan(0);
+    const printed = printedReport();
+    for (const figure of ['CPU / change, plane process', 'CPU / change, API servers', 'pin CPU / invocation', 'event-loop delay, plane', 'event-loop delay, API servers', 'in 2 processes of their own']) expect(printed).toContain(figure);
+  });
+
+  it('searches for the highest rate with none late, within its bounds', () => {
+    const search = report.rateSearch!;
+    expect(search.windows.length).toBeGreaterThan(0);
+    expect(search.windows[0]?.rate).toBe(5);
+    for (const window of search.windows) {
+      expect(window.rate).toBeLessThanOrEqual(10);
+      expect(window.written + window.late + window.refused).toBe(window.started);
+      expect(window.passed).toBe(window.late === 0 && window.refused === 0 && window.started >= 0.95 * window.offered);
+    }
+    if (search.highestPassed !== null && search.lowestFailed !== null) expect(search.highestPassed).toBeLessThan(search.lowestFailed);
+    expect(search.seconds).toBeLessThan(200);
+    expect(printedReport()).toContain('highest rate with none late or refused');
   });
 
   it('runs the GC sweep there: every revision past the retention is marked, at no fewer requests than its floor', () => {
