@@ -180,7 +180,7 @@ export class KubeTransport {
     return remaining === undefined || waitMs <= remaining - THROTTLE_DEADLINE_MARGIN_MS;
   }
 
-  private async send(request: TransportRequest, signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<IncomingMessage> {
+  private async send(request: TransportRequest, signal: AbortSignal | undefined, timeoutMs: number | undefined, retryOnReset = true): Promise<IncomingMessage> {
     const options = await this.requestOptions(request);
     const url = this.url(request);
     const body = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
@@ -191,7 +191,15 @@ export class KubeTransport {
     return new Promise<IncomingMessage>((resolve, reject) => {
       const req = module.request(url, { ...options, method: request.method, signal });
       req.on('response', resolve);
-      req.on('error', (error) => reject(errorFromTransport(error, request)));
+      req.on('error', (error) => {
+        // The server closed an idle kept-alive connection as this request went out on it:
+        // the request never reached it. A read is sent again, once, on a new connection.
+        if (retryOnReset && req.reusedSocket && request.method === 'GET' && (error as NodeJS.ErrnoException).code === 'ECONNRESET' && !signal?.aborted) {
+          resolve(this.send(request, signal, timeoutMs, false));
+          return;
+        }
+        reject(errorFromTransport(error, request));
+      });
       if (timeoutMs !== undefined) {
         req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       }
