@@ -25,7 +25,7 @@ import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type Refr
 import type { PolicyConsumer } from '../domain/rollout/policy-status';
 import type { RolloutIsvc } from '../use-cases/rollout-runs/rollout-status';
 import { getOptional, type Deployment } from '../use-cases/rollout-runs/workloads';
-import { bindingOnly, type AnalysisWiring, type ClusterAnalysis } from './analysis-wiring';
+import { bindingOnly, type AnalysisWiring, type ClusterAnalysis } from './metrics-binding';
 import type { MetricsBindingSource } from '../domain/rollout/analysis';
 
 /** `ome_rollout_repin_total` as an EMF metric with dimensions namespace and outcome. */
@@ -66,7 +66,7 @@ export interface RolloutWork {
   client: ClusterHandle['client'];
   clock: Clock;
   reconcile: ReconcileDeps;
-  /** What the cluster binds for analysis, and on rollout-run's path the executor (see analysis-wiring.ts). */
+  /** What the cluster binds for analysis, and on rollout-run's path the executor (see metrics-binding.ts and analysis-wiring.ts). */
   analysis?: ClusterAnalysis;
   /** Publishes the hint that asks for a render (see requestRender); without it the next resync renders. */
   publisher?: EventPublisher;

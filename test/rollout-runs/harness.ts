@@ -19,7 +19,7 @@ import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
 import type { Stores } from '../../shared/ports/store';
 import { createRolloutWorkloadWriter, type AdvanceRolloutRunResult, type RepinMetrics } from '../../shared/use-cases/rollout-runs';
 import { advanceUnderLease, handleRepinApplyHint } from '../../shared/app/rollout-hints';
-import type { ClusterAnalysis } from '../../shared/app/analysis-wiring';
+import type { ClusterAnalysis } from '../../shared/app/metrics-binding';
 import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
 import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/domain/rollout/types';
 import { renderComponentDeployment, renderEngineDeployment, type RenderedComponent } from '../../shared/domain/runtime/workload';
