@@ -3,7 +3,7 @@
  * through record-connection.ts, and client-node (with tr46, whatwg-url, ws, js-yaml…) would
  * almost double every bundle and its cold start. One import of the kubernetes adapter's
  * index, or of kube-config.ts, from code a function reaches brings it back; this catches it.
- * Nor may it carry code from local/, nor canary analysis (the metrics executor, its network
+ * Nor may it carry code from local/, nor a YAML library, nor canary analysis (the metrics executor, its network
  * fence, the CloudWatch and SigV4-signed metrics clients) unless it samples metrics: the
  * others read the metrics binding alone (shared/app/metrics-binding.ts). Every function's
  * bundle, not written to disk, in a few seconds.
@@ -54,6 +54,13 @@ describe('function bundles', () => {
     // Code only the local stack runs (the local bus's pattern matcher, the embedded API
     // server) lives in local/ and must never reach a deployed function.
     expect(modules.filter((input) => /(^|\/)local\//.test(input))).toEqual([]);
+  }, 60_000);
+
+  it.each(FUNCTIONS)('%s: no YAML library is bundled', async (name) => {
+    // Kubeconfigs and cluster secrets are read with shared/domain/yaml-subset.ts; the yaml
+    // package (over 110 KB minified) serves the CLI and the local stack only.
+    const modules = await inputsOf(name);
+    expect(modules.filter((input) => /node_modules\/(yaml|js-yaml)\//.test(input))).toEqual([]);
   }, 60_000);
 
   it.each(FUNCTIONS.filter((name) => !SAMPLING_FUNCTIONS.includes(name)))('%s: no canary analysis module is bundled', async (name) => {
