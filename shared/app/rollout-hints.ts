@@ -3,9 +3,8 @@
  * for the object it names, each under that InferenceService's lease. Kept apart from the
  * handlers so that the local control plane and tests drive the same paths.
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
-import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Logger } from './logger';
+import { MetricUnit, type Metrics } from './metrics';
 import type { AppContext, ClusterHandle } from './context';
 import type { HintInvocation } from './hint-handler';
 import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../use-cases/reconcile-under-lease';

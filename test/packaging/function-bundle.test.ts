@@ -3,10 +3,11 @@
  * through record-connection.ts, and client-node (with tr46, whatwg-url, ws, js-yaml…) would
  * almost double every bundle and its cold start. One import of the kubernetes adapter's
  * index, or of kube-config.ts, from code a function reaches brings it back; this catches it.
- * Nor may it carry code from local/, nor a YAML library, nor canary analysis (the metrics executor, its network
- * fence, the CloudWatch and SigV4-signed metrics clients) unless it samples metrics: the
- * others read the metrics binding alone (shared/app/metrics-binding.ts). Every function's
- * bundle, not written to disk, in a few seconds.
+ * Nor may it carry code from local/, a YAML library or Powertools (the functions have their
+ * own reader and writers), nor canary analysis (the metrics executor, its network fence, the
+ * CloudWatch and SigV4-signed metrics clients) unless it samples metrics: the others read
+ * the metrics binding alone (shared/app/metrics-binding.ts). Every function's bundle, not
+ * written to disk, in a few seconds.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,11 +57,12 @@ describe('function bundles', () => {
     expect(modules.filter((input) => /(^|\/)local\//.test(input))).toEqual([]);
   }, 60_000);
 
-  it.each(FUNCTIONS)('%s: no YAML library is bundled', async (name) => {
+  it.each(FUNCTIONS)('%s: no YAML library and no Powertools is bundled', async (name) => {
     // Kubeconfigs and cluster secrets are read with shared/domain/yaml-subset.ts; the yaml
-    // package (over 110 KB minified) serves the CLI and the local stack only.
+    // package (over 110 KB minified) serves the CLI and the local stack only. Log lines and
+    // EMF metrics are written by shared/app/logger.ts and metrics.ts (docs/decisions.md, 24).
     const modules = await inputsOf(name);
-    expect(modules.filter((input) => /node_modules\/(yaml|js-yaml)\//.test(input))).toEqual([]);
+    expect(modules.filter((input) => /node_modules\/(yaml|js-yaml|@aws-lambda-powertools)\//.test(input))).toEqual([]);
   }, 60_000);
 
   it.each(FUNCTIONS.filter((name) => !SAMPLING_FUNCTIONS.includes(name)))('%s: no canary analysis module is bundled', async (name) => {
