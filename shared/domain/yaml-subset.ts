@@ -389,13 +389,18 @@ class Reader {
       if (comment !== -1) break;
       // The continuation: blank lines fold to line breaks; a comment or a shallower line ends the scalar.
       breaks = 0;
+      // A blank line led by a tab where the indentation should be is refused if the scalar goes on past it.
+      let tabbed: number | undefined;
       while (index < this.lines.length && /^[ \t]*$/.test(this.text.slice(this.line(index).start, this.line(index).end))) {
+        const { start, indent } = this.line(index);
+        if (indent <= parent && this.text[start + indent] === '\t') tabbed ??= start;
         breaks += 1;
         index += 1;
       }
       if (index >= this.lines.length) break;
       const next = this.line(index);
       if (next.indent <= parent || next.blank || this.isTopMarker(index)) break;
+      if (tabbed !== undefined) this.fail(tabbed, 'a tab in indentation');
       from = this.skipInline(next.start + next.indent);
     }
     return { value: resolvePlain(folded), next: index };
@@ -408,12 +413,12 @@ class Reader {
     while (this.text[current] === '\n') {
       breaks += 1;
       current += 1;
-      const lineStart = current;
+      const index = this.lineAt(current);
+      const { start, indent } = this.line(index);
       while (isBlankChar(this.text[current])) current += 1;
-      if (this.text[current] !== '\n' && current < this.text.length) {
-        const index = this.lineAt(lineStart);
-        if (this.line(index).indent <= parent || this.isTopMarker(index)) this.fail(lineStart, 'a quoted scalar continues on a line not indented under its key');
-      }
+      const blank = current >= this.text.length || this.text[current] === '\n';
+      if (indent <= parent && this.text[start + indent] === '\t') this.fail(start, 'a tab in indentation');
+      if (!blank && (indent <= parent || this.isTopMarker(index))) this.fail(start, 'a quoted scalar continues on a line not indented under its key');
     }
     return { breaks, next: current };
   }

@@ -257,6 +257,7 @@ describe('Function: parseYamlSubset', () => {
       ['a byte order mark and CRLF line ends', '\uFEFFa: 1\r\nb:\r\n  - x\r\n'],
       ['trailing white space', 'a: 1   \nb:   \n  - x   \n'],
       ['tabs as separation', 'a:\tb\nc: [1,\t2]\n'],
+      ['a line of white space with tabs between entries', 'a: x\n\t\nb: "y"\n \t\nc: z\n'],
     ])('%s', (_name, text) => {
       expect(parseYamlSubset(text)).toStrictEqual(parse(text));
     });
@@ -299,6 +300,8 @@ describe('Function: parseYamlSubset', () => {
       ['a comment without a space before it', 'a: {hunter2: 1}#c\n', 1],
       ['text after a quoted scalar', 'a: "hunter2" b\n', 1],
       ['a quoted scalar continued at its key\'s indentation', 'a: "hunter2\nb"\n', 2],
+      ['a tab before a blank line of a quoted scalar', 'a: "hunter2\n\t\n  b"\n', 2],
+      ['a tab before a blank line of a plain scalar', 'a: hunter2\n\t\n  b\n', 2],
       ['a flow collection continued at its key\'s indentation', 'a: [\nhunter2]\n', 2],
       ['a block scalar led by deeper blank lines', 'a: |\n      \n  hunter2\n', 3],
       ['a tab before a block scalar\'s text', '- |-\n\t  hunter2\n', 2],
