@@ -154,7 +154,7 @@ export interface ControlPlaneOptions {
    * not exist yet; a returned target is registered either way.
    */
   wrapTarget?: (functionName: string, target: TargetHandler | undefined) => TargetHandler | undefined;
-  /** Log level of the functions' Powertools loggers (default LOG_LEVEL, else INFO). */
+  /** Log level of the functions' loggers (default LOG_LEVEL, else INFO). */
   functionLogLevel?: string;
   /** Forwarder shards the clusters are spread over (default FORWARDER_SHARDS, else 4). */
   forwarderShards?: number;

@@ -8,8 +8,7 @@
  * runtime up.
  */
 import middy from '@middy/core';
-import { createLogger } from '../../shared/app/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { createLogger, injectLambdaContext } from '../../shared/app/logger';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { createRuntimeLookup } from '../../shared/use-cases/admission/review-admission';
 import { serveAdmissionRequest, WebhookMessage, type WebhookHttpRequest, type WebhookHttpResponse } from '../../shared/use-cases/admission/webhook-request';

@@ -4,7 +4,7 @@
  * `RuntimeDrifted`; roll-forwards and re-renders go through the pin use-case. In a
  * delegate cluster upstream OME reports drift, and the plane reports what it wrote.
  */
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '../../shared/app/metrics';
 import { createLogger } from '../../shared/app/logger';
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { runAsSweep } from '../../shared/app/context';

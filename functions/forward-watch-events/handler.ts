@@ -9,9 +9,8 @@
  * shard's lease. Clients live as long as the container (see `getAppContext`).
  */
 import middy from '@middy/core';
-import { createLogger } from '../../shared/app/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { createLogger, injectLambdaContext } from '../../shared/app/logger';
+import { Metrics, MetricUnit } from '../../shared/app/metrics';
 import type { Context } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/app/event-publisher';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';

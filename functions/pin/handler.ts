@@ -4,7 +4,7 @@
  * engine workload; in a delegate cluster upstream OME does all that, and the plane reports
  * what upstream wrote.
  */
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '../../shared/app/metrics';
 import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { reportDelegatedInferenceService } from '../../shared/use-cases/delegate';

@@ -8,7 +8,7 @@ import { forClusterMode } from '../../shared/app/cluster-mode';
 import { createHintHandler } from '../../shared/app/hint-handler';
 import { DELEGATED, reportDelegatedInferenceService } from '../../shared/use-cases/delegate';
 import { createRepinMetrics, handleRepinApplyHint } from '../../shared/app/rollout-hints';
-import { prometheusAnalysisWiring } from '../../shared/app/analysis-wiring';
+import { metricsBindingWiring } from '../../shared/app/metrics-binding';
 
 export const handler = createHintHandler(
   async (invocation) => {
@@ -16,7 +16,7 @@ export const handler = createHintHandler(
     const result = await forClusterMode(invocation.cluster, {
       // Plans resolve with the cluster's metrics binding, as rollout-run's do; nothing samples here.
       standalone: () =>
-        handleRepinApplyHint(invocation, createRepinMetrics(invocation.metrics), prometheusAnalysisWiring({ sampling: false, fallbackAddress: invocation.app.config.prometheusAddress })),
+        handleRepinApplyHint(invocation, createRepinMetrics(invocation.metrics), metricsBindingWiring(invocation.app.config.prometheusAddress)),
       delegate: async () =>
         hint.kind === 'InferenceService' && hint.namespace
           ? reportDelegatedInferenceService(invocation.cluster.client, { namespace: hint.namespace, name: hint.name, uid: hint.uid })

@@ -7,9 +7,8 @@
  * whose detail names `waveId` advances that wave only, without relisting.
  */
 import middy from '@middy/core';
-import { createLogger } from '../../shared/app/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { createLogger, injectLambdaContext } from '../../shared/app/logger';
+import { Metrics, MetricUnit } from '../../shared/app/metrics';
 import type { Context } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/app/event-publisher';
 import type { AppContext } from '../../shared/app/context';

@@ -7,9 +7,8 @@
  * `RevisionCollected` notification per runtime (docs/events.md, "Notifications").
  */
 import middy from '@middy/core';
-import { createLogger } from '../../shared/app/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { createLogger, injectLambdaContext } from '../../shared/app/logger';
+import { Metrics, MetricUnit } from '../../shared/app/metrics';
 import type { Context } from 'aws-lambda';
 import type { AppContext } from '../../shared/app/context';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';

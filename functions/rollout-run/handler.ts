@@ -7,8 +7,7 @@
  * nothing samples, and the sweep passes the cluster by.
  */
 import middy from '@middy/core';
-import { createLogger } from '../../shared/app/logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { createLogger, injectLambdaContext } from '../../shared/app/logger';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { lazyEventPublisher } from '../../shared/app/event-publisher';
 import { getAppContext, runWithinInvocation } from '../../shared/app/context';

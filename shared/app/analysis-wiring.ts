@@ -1,60 +1,18 @@
 /**
- * What a cluster's rollout passes know about analysis: the metrics binding every plan
- * resolution uses (run open, plan status, run advance), and on the one path that samples
- * (rollout-run's hints and schedule) the executor. Every path that resolves a plan must
- * use the same binding, or RolloutPlanReady and `status.rollout.groups[]` would flap
- * between passes that bind a provider and passes that do not.
+ * The analysis of the one path that samples (rollout-run's hints and schedule): the
+ * metrics binding every plan resolution uses (metrics-binding.ts) and the Prometheus
+ * executor over the same configuration. The executor, its network fence and the AWS
+ * signing of CloudWatch and Managed Prometheus sources are bundled only by the functions
+ * that import this file.
  */
-import { clusterMetricsConfigReader, clusterSecretReader, createPrometheusExecutor, type FetchFn } from '../adapters/prometheus';
-import { metricsBinding } from '../domain/analysis/metrics-config';
-import { EMPTY_SOURCE_ALLOWLIST, type MetricsFence } from '../domain/analysis/network-fence';
-import type { AnalysisExecutor } from '../ports/analysis';
-import type { ClusterClient } from '../ports/cluster';
-import type { MetricsBinding } from '../domain/rollout/analysis';
+import { clusterSecretReader } from '../adapters/prometheus/cluster-reads';
+import { createPrometheusExecutor } from '../adapters/prometheus/executor';
+import type { FetchFn } from '../adapters/prometheus/client';
+import { EMPTY_SOURCE_ALLOWLIST } from '../domain/analysis/source-allowlist';
+import type { MetricsFence } from '../domain/analysis/network-fence';
 import type { AwsCredentialsProvider } from '../adapters/aws-credentials/eks-token';
 import { functionAwsCredentials } from '../adapters/aws-credentials/clients';
-
-/** A cluster as the wiring sees it: its client (with the calling function's identity) and OME's namespace. */
-export interface AnalysisCluster {
-  readonly id: string;
-  readonly client: ClusterClient;
-  readonly omeNamespace: string;
-}
-
-/** A cluster's analysis for one invocation. */
-export interface ClusterAnalysis {
-  readonly metrics: MetricsBinding;
-  /** Only on the sampling path (rollout-run); other paths resolve plans with the binding alone. */
-  readonly analysis?: AnalysisExecutor;
-}
-
-/** Builds one cluster's analysis; reads the cluster's metrics configuration at most once per invocation (see memoizeAnalysisWiring). */
-export type AnalysisWiring = (cluster: AnalysisCluster) => Promise<ClusterAnalysis>;
-
-/**
- * One build per cluster for as long as the returned wiring lives (a function invocation):
- * a batch of hints or a sweep over many InferenceServices reads the configuration once,
- * and an edit to it applies from the next invocation. A failed build is not kept.
- */
-export function memoizeAnalysisWiring(wiring: AnalysisWiring): AnalysisWiring {
-  const built = new Map<string, Promise<ClusterAnalysis>>();
-  return (cluster) => {
-    let entry = built.get(cluster.id);
-    if (!entry) {
-      entry = wiring(cluster);
-      built.set(cluster.id, entry);
-      entry.catch(() => built.delete(cluster.id));
-    }
-    return entry;
-  };
-}
-
-/** The binding alone, for paths that resolve plans but never sample (repin-apply, run open). */
-export async function bindingOnly(wiring: AnalysisWiring | undefined, cluster: AnalysisCluster): Promise<ClusterAnalysis | undefined> {
-  if (!wiring) return undefined;
-  const { metrics } = await wiring(cluster);
-  return { metrics };
-}
+import { memoizeAnalysisWiring, metricsBindingWiring, readClusterBinding, type AnalysisWiring } from './metrics-binding';
 
 export interface PrometheusWiringOptions {
   /** The plane's PROMETHEUS_ADDRESS: the bundled source when the ConfigMap names none. */
@@ -73,18 +31,14 @@ export interface PrometheusWiringOptions {
 
 /**
  * The wiring the functions use: the cluster's `inferenceservice-config` read once per
- * invocation through the function's own cluster client (a missing ConfigMap is an empty
- * one; any other read failure fails the pass, to be retried, rather than resolve plans
- * against a configuration that was not read), the binding derived from it, and on the
- * sampling path the Prometheus executor over that same configuration, reading token
- * Secrets through the same client at each sample.
+ * invocation through the function's own cluster client (see readClusterBinding), the
+ * binding derived from it, and on the sampling path the Prometheus executor over that
+ * same configuration, reading token Secrets through the same client at each sample.
  */
 export function prometheusAnalysisWiring(options: PrometheusWiringOptions): AnalysisWiring {
+  if (!options.sampling) return metricsBindingWiring(options.fallbackAddress);
   return memoizeAnalysisWiring(async (cluster) => {
-    const config = await clusterMetricsConfigReader(cluster.client, cluster.omeNamespace, options.fallbackAddress)();
-    // A canary's own serverAddress is always reachable to the Prometheus executor.
-    const metrics: MetricsBinding = { ...metricsBinding(config), addresses: true };
-    if (!options.sampling) return { metrics };
+    const { config, metrics } = await readClusterBinding(cluster, options.fallbackAddress);
     const analysis = createPrometheusExecutor({
       fence: options.fence ?? STRICTEST_FENCE,
       readSecret: clusterSecretReader(cluster.client),
@@ -121,13 +75,3 @@ export function wiringPerInvocation(build: () => AnalysisWiring): (invocationId:
 }
 
 const MAX_LIVE_INVOCATIONS = 16;
-
-/**
- * The binding alone, read through the writer's cluster client: what a run opens with (the
- * pin and drift-check functions' workload writer), so it parks or opens exactly as the
- * rollout-run function then resolves the same plan.
- */
-export function metricsBindingReader(cluster: { id: string; omeNamespace: string }, fallbackAddress?: string): (client: ClusterClient) => Promise<MetricsBinding> {
-  const wiring = prometheusAnalysisWiring({ sampling: false, ...(fallbackAddress ? { fallbackAddress } : {}) });
-  return async (client) => (await wiring({ id: cluster.id, omeNamespace: cluster.omeNamespace, client })).metrics;
-}

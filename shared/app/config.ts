@@ -3,7 +3,8 @@
  * their first invocation (never at import time), `npm start` builds the same object from
  * its flags, and tests construct it directly.
  */
-import { parseSourceAllowlist, SOURCE_ALLOWLIST_VARIABLE, type MetricsFence } from '../domain/analysis/network-fence';
+import type { MetricsFence } from '../domain/analysis/network-fence';
+import { parseSourceAllowlist, SOURCE_ALLOWLIST_VARIABLE } from '../domain/analysis/source-allowlist';
 import { InvalidInputError } from '../domain/errors';
 import { parseDurationSetting } from '../domain/go-duration';
 import { DEFAULT_OME_NAMESPACE } from '../domain/vocabulary';

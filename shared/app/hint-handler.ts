@@ -20,10 +20,8 @@
  * the other in batch order, so they do not contend for its lease within one invocation.
  */
 import middy from '@middy/core';
-import type { Logger } from '@aws-lambda-powertools/logger';
-import { createLogger } from './logger';
-import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { createLogger, injectLambdaContext, type Logger } from './logger';
+import { Metrics } from './metrics';
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { createSqsHintRequeue } from '../adapters/sqs/hint-requeue';
 import { isRetryable } from '../domain/errors';

@@ -8,7 +8,7 @@
  * notification, and a publish still failing after the publisher's retries is logged, not
  * retried by redelivering the hint (that would repeat work, not the announcement).
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from './logger';
 import type { KubeObject } from '../domain/model/kube-object';
 import {
   revisionNotificationsOf,

@@ -6,7 +6,7 @@
 import { UnavailableError } from '../domain/errors';
 import { HINT_EVENT_SOURCE, HintDetailType } from '../domain/hint-event';
 import { recordEvent } from '../use-cases/record-event';
-import { metricsBindingReader } from './analysis-wiring';
+import { metricsBindingReader } from './metrics-binding';
 import { rolloutAwareWorkloadWriter } from './engine-workload-writer';
 import type { HintInvocation } from './hint-handler';
 import type { ClusterClient } from '../ports/cluster';

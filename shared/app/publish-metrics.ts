@@ -1,4 +1,4 @@
-import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Metrics } from './metrics';
 import type { MiddlewareObj } from '@middy/core';
 
 /**

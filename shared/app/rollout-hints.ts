@@ -3,9 +3,8 @@
  * for the object it names, each under that InferenceService's lease. Kept apart from the
  * handlers so that the local control plane and tests drive the same paths.
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
-import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Logger } from './logger';
+import { MetricUnit, type Metrics } from './metrics';
 import type { AppContext, ClusterHandle } from './context';
 import type { HintInvocation } from './hint-handler';
 import { objectLeaseKey, reconcileUnderLease, workloadFenceOf, type AttemptContext, type ReconcileDeps } from '../use-cases/reconcile-under-lease';
@@ -25,7 +24,7 @@ import { policyConsumerOf, refreshPolicyStatus, refreshPolicyStatuses, type Refr
 import type { PolicyConsumer } from '../domain/rollout/policy-status';
 import type { RolloutIsvc } from '../use-cases/rollout-runs/rollout-status';
 import { getOptional, type Deployment } from '../use-cases/rollout-runs/workloads';
-import { bindingOnly, type AnalysisWiring, type ClusterAnalysis } from './analysis-wiring';
+import { bindingOnly, type AnalysisWiring, type ClusterAnalysis } from './metrics-binding';
 import type { MetricsBindingSource } from '../domain/rollout/analysis';
 
 /** `ome_rollout_repin_total` as an EMF metric with dimensions namespace and outcome. */
@@ -66,7 +65,7 @@ export interface RolloutWork {
   client: ClusterHandle['client'];
   clock: Clock;
   reconcile: ReconcileDeps;
-  /** What the cluster binds for analysis, and on rollout-run's path the executor (see analysis-wiring.ts). */
+  /** What the cluster binds for analysis, and on rollout-run's path the executor (see metrics-binding.ts and analysis-wiring.ts). */
   analysis?: ClusterAnalysis;
   /** Publishes the hint that asks for a render (see requestRender); without it the next resync renders. */
   publisher?: EventPublisher;

@@ -2,7 +2,7 @@
  * The configuration's shape: what the composition root (`shared/app/config.ts`, which reads
  * it once from the environment) hands to use-cases and adapters.
  */
-import type { SourceAllowlist } from '../domain/analysis/network-fence';
+import type { SourceAllowlist } from '../domain/analysis/source-allowlist';
 
 /**
  * Where the process runs. `deployed` (every Lambda) connects only to clusters whose records

@@ -6,7 +6,7 @@
  * publishes are read from the JSON lines Powertools writes.
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit } from '../../shared/app/metrics';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-vitest/extend';

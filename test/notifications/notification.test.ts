@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '../../shared/app/logger';
 import {
   CollectedRevisionTally,
   driftTransitionsOf,

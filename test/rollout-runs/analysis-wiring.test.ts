@@ -12,14 +12,8 @@ import type { ClusterClient, KubeObject, ResourceType } from '../../shared/ports
 import type { ClusterRecord } from '../../shared/ports/store';
 import { rolloutAwareWorkloadWriter } from '../../shared/app/engine-workload-writer';
 import { sweepRolloutRuns } from '../../shared/app/rollout-hints';
-import {
-  memoizeAnalysisWiring,
-  metricsBindingReader,
-  prometheusAnalysisWiring,
-  wiringPerInvocation,
-  type AnalysisCluster,
-  type AnalysisWiring,
-} from '../../shared/app/analysis-wiring';
+import { prometheusAnalysisWiring, wiringPerInvocation } from '../../shared/app/analysis-wiring';
+import { memoizeAnalysisWiring, metricsBindingReader, type AnalysisCluster, type AnalysisWiring } from '../../shared/app/metrics-binding';
 import { findUnboundProvider, NO_METRICS } from '../../shared/domain/rollout/analysis';
 import type { GroupCanary, RolloutGroup } from '../../shared/domain/rollout/types';
 import { renderEngineDeployment } from '../../shared/domain/runtime/workload';

@@ -10,7 +10,7 @@ import { createDirectWorkloadWriter } from '../../shared/use-cases/direct-worklo
 import type { AnalysisExecutor, AnalysisSampleRequest } from '../../shared/ports/analysis';
 import { advanceRolloutRun, createRolloutWorkloadWriter, type AdvanceRolloutRunResult } from '../../shared/use-cases/rollout-runs';
 import { advanceUnderLease, handleRolloutRunHint } from '../../shared/app/rollout-hints';
-import type { AnalysisWiring } from '../../shared/app/analysis-wiring';
+import type { AnalysisWiring } from '../../shared/app/metrics-binding';
 import { ConflictError } from '../../shared/domain/errors';
 import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
 import type { AnalysisOutcome, MetricsBinding } from '../../shared/domain/rollout/analysis';

@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../shared/domain/model/resources';
 import type { KubeObject, ResourceType } from '../../shared/ports/cluster';
-import { prometheusAnalysisWiring, type ClusterAnalysis } from '../../shared/app/analysis-wiring';
+import { prometheusAnalysisWiring } from '../../shared/app/analysis-wiring';
+import type { ClusterAnalysis } from '../../shared/app/metrics-binding';
 import { createDirectWorkloadWriter } from '../../shared/use-cases/direct-workload-writer';
 import { createRolloutWorkloadWriter } from '../../shared/use-cases/rollout-runs';
 import { renderEngineDeployment } from '../../shared/domain/runtime/workload';

@@ -5,8 +5,8 @@
  * as the functions drive them (under the object's lease).
  */
 import { execFileSync } from 'node:child_process';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { createLogger } from '../../shared/app/logger';
+import { Metrics } from '../../shared/app/metrics';
 import { startEmbeddedCluster, type EmbeddedCluster } from '../../local/cluster';
 import { createAppContext } from '../../shared/app/context';
 import type { HintInvocation } from '../../shared/app/hint-handler';
@@ -19,7 +19,7 @@ import type { ClusterClient, KubeObject } from '../../shared/ports/cluster';
 import type { Stores } from '../../shared/ports/store';
 import { createRolloutWorkloadWriter, type AdvanceRolloutRunResult, type RepinMetrics } from '../../shared/use-cases/rollout-runs';
 import { advanceUnderLease, handleRepinApplyHint } from '../../shared/app/rollout-hints';
-import type { ClusterAnalysis } from '../../shared/app/analysis-wiring';
+import type { ClusterAnalysis } from '../../shared/app/metrics-binding';
 import type { RolloutIsvc } from '../../shared/use-cases/rollout-runs/rollout-status';
 import type { RolloutGroup, RolloutPolicySpec, RolloutRun } from '../../shared/domain/rollout/types';
 import { renderComponentDeployment, renderEngineDeployment, type RenderedComponent } from '../../shared/domain/runtime/workload';
@@ -164,7 +164,7 @@ export function invocationFor(bench: Bench, hint: HintDetail, requestId: string)
     hint,
     app,
     cluster: { mode: 'standalone', id: CLUSTER_ID, client: bench.client, omeNamespace: 'ome' },
-    logger: new Logger({ serviceName: 'test', logLevel: 'SILENT' }),
+    logger: createLogger('test', { logLevel: 'SILENT' }),
     metrics: new Metrics({ serviceName: 'test', namespace: 'test' }),
     requestId,
     notifications: { committed: () => undefined },

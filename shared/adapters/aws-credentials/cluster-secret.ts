@@ -2,8 +2,8 @@
  * What a cluster secret may hold, and which secret a function reads for a cluster. Parse
  * failures never quote the secret: messages end up in logs.
  */
-import { parse as parseYaml } from 'yaml';
 import { InvalidInputError } from '../../domain/errors';
+import { parseYamlSubset, YamlSubsetError } from '../../domain/yaml-subset';
 import type { ResolvedCredentials } from '../kubernetes/connection';
 
 /** The two documented secret formats, for messages. */
@@ -70,10 +70,12 @@ function optionalString(clusterId: string, document: Record<string, unknown>, fi
 export function parseClusterSecret(clusterId: string, text: string): ResolvedCredentials {
   let document: unknown;
   try {
-    document = parseYaml(text);
-  } catch {
-    // No cause: the parser's message quotes the text.
-    throw new InvalidInputError(`cluster ${clusterId}: the secret is neither JSON nor YAML; it must hold ${CLUSTER_SECRET_FORMATS}`);
+    document = parseYamlSubset(text);
+  } catch (error) {
+    // No cause, and only the reader's own words, which name a line: the text holds credentials.
+    const unsupported = error instanceof YamlSubsetError && error.unsupported;
+    const where = error instanceof YamlSubsetError ? ` (${error.message})` : '';
+    throw new InvalidInputError(`cluster ${clusterId}: the secret ${unsupported ? 'uses YAML that functions do not read' : 'is neither JSON nor YAML'}${where}; it must hold ${CLUSTER_SECRET_FORMATS}`);
   }
   if (isRecord(document) && 'token' in document) {
     const token = optionalString(clusterId, document, 'token');

@@ -13,8 +13,8 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { parse as parseYaml } from 'yaml';
 import { InvalidInputError } from '../../domain/errors';
+import { parseYamlSubset, YamlSubsetError } from '../../domain/yaml-subset';
 import type { ControlPlaneMode } from '../../ports/config';
 import type { ClusterRecord } from '../../ports/store';
 import type { ClusterConnection, ConnectionRequestOptions, ResolvedCredentials } from './connection';
@@ -123,10 +123,12 @@ class KubeconfigReader {
 function parseDocument(clusterId: string, text: string): Document {
   let document: unknown;
   try {
-    document = parseYaml(text);
-  } catch {
-    // No cause: the parser's message quotes the text, which holds credentials.
-    throw new InvalidInputError(`cluster ${clusterId}: the kubeconfig is not valid YAML or JSON`);
+    document = parseYamlSubset(text);
+  } catch (error) {
+    // No cause, and only the reader's own words, which name a line: the text holds credentials.
+    const unsupported = error instanceof YamlSubsetError && error.unsupported;
+    const where = error instanceof YamlSubsetError ? ` (${error.message})` : '';
+    throw new InvalidInputError(`cluster ${clusterId}: the kubeconfig ${unsupported ? 'uses YAML that functions do not read' : 'is not valid YAML or JSON'}${where}`);
   }
   if (!isDocument(document)) throw new InvalidInputError(`cluster ${clusterId}: the kubeconfig is not a mapping`);
   return document;

@@ -7,29 +7,19 @@
  * in deployed mode no canary-chosen address at all unless listed. Pure: the adapter
  * resolves host names and passes the addresses in.
  */
-import { BlockList, isIP } from 'node:net';
+import { BlockList } from 'node:net';
 import { InvalidInputError } from '../errors';
+import { ipFamily, SOURCE_ALLOWLIST_VARIABLE, type SourceAllowlist } from './source-allowlist';
 
-/** The plane's setting (an environment variable, read once by loadConfig). */
-export const SOURCE_ALLOWLIST_VARIABLE = 'ANALYSIS_SOURCE_ALLOWLIST';
+export { EMPTY_SOURCE_ALLOWLIST, parseSourceAllowlist, SOURCE_ALLOWLIST_VARIABLE, type SourceAllowlist } from './source-allowlist';
 
 /** Where the plane runs (shared/app/config.ts' ControlPlaneMode, repeated to keep this module free of it). */
 export type FenceMode = 'deployed' | 'local';
-
-/** What the operator allows beyond the fence. */
-export interface SourceAllowlist {
-  /** `scheme://host[:port]` origins, normalised as URL.origin: a canary may name them, and they may resolve anywhere. */
-  readonly origins: readonly string[];
-  /** IP ranges (CIDR, or one address) a source may resolve into although they are private, loopback or link-local. */
-  readonly ranges: readonly string[];
-}
 
 export interface MetricsFence {
   readonly mode: FenceMode;
   readonly allowlist: SourceAllowlist;
 }
-
-export const EMPTY_SOURCE_ALLOWLIST: SourceAllowlist = { origins: [], ranges: [] };
 
 /** The kinds of address the fence refuses unless allowed; `public` passes. */
 export type AddressClass = 'public' | 'private' | 'loopback' | 'link-local' | 'unspecified';
@@ -59,46 +49,6 @@ export function classifyAddress(ip: string): AddressClass {
   const family = ipFamily(ip);
   if (!family) throw new InvalidInputError(`${JSON.stringify(ip)} is not an IP address`);
   return BLOCKED.find(({ list }) => list.check(ip, family))?.kind ?? 'public';
-}
-
-/**
- * Reads ANALYSIS_SOURCE_ALLOWLIST: entries separated by commas or white space, each an
- * http(s) origin (`http://127.0.0.1:9090`, `https://prometheus.monitoring.svc`), an IP
- * address, or a CIDR range (`10.20.0.0/16`, `fd00::/8`). Throws InvalidInputError naming
- * the first entry that is none of these.
- */
-export function parseSourceAllowlist(text: string | undefined): SourceAllowlist {
-  const origins: string[] = [];
-  const ranges: string[] = [];
-  for (const entry of (text ?? '').split(/[\s,]+/).filter(Boolean)) {
-    if (entry.includes('://')) origins.push(parseOrigin(entry));
-    else ranges.push(parseRange(entry));
-  }
-  return { origins, ranges };
-}
-
-function parseOrigin(entry: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(entry);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname.replace(/\/+$/, '') !== '' || url.search || url.username) {
-    throw new InvalidInputError(`${SOURCE_ALLOWLIST_VARIABLE}: ${JSON.stringify(entry)} is not an http(s) origin (scheme://host[:port])`);
-  }
-  return url.origin;
-}
-
-function parseRange(entry: string): string {
-  const [network = '', prefixText, extra] = entry.split('/');
-  const family = ipFamily(network);
-  const width = family === 'ipv4' ? 32 : 128;
-  const prefix = prefixText === undefined ? width : Number(prefixText);
-  if (!family || extra !== undefined || !/^\d+$/.test(prefixText ?? '0') || prefix > width) {
-    throw new InvalidInputError(`${SOURCE_ALLOWLIST_VARIABLE}: ${JSON.stringify(entry)} is not an http(s) origin, an IP address or a CIDR range`);
-  }
-  return `${network}/${prefix}`;
 }
 
 /** Why the fence refuses a source before anything is resolved or read, and the status entry to report it under. */
@@ -181,11 +131,6 @@ function allowedRanges(allowlist: SourceAllowlist): BlockList {
 /** The URL's host without IPv6 brackets, as name resolution takes it. */
 export function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
-}
-
-function ipFamily(ip: string): 'ipv4' | 'ipv6' | undefined {
-  const version = isIP(ip);
-  return version === 4 ? 'ipv4' : version === 6 ? 'ipv6' : undefined;
 }
 
 /** What users read in `metricResults` when the fence refuses a source. */

@@ -1,4 +1,4 @@
-/** The logging the forwarder needs; Powertools' Logger and `console` both fit. */
+/** The logging the forwarder needs; the functions' Logger (shared/app/logger.ts) and `console` both fit. */
 export interface ForwarderLogger {
   debug?(message: string, ...details: Array<Record<string, unknown>>): void;
   info(message: string, ...details: Array<Record<string, unknown>>): void;
