@@ -31,7 +31,8 @@ type Family = keyof typeof FAMILIES;
 /**
  * From the code: leases acquire, renew and release with UpdateItem; idempotency claims with
  * PutItem, reads with GetItem, completes with UpdateItem and abandons with DeleteItem;
- * checkpoints load with GetItem and save with PutItem; the registry is read with GetItem
+ * checkpoints load with BatchGetItem (Query for a cluster without an item), save with
+ * BatchWriteItem and keep the forwarder's error with PutItem; the registry is read with GetItem
  * (every function that reaches a cluster) and listed with Query (the schedules); the fleet
  * family (sync waves, drift reports) is resync's alone; continuations are loaded with
  * GetItem, saved with conditional PutItem and dropped with conditional DeleteItem by the
@@ -41,7 +42,7 @@ const LEASES = ['UpdateItem'];
 const IDEMPOTENCY = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'];
 const CONTINUATIONS = ['GetItem', 'PutItem', 'DeleteItem'];
 const NEEDS: Record<string, Partial<Record<Family, string[]>>> = {
-  'forward-watch-events': { 'LEASE#*': LEASES, 'CHECKPOINT#*': ['BatchGetItem', 'PutItem', 'Query'], REGISTRY: ['GetItem', 'Query'] },
+  'forward-watch-events': { 'LEASE#*': LEASES, 'CHECKPOINT#*': ['BatchGetItem', 'BatchWriteItem', 'PutItem', 'Query'], REGISTRY: ['GetItem', 'Query'] },
   pin: { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'] },
   // Hands roll-forwards to the pin use-case.
   'drift-check': { 'LEASE#*': LEASES, 'IDEMPOTENCY#*': IDEMPOTENCY, REGISTRY: ['GetItem'], 'CONTINUATION#*': CONTINUATIONS },
