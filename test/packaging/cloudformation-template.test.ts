@@ -63,7 +63,7 @@ const NEEDS: Record<string, Needs> = {
   // Query of the partition of a cluster without a checkpoints item, a PutItem), publishes.
   'forward-watch-events': {
     role: 'ForwardWatchEventsRole',
-    dynamodb: { 'LEASE#*': ['UpdateItem'], 'CHECKPOINT#*': ['BatchGetItem', 'PutItem', 'Query'], REGISTRY: ['GetItem', 'Query'] },
+    dynamodb: { 'LEASE#*': ['UpdateItem'], 'CHECKPOINT#*': ['BatchGetItem', 'BatchWriteItem', 'PutItem', 'Query'], REGISTRY: ['GetItem', 'Query'] },
     publishes: true,
     deadLetterQueue: 'ForwardWatchEventsDeadLetterQueue',
   },
