@@ -98,8 +98,9 @@ describe('Method: createDynamoClient with maxConcurrentRequests', () => {
     }
   }, 120_000);
 
-  it('lets a lease renewal asked for behind a thousand checkpoint saves go ahead of them', async () => {
-    // Prepare: a held lease, and a thousand saves queued on a gated client before its renewal.
+  it('lets a lease renewal asked for behind a thousand queued writes go ahead of them', async () => {
+    // Prepare: a held lease, and a thousand writes queued on a gated client before its renewal
+    // (forwarder errors: one PutItem each; checkpoint saves now go out in batches).
     if (!local || !seeding) throw new Error('DynamoDB Local did not start');
     const gated = createDynamoClient({ endpoint: local.endpoint, region: 'us-east-1', requestTimeoutMs: 10_000, maxConcurrentRequests: LIMIT });
     const stores = createDynamoStores(gated, { tableName: TABLE });
@@ -108,13 +109,12 @@ describe('Method: createDynamoClient with maxConcurrentRequests', () => {
     const sent = observeWireOrder(gated);
     try {
       // Act
-      const saver: Lease = { key: 'forwarder#seed', holder: 'seed', fencingToken: 1, expiresAt: Date.now() + 60_000 };
-      const saves = Array.from({ length: CLUSTERS }, (_, index) => stores.checkpoints.saveCheckpoints(`cluster-${index}`, { inferenceservices: `rv-${index}` }, saver));
+      const writes = Array.from({ length: CLUSTERS }, (_, index) => stores.checkpoints.recordForwarderError(`cluster-${index}`, `watch failed ${index}`));
       const renewal = stores.leases.renew(held, 30_000);
-      await Promise.all([...saves, renewal]);
+      await Promise.all([...writes, renewal]);
 
       // Assess: the renewal took the first slot freed after it was asked for, so only the
-      // LIMIT saves already in flight, and the few let through while it was being signed,
+      // LIMIT writes already in flight, and the few let through while it was being signed,
       // reached DynamoDB before it; in arrival order it would have been the last of all.
       expect(sent).toContain('UpdateItem');
       expect(sent.filter((operation) => operation === 'PutItem').length).toBeGreaterThanOrEqual(CLUSTERS);
