@@ -135,6 +135,8 @@ export class DynamoCheckpointStore implements CheckpointStore {
 
   /** Written with the other saves of its window (see the class comment). */
   saveCheckpoints(clusterId: string, checkpoints: Checkpoints, lease: Lease): Promise<void> {
+    // Refused at once: an expired lease must not hurry the window's write for the others.
+    if (lease.expiresAt <= this.clock.now()) return Promise.reject(expiredLeaseError(clusterId, lease));
     return new Promise((resolve, reject) => {
       this.saves.push({ clusterId, checkpoints: { ...checkpoints }, lease, resolve, reject });
       this.scheduleSaves(lease);
@@ -170,7 +172,7 @@ export class DynamoCheckpointStore implements CheckpointStore {
     const waiters = new Map<string, PendingSave[]>();
     for (const save of asked) {
       if (save.lease.expiresAt <= now) {
-        save.reject(new LeaseLostError(`checkpoints of ${save.clusterId} not saved: lease ${save.lease.key} token ${save.lease.fencingToken} expired before the write`));
+        save.reject(expiredLeaseError(save.clusterId, save.lease));
         continue;
       }
       latest.set(save.clusterId, save);
@@ -236,4 +238,8 @@ export class DynamoCheckpointStore implements CheckpointStore {
       throw mapDynamoError(error, `load forwarder error of ${clusterId}`);
     }
   }
+}
+
+function expiredLeaseError(clusterId: string, lease: Lease): LeaseLostError {
+  return new LeaseLostError(`checkpoints of ${clusterId} not saved: lease ${lease.key} token ${lease.fencingToken} expired before the write`);
 }
