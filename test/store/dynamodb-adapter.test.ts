@@ -303,6 +303,21 @@ describe('Method: saveCheckpoints', () => {
     );
     expect(ddbMock.commandCalls(BatchWriteCommand)).toHaveLength(0);
   });
+
+  it('refuses a save whose lease expired while it waited for the batch, without a call', async () => {
+    // Prepare: live when asked; the process stalls past the expiry before the batch goes out
+    const clock = new FakeClock(NOW);
+    const store = new DynamoCheckpointStore(documentClient, clock, { checkpointSaveWindowMs: 0 });
+    const lease = { key: 'forwarder-shard#4/1', holder: 'pod-1', fencingToken: 4, expiresAt: NOW + 1_000 };
+
+    // Act
+    const saved = store.saveCheckpoints('east', { inferenceservices: '42' }, lease);
+    clock.advance(1_000);
+
+    // Assess
+    await expect(saved).rejects.toBeInstanceOf(LeaseLostError);
+    expect(ddbMock.commandCalls(BatchWriteCommand)).toHaveLength(0);
+  });
 });
 
 describe('Function: mapDynamoError', () => {
